@@ -1,0 +1,143 @@
+package capbench.web;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.apache.catalina.startup.Tomcat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The webapp as deployed: the real web.xml in an embedded Tomcat 10.1 on a loopback port, spoken to over
+ * HTTP. Checks status codes and bodies a client sees, including 400 (never 500) for client mistakes.
+ */
+class WebappHttpTest {
+
+    private static Tomcat tomcat;
+    private static String base;
+    private static final HttpClient CLIENT = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void startTomcat() throws Exception {
+        Path work = Files.createTempDirectory("capbench-tomcat");
+        tomcat = new Tomcat();
+        tomcat.setBaseDir(work.toString());
+        tomcat.setHostname("127.0.0.1");
+        tomcat.setPort(0);
+        tomcat.getConnector();
+        // Only our web.xml: no JSP or default servlets, as on the nodes (no JSPs are deployed there).
+        tomcat.setAddDefaultWebXmlToWebapp(false);
+        tomcat.addWebapp("", new File("src/main/webapp").getAbsolutePath());
+        tomcat.start();
+        base = "http://127.0.0.1:" + tomcat.getConnector().getLocalPort();
+    }
+
+    @AfterAll
+    static void stopTomcat() throws Exception {
+        tomcat.stop();
+        tomcat.destroy();
+    }
+
+    private static HttpResponse<String> get(String path) throws Exception {
+        return CLIENT.send(HttpRequest.newBuilder(URI.create(base + path)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void grindDefaultsToV1LevelThirteenAndNamesTheNode() throws Exception {
+        HttpResponse<String> response = get("/grind");
+        assertEquals(200, response.statusCode());
+        assertEquals("application/json;charset=UTF-8", response.headers().firstValue("Content-Type").orElse(""));
+        String body = response.body();
+        assertTrue(body.startsWith("{\"node\":\""), body);
+        assertTrue(body.contains("\"variant\":\"v1\",\"level\":13,\"length\":282624,\"grind_ms\":"), body);
+    }
+
+    @ParameterizedTest
+    @CsvSource({"v1,2208", "v1-nosync,2208", "v2,2208", "v3,2208"})
+    void everyVariantAnswersWithTheSameLength(String variant, int length) throws Exception {
+        HttpResponse<String> response = get("/grind?variant=" + variant + "&level=6&user=u1");
+        assertEquals(200, response.statusCode(), response.body());
+        assertTrue(response.body().contains("\"variant\":\"" + variant + "\",\"level\":6,\"length\":" + length),
+                response.body());
+        assertTrue(response.body().contains("\"user\":\"u1\""), response.body());
+    }
+
+    @Test
+    void allocatingVariantReportsMoreGarbageThanTheReusingOne() throws Exception {
+        // Warm both, then compare what one call allocated: the study's v1-vs-v2 difference, per request.
+        for (int i = 0; i < 20; i++) {
+            get("/grind?variant=v1&level=12");
+            get("/grind?variant=v2&level=12");
+        }
+        long v1 = allocBytes(get("/grind?variant=v1&level=12").body());
+        long v2 = allocBytes(get("/grind?variant=v2&level=12").body());
+        assertTrue(v1 > 3 * v2, "v1 allocated " + v1 + " bytes, v2 " + v2);
+    }
+
+    private static long allocBytes(String body) {
+        int at = body.indexOf("\"alloc_bytes\":") + "\"alloc_bytes\":".length();
+        int end = at;
+        while (Character.isDigit(body.charAt(end))) {
+            end++;
+        }
+        return Long.parseLong(body.substring(at, end));
+    }
+
+    @ParameterizedTest(name = "{0} -> 400")
+    @CsvSource(delimiter = '|', value = {
+        "/grind?level=999|level must be an integer from 1 to 16, got '999'",
+        "/grind?variant=zzz|unknown variant 'zzz'; allowed: v1, v1-nosync, v2, v3",
+        "/grind?level=abc|level must be an integer from 1 to 16, got 'abc'",
+        "/grind?level=|level must be an integer from 1 to 16, got ''",
+        "/grind?debug=1|unknown parameter 'debug'; allowed: variant, level, user",
+        "/grind?level=3&level=4|parameter 'level' given 2 times; give it once",
+    })
+    void clientMistakesGet400WithAOneLineReason(String path, String reason) throws Exception {
+        HttpResponse<String> response = get(path);
+        assertEquals(400, response.statusCode());
+        assertEquals(reason + "\n", response.body());
+    }
+
+    @Test
+    void healthIsOk() throws Exception {
+        HttpResponse<String> response = get("/health");
+        assertEquals(200, response.statusCode());
+        assertEquals("ok\n", response.body());
+    }
+
+    @Test
+    void indexListsTheEndpoints() throws Exception {
+        HttpResponse<String> response = get("/");
+        assertEquals(200, response.statusCode());
+        for (String endpoint : new String[] {"/grind", "/health", "/info", "v1-nosync"}) {
+            assertTrue(response.body().contains(endpoint), endpoint + " in " + response.body());
+        }
+    }
+
+    @Test
+    void infoNamesTheCollectorInUse() throws Exception {
+        HttpResponse<String> response = get("/info");
+        assertEquals(200, response.statusCode());
+        assertTrue(java.util.regex.Pattern.compile("\"gc\":\"(Serial|Parallel|G1|ZGC|Shenandoah)\"").matcher(response.body()).find(), response.body());
+        assertTrue(response.body().contains("\"available_processors\":"), response.body());
+    }
+
+    @Test
+    void unknownPathIs404AndPostIsRefused() throws Exception {
+        assertEquals(404, get("/manager/html").statusCode());
+        HttpResponse<String> post = CLIENT.send(HttpRequest.newBuilder(URI.create(base + "/grind"))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(405, post.statusCode());
+    }
+}
