@@ -1,0 +1,69 @@
+# capbench — `make help` lists the targets. Settings for up/test: PROFILE=small|lab and any key of
+# tomcat-conf/tunables.env or cluster/profiles/*.env, e.g. `make up TOMCAT_MAX_THREADS=16 NODE1_CPUS=0.6`.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+COMPOSE := cluster/compose.sh
+WAR := webapp/target/grinder.war
+WEBAPP_SOURCES := webapp/pom.xml $(shell find webapp/src -type f 2>/dev/null)
+VENV := .venv
+PYTHON := $(VENV)/bin/python
+NODES := node1 node2 node3
+
+.PHONY: help setup images up down status logs test test-unit test-config test-integration node-maint node-ready
+
+help: ## list the targets
+	@echo "capbench — a horizontal-scaling capacity testbed for Java servers"
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-17s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+setup: ## install what is missing (Docker engine, Compose, base image, test tools); build the webapp and images
+	@cluster/setup.sh
+
+$(WAR): $(WEBAPP_SOURCES)
+	cd webapp && mvn -B -q -DskipTests package
+
+$(VENV)/.installed: requirements-test.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-test.txt
+	touch $@
+
+images: $(WAR) ## build the four images (cached: only what changed is rebuilt)
+	@$(COMPOSE) build --quiet
+
+up: ## start the cluster with the current settings and wait until every service is healthy
+	@cluster/up.sh
+
+down: ## stop and remove the cluster's containers and networks (results/ is kept)
+	@$(COMPOSE) down --remove-orphans --timeout 20
+
+status: ## one row per host: state, health, CPU quota, memory, heap, GC in use, balancer weight and status
+	@python3 cluster/status.py
+
+logs: ## the last 200 log lines of every service (SERVICE=node1 for one; FOLLOW=1 to follow)
+	@$(COMPOSE) logs --tail 200 $(if $(FOLLOW),--follow) $(SERVICE)
+
+node-maint: ## take NODE (node1..3) out of the balancer's rotation through HAProxy's runtime API
+	@$(if $(filter $(NODE),$(NODES)),,$(error NODE='$(NODE)' is not a node: use one of $(NODES)))
+	@cluster/lb-api.sh "set server nodes/$(NODE) state maint"
+	@cluster/lb-api.sh "show servers state nodes" | awk 'NR > 2 {print $$4, ($$7 % 2 ? "maint" : "ready")}'
+
+node-ready: ## put NODE (node1..3) back into the balancer's rotation
+	@$(if $(filter $(NODE),$(NODES)),,$(error NODE='$(NODE)' is not a node: use one of $(NODES)))
+	@cluster/lb-api.sh "set server nodes/$(NODE) state ready"
+	@cluster/lb-api.sh "show servers state nodes" | awk 'NR > 2 {print $$4, ($$7 % 2 ? "maint" : "ready")}'
+
+test: $(VENV)/.installed ## every test: JUnit, config checks, and the cluster integration test (after make setup)
+	@launched=; if ! docker info >/dev/null 2>&1; then cluster/engine.sh ensure; launched=1; fi; \
+	status=0; $(MAKE) --no-print-directory test-unit test-config test-integration || status=$$?; \
+	if [ -n "$$launched" ]; then cluster/engine.sh stop; fi; \
+	exit $$status
+
+test-unit: ## the webapp's JUnit 5 tests (and its WAR)
+	cd webapp && mvn -B package
+
+test-config: $(VENV)/.installed images ## settings validation, compose config, haproxy -c on the rendered config
+	$(PYTHON) -m pytest -q tests/config
+
+test-integration: $(VENV)/.installed images ## bring the cluster up under its own project name, check it, tear down
+	$(PYTHON) -m pytest -q tests/integration

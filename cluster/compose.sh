@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs `docker compose` on compose.yaml with the capbench settings in its environment: the profile
+# (PROFILE=small by default), the Tomcat tunables and the stats credentials, all validated first, so a bad
+# value stops here with a message instead of half-starting the cluster.
+#   cluster/compose.sh ps            cluster/compose.sh exec load curl -s http://lb:8080/grind
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=cluster/settings.sh
+source "$root/cluster/settings.sh"
+
+PROFILE=${PROFILE:-small}
+profile_file=$root/cluster/profiles/$PROFILE.env
+if [[ ! $PROFILE =~ ^[a-z0-9_-]+$ ]] || [ ! -f "$profile_file" ]; then
+    allowed=$(cd "$root/cluster/profiles" && ls -- *.env | sed 's/\.env$//' | paste -sd, - | sed 's/,/, /g')
+    echo "capbench: PROFILE='$PROFILE' is not a profile: use one of $allowed (files in cluster/profiles/)" >&2
+    exit 2
+fi
+secrets_file=$root/.capbench/secrets.env
+if [ ! -f "$secrets_file" ]; then
+    "$root/cluster/secrets.sh" >/dev/null
+fi
+
+settings_load_file "$profile_file"
+settings_load_file "$root/tomcat-conf/tunables.env"
+settings_load_file "$secrets_file"
+export PROFILE STATS_PORT=${STATS_PORT:-8404}
+
+check_profile
+check_tunables
+check_int STATS_PORT 0 65535
+settings_report || exit 2
+
+exec docker compose --project-directory "$root" -f "$root/compose.yaml" "$@"

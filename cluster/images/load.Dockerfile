@@ -1,0 +1,9 @@
+# The load host: Debian with our tools for that role; runs as user capbench.
+# Build context: the repository root (compose.yaml). Provisioned by cluster/provision/load.sh, as a VM is.
+FROM debian:bookworm-slim
+COPY cluster/provision/lib.sh cluster/provision/load.sh /opt/capbench/src/cluster/provision/
+RUN /opt/capbench/src/cluster/provision/load.sh all /opt/capbench/src
+USER capbench
+WORKDIR /home/capbench
+# Long-lived, so the harness can exec its tools here; tini reaps what they leave behind.
+ENTRYPOINT ["/usr/bin/tini", "--", "sleep", "infinity"]

@@ -1,0 +1,13 @@
+# A node: Tomcat 10.1 and OpenJDK 17 from Debian, serving the Grinder WAR; runs as user tomcat.
+# Build context: the repository root (compose.yaml). Provisioned by cluster/provision/node.sh, as a VM is.
+FROM debian:bookworm-slim
+COPY cluster/provision/lib.sh cluster/provision/node.sh /opt/capbench/src/cluster/provision/
+RUN /opt/capbench/src/cluster/provision/node.sh packages
+COPY cluster/settings.sh /opt/capbench/src/cluster/
+COPY tomcat-conf/ /opt/capbench/src/tomcat-conf/
+COPY webapp/target/grinder.war /opt/capbench/src/webapp/target/
+RUN /opt/capbench/src/cluster/provision/node.sh install /opt/capbench/src
+USER tomcat
+EXPOSE 8080
+# tini as PID 1 forwards SIGTERM to the JVM and reaps children.
+ENTRYPOINT ["/usr/bin/tini", "--", "/opt/capbench/bin/run-tomcat.sh"]

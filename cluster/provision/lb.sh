@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Provisions the load balancer host: Debian's HAProxy 2.6, our haproxy.cfg, and lb-api, a small client of
+# HAProxy's runtime API socket. HAProxy runs as the unprivileged user haproxy (created by the package).
+set -euo pipefail
+# shellcheck source=cluster/provision/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+packages() {
+    apt_install haproxy socat curl tini
+}
+
+install_files() {
+    local src=$1
+    install -d -m 755 /opt/capbench/bin
+    install -m 644 "$src/haproxy/haproxy.cfg" /etc/haproxy/haproxy.cfg
+    install -m 755 "$src/haproxy/lb-api" /opt/capbench/bin/lb-api
+    # The runtime API socket lives here; only haproxy may open it (mode 600 in the config).
+    install -d -m 750 -o haproxy -g haproxy /run/haproxy
+}
+
+provision_main "$@"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Provisions a node host: OpenJDK 17 and Tomcat 10.1 from Debian, a Tomcat base of our own in
+# /opt/capbench/tomcat holding only our server.xml and the Grinder WAR, and the run script. Tomcat runs as the
+# unprivileged user tomcat, which can write only logs/, temp/, work/ and /var/log/capbench (GC log).
+set -euo pipefail
+# shellcheck source=cluster/provision/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+packages() {
+    # tomcat10-common is Tomcat itself (bin/ and lib/); the tomcat10 package would add only a systemd unit, a
+    # default ROOT app and /etc/tomcat10, none of which a node uses.
+    apt_install openjdk-17-jre-headless tomcat10-common curl tini
+    ensure_user tomcat /opt/capbench/tomcat
+}
+
+install_files() {
+    local src=$1 base=/opt/capbench/tomcat
+    install -d -m 755 /opt/capbench/bin /opt/capbench/lib "$base" "$base/conf" "$base/webapps"
+    install -d -m 750 -o tomcat -g tomcat "$base/logs" "$base/temp" "$base/work" /var/log/capbench
+    install -m 644 "$src/tomcat-conf/server.xml" "$src/tomcat-conf/logging.properties" "$base/conf/"
+    install -m 644 "$src/webapp/target/grinder.war" "$base/webapps/ROOT.war"
+    install -m 755 "$src/tomcat-conf/run-tomcat.sh" /opt/capbench/bin/
+    install -m 644 "$src/cluster/settings.sh" /opt/capbench/lib/
+}
+
+provision_main "$@"

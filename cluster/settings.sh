@@ -1,0 +1,141 @@
+# capbench settings: load the settings files into the environment and validate them. Sourced by
+# cluster/compose.sh on the host and by the node's run-tomcat.sh inside the container, so one set of rules
+# decides what is allowed, before anything starts.
+#
+# Sources, highest priority first: the environment (e.g. `make up TOMCAT_MAX_THREADS=16`), then
+# cluster/profiles/$PROFILE.env (per-node sizes, GC, weights), tomcat-conf/tunables.env (connector and
+# thread pool), and .capbench/secrets.env (generated stats credentials).
+
+SETTINGS_ERRORS=()
+
+# The check_* functions record what is wrong and always return 0, so callers under `set -e` see every error
+# at once; settings_report then prints them and fails.
+
+# Reads KEY=value lines; a key already in the environment keeps its value (the environment wins).
+settings_load_file() {
+    local file=$1 key value
+    while IFS= read -r line || [ -n "$line" ]; do
+        [[ $line =~ ^([A-Z][A-Z0-9_]*)=(.*)$ ]] || continue
+        key=${BASH_REMATCH[1]}
+        value=${BASH_REMATCH[2]}
+        if [ -z "${!key+set}" ]; then
+            printf -v "$key" '%s' "$value"
+            export "$key"
+        fi
+    done < "$file"
+}
+
+settings_error() {
+    SETTINGS_ERRORS+=("$*")
+}
+
+# check_int NAME MIN MAX [EXTRA_ALLOWED]: an integer in [MIN, MAX], or exactly EXTRA_ALLOWED (e.g. -1).
+check_int() {
+    local name=$1 min=$2 max=$3 extra=${4:-} value=${!1-}
+    if [ -n "$extra" ] && [ "$value" = "$extra" ]; then
+        return 0
+    fi
+    local allowed="an integer from $min to $max${extra:+, or $extra}"
+    if ! [[ $value =~ ^-?[0-9]{1,9}$ ]] || [ "$value" -lt "$min" ] || [ "$value" -gt "$max" ]; then
+        settings_error "$name='$value' is not allowed: use $allowed"
+    fi
+}
+
+# check_choice NAME CHOICE...
+check_choice() {
+    local name=$1 value=${!1-} choice
+    shift
+    for choice in "$@"; do
+        [ "$value" = "$choice" ] && return 0
+    done
+    settings_error "$name='$value' is not allowed: use one of $*"
+}
+
+# check_size NAME MIN_MIB: a memory size such as 512m or 2g (Docker and the JVM read both), at least MIN_MIB.
+check_size() {
+    local name=$1 min=$2 value=${!1-}
+    if [ -z "$(size_mib "$value")" ] || [ "$(size_mib "$value")" -lt "$min" ]; then
+        settings_error "$name='$value' is not allowed: use a size of at least ${min}m, written like 512m or 2g"
+    fi
+}
+
+# size_mib SIZE: prints the size in MiB, or nothing when SIZE is not of the form <digits>[m|g].
+size_mib() {
+    if [[ $1 =~ ^([1-9][0-9]{0,6})m$ ]]; then
+        echo "${BASH_REMATCH[1]}"
+    elif [[ $1 =~ ^([1-9][0-9]{0,3})g$ ]]; then
+        echo $(( BASH_REMATCH[1] * 1024 ))
+    fi
+}
+
+# check_cpus NAME: a CPU quota in cores, 0.05 to 64, at most two decimals.
+check_cpus() {
+    local name=$1 value=${!1-} hundredths
+    if [[ $value =~ ^([0-9]{1,2})(\.([0-9]{1,2}))?$ ]]; then
+        local frac=${BASH_REMATCH[3]:-0}
+        [ ${#frac} -eq 1 ] && frac="${frac}0"
+        hundredths=$(( 10#${BASH_REMATCH[1]} * 100 + 10#$frac ))
+        if [ "$hundredths" -ge 5 ] && [ "$hundredths" -le 6400 ]; then
+            return 0
+        fi
+    fi
+    settings_error "$name='$value' is not allowed: use a CPU quota in cores from 0.05 to 64, like 0.5"
+}
+
+# The connector and thread-pool tunables (tomcat-conf/tunables.env), as Tomcat 10.1 accepts them.
+check_tunables() {
+    check_choice TOMCAT_PROTOCOL nio nio2
+    check_int TOMCAT_MAX_THREADS 1 10000
+    check_int TOMCAT_MIN_SPARE_THREADS 0 10000
+    if [[ ${TOMCAT_MIN_SPARE_THREADS-} =~ ^[0-9]{1,9}$ && ${TOMCAT_MAX_THREADS-} =~ ^[0-9]{1,9}$ ]] \
+        && [ "$TOMCAT_MIN_SPARE_THREADS" -gt "$TOMCAT_MAX_THREADS" ]; then
+        settings_error "TOMCAT_MIN_SPARE_THREADS=$TOMCAT_MIN_SPARE_THREADS is not allowed: use at most TOMCAT_MAX_THREADS ($TOMCAT_MAX_THREADS)"
+    fi
+    check_int TOMCAT_ACCEPT_COUNT 1 65535
+    check_int TOMCAT_MAX_CONNECTIONS 1 1000000 -1
+    check_int TOMCAT_CONNECTION_TIMEOUT 1 3600000 -1
+    if [ -n "${TOMCAT_KEEP_ALIVE_TIMEOUT-}" ]; then
+        check_int TOMCAT_KEEP_ALIVE_TIMEOUT 1 3600000 -1
+    fi
+    check_int TOMCAT_MAX_KEEP_ALIVE_REQUESTS 1 1000000 -1
+}
+
+# One node's JVM settings: heap and collector.
+check_jvm() {
+    local prefix=$1
+    local heap=${prefix}HEAP gc=${prefix}GC
+    check_size "$heap" 32
+    check_choice "$gc" auto serial parallel g1 zgc
+}
+
+# The cluster profile (cluster/profiles/*.env): per-node quota, memory, heap, GC, balancer weight and maxconn.
+check_profile() {
+    local n
+    for n in 1 2 3; do
+        local cpus=NODE${n}_CPUS mem=NODE${n}_MEM heap=NODE${n}_HEAP
+        check_cpus "$cpus"
+        check_jvm "NODE${n}_"
+        check_size "$mem" 64
+        local heap_mib mem_mib
+        heap_mib=$(size_mib "${!heap-}")
+        mem_mib=$(size_mib "${!mem-}")
+        if [ -n "$heap_mib" ] && [ -n "$mem_mib" ] && [ "$heap_mib" -ge "$mem_mib" ]; then
+            settings_error "$heap=${!heap} is not allowed: the heap must be smaller than $mem=${!mem} (the JVM needs memory beyond its heap)"
+        fi
+        check_int "NODE${n}_WEIGHT" 1 256
+        check_int "NODE${n}_MAXCONN" 0 100000
+    done
+    check_size LB_MEM 64
+    check_size LOAD_MEM 64
+    check_size CONTROLLER_MEM 64
+}
+
+# Prints every error found, one per line, and fails if there was any.
+settings_report() {
+    local error
+    [ ${#SETTINGS_ERRORS[@]} -eq 0 ] && return 0
+    for error in "${SETTINGS_ERRORS[@]}"; do
+        echo "capbench: $error" >&2
+    done
+    return 1
+}

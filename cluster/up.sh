@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Brings the cluster up with the current settings and waits until every service is healthy. Services whose
+# settings changed are re-created; images are not rebuilt (make setup builds them). On failure, prints the
+# log tail of every service that is not healthy and exits non-zero.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+compose=$root/cluster/compose.sh
+timeout=${UP_TIMEOUT:-300}
+
+missing=$(for image in capbench-node capbench-lb capbench-load capbench-controller; do
+    docker image inspect "$image:latest" >/dev/null 2>&1 || echo -n "$image "
+done)
+if [ -n "$missing" ]; then
+    echo "capbench: images not built: ${missing}— run make setup" >&2
+    exit 1
+fi
+
+started=$(date +%s)
+if "$compose" up --detach --no-build --wait --wait-timeout "$timeout"; then
+    echo "capbench: all services healthy in $(( $(date +%s) - started )) s"
+    exit 0
+fi
+
+echo "capbench: the cluster did not become healthy within $timeout s" >&2
+for service in $("$compose" ps --all --format '{{.Service}} {{.Health}} {{.State}}' \
+        | awk '$2 != "healthy" {print $1}'); do
+    echo "---- $service: last 30 log lines" >&2
+    "$compose" logs --no-color --tail 30 "$service" >&2 || true
+done
+exit 1

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Starts this node's Tomcat in the foreground: checks the settings it was given (the same rules as on the
+# host), turns the tunables into the ${capbench.*} properties that server.xml reads, builds the JVM options
+# from the node's heap and GC, and execs catalina.sh run.
+set -euo pipefail
+# shellcheck source=cluster/settings.sh
+source /opt/capbench/lib/settings.sh
+check_tunables
+check_jvm JVM_
+settings_report || exit 2
+
+case $TOMCAT_PROTOCOL in
+    nio) protocol_class=org.apache.coyote.http11.Http11NioProtocol ;;
+    nio2) protocol_class=org.apache.coyote.http11.Http11Nio2Protocol ;;
+esac
+# Tomcat's own rule: keepAliveTimeout defaults to connectionTimeout.
+keep_alive_timeout=${TOMCAT_KEEP_ALIVE_TIMEOUT:-$TOMCAT_CONNECTION_TIMEOUT}
+
+case $JVM_GC in
+    auto) gc_option="" ;;          # the JVM's ergonomics choose; /info and the GC log say what they chose
+    serial) gc_option=-XX:+UseSerialGC ;;
+    parallel) gc_option=-XX:+UseParallelGC ;;
+    g1) gc_option=-XX:+UseG1GC ;;
+    zgc) gc_option=-XX:+UseZGC ;;
+esac
+
+connector="protocol=$TOMCAT_PROTOCOL,maxThreads=$TOMCAT_MAX_THREADS,minSpareThreads=$TOMCAT_MIN_SPARE_THREADS"
+connector+=",acceptCount=$TOMCAT_ACCEPT_COUNT,maxConnections=$TOMCAT_MAX_CONNECTIONS"
+connector+=",connectionTimeout=$TOMCAT_CONNECTION_TIMEOUT,keepAliveTimeout=$keep_alive_timeout"
+connector+=",maxKeepAliveRequests=$TOMCAT_MAX_KEEP_ALIVE_REQUESTS"
+
+export CATALINA_HOME=/usr/share/tomcat10
+export CATALINA_BASE=/opt/capbench/tomcat
+# Fixed heap (Xms = Xmx): no heap resizing during a measurement. ExitOnOutOfMemoryError: a node out of heap
+# stops (and HAProxy takes it out) instead of limping on with errors. The GC log records every collection
+# and, on its first line, the collector in use.
+java_opts=(
+    "-Xms$JVM_HEAP" "-Xmx$JVM_HEAP" $gc_option -XX:+ExitOnOutOfMemoryError
+    -Xlog:gc:file=/var/log/capbench/gc.log:time,uptimemillis,level,tags:filecount=5,filesize=20m
+)
+catalina_opts=(
+    "-Dcapbench.protocolClass=$protocol_class"
+    "-Dcapbench.maxThreads=$TOMCAT_MAX_THREADS" "-Dcapbench.minSpareThreads=$TOMCAT_MIN_SPARE_THREADS"
+    "-Dcapbench.acceptCount=$TOMCAT_ACCEPT_COUNT" "-Dcapbench.maxConnections=$TOMCAT_MAX_CONNECTIONS"
+    "-Dcapbench.connectionTimeout=$TOMCAT_CONNECTION_TIMEOUT" "-Dcapbench.keepAliveTimeout=$keep_alive_timeout"
+    "-Dcapbench.maxKeepAliveRequests=$TOMCAT_MAX_KEEP_ALIVE_REQUESTS" "-Dcapbench.connector.summary=$connector"
+    # A server.xml Tomcat cannot apply stops the node instead of leaving it up without a connector.
+    -Dorg.apache.catalina.startup.EXIT_ON_INIT_FAILURE=true
+)
+# catalina.sh passes these through eval: every element above is free of spaces and quotes (checked values).
+export JAVA_OPTS="${java_opts[*]}" CATALINA_OPTS="${catalina_opts[*]}"
+
+echo "capbench: ${NODE_NAME:-node}: heap=$JVM_HEAP gc=$JVM_GC $connector"
+exec "$CATALINA_HOME/bin/catalina.sh" run
