@@ -10,8 +10,12 @@ WEBAPP_SOURCES := webapp/pom.xml $(shell find webapp/src -type f 2>/dev/null)
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 NODES := node1 node2 node3
+# Each server's name and admin state (bit 1 of srv_admin_state: forced maintenance) from the runtime API.
+SHOW_NODE_STATES := cluster/lb-api.sh "show servers state nodes" \
+	| awk 'NR > 2 && NF > 6 {print $$4, ($$7 % 2 ? "maint" : "ready")}'
 
-.PHONY: help setup images up down status logs test test-unit test-config test-integration node-maint node-ready
+.PHONY: help setup images up down status logs test test-unit test-python test-config test-integration \
+	node-maint node-ready
 
 help: ## list the targets
 	@echo "capbench — a horizontal-scaling capacity testbed for Java servers"
@@ -45,25 +49,29 @@ logs: ## the last 200 log lines of every service (SERVICE=node1 for one; FOLLOW=
 
 node-maint: ## take NODE (node1..3) out of the balancer's rotation through HAProxy's runtime API
 	@$(if $(filter $(NODE),$(NODES)),,$(error NODE='$(NODE)' is not a node: use one of $(NODES)))
-	@cluster/lb-api.sh "set server nodes/$(NODE) state maint"
-	@cluster/lb-api.sh "show servers state nodes" | awk 'NR > 2 {print $$4, ($$7 % 2 ? "maint" : "ready")}'
+	@cluster/lb-api.sh "set server nodes/$(NODE) state maint" | sed '/^$$/d'
+	@$(SHOW_NODE_STATES)
 
 node-ready: ## put NODE (node1..3) back into the balancer's rotation
 	@$(if $(filter $(NODE),$(NODES)),,$(error NODE='$(NODE)' is not a node: use one of $(NODES)))
-	@cluster/lb-api.sh "set server nodes/$(NODE) state ready"
-	@cluster/lb-api.sh "show servers state nodes" | awk 'NR > 2 {print $$4, ($$7 % 2 ? "maint" : "ready")}'
+	@cluster/lb-api.sh "set server nodes/$(NODE) state ready" | sed '/^$$/d'
+	@$(SHOW_NODE_STATES)
 
 test: $(VENV)/.installed ## every test: JUnit, config checks, and the cluster integration test (after make setup)
 	@launched=; if ! docker info >/dev/null 2>&1; then cluster/engine.sh ensure; launched=1; fi; \
-	status=0; $(MAKE) --no-print-directory test-unit test-config test-integration || status=$$?; \
+	status=0; $(MAKE) --no-print-directory test-unit test-python || status=$$?; \
 	if [ -n "$$launched" ]; then cluster/engine.sh stop; fi; \
 	exit $$status
 
 test-unit: ## the webapp's JUnit 5 tests (and its WAR)
 	cd webapp && mvn -B package
 
+# Config checks and the integration test in one pytest run, so its summary line covers both.
+test-python: $(VENV)/.installed images
+	$(PYTHON) -m pytest tests
+
 test-config: $(VENV)/.installed images ## settings validation, compose config, haproxy -c on the rendered config
-	$(PYTHON) -m pytest -q tests/config
+	$(PYTHON) -m pytest tests/config
 
 test-integration: $(VENV)/.installed images ## bring the cluster up under its own project name, check it, tear down
-	$(PYTHON) -m pytest -q tests/integration
+	$(PYTHON) -m pytest tests/integration

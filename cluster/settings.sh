@@ -36,7 +36,8 @@ check_int() {
         return 0
     fi
     local allowed="an integer from $min to $max${extra:+, or $extra}"
-    if ! [[ $value =~ ^-?[0-9]{1,9}$ ]] || [ "$value" -lt "$min" ] || [ "$value" -gt "$max" ]; then
+    # No leading zeros: bash arithmetic would read 010 as octal.
+    if ! [[ $value =~ ^-?(0|[1-9][0-9]{0,8})$ ]] || [ "$value" -lt "$min" ] || [ "$value" -gt "$max" ]; then
         settings_error "$name='$value' is not allowed: use $allowed"
     fi
 }
@@ -86,11 +87,8 @@ check_cpus() {
 check_tunables() {
     check_choice TOMCAT_PROTOCOL nio nio2
     check_int TOMCAT_MAX_THREADS 1 10000
+    # Above maxThreads it is lowered to maxThreads when applied (run-tomcat.sh), as Tomcat's own connector does.
     check_int TOMCAT_MIN_SPARE_THREADS 0 10000
-    if [[ ${TOMCAT_MIN_SPARE_THREADS-} =~ ^[0-9]{1,9}$ && ${TOMCAT_MAX_THREADS-} =~ ^[0-9]{1,9}$ ]] \
-        && [ "$TOMCAT_MIN_SPARE_THREADS" -gt "$TOMCAT_MAX_THREADS" ]; then
-        settings_error "TOMCAT_MIN_SPARE_THREADS=$TOMCAT_MIN_SPARE_THREADS is not allowed: use at most TOMCAT_MAX_THREADS ($TOMCAT_MAX_THREADS)"
-    fi
     check_int TOMCAT_ACCEPT_COUNT 1 65535
     check_int TOMCAT_MAX_CONNECTIONS 1 1000000 -1
     check_int TOMCAT_CONNECTION_TIMEOUT 1 3600000 -1

@@ -13,7 +13,9 @@ case $TOMCAT_PROTOCOL in
     nio) protocol_class=org.apache.coyote.http11.Http11NioProtocol ;;
     nio2) protocol_class=org.apache.coyote.http11.Http11Nio2Protocol ;;
 esac
-# Tomcat's own rule: keepAliveTimeout defaults to connectionTimeout.
+# Tomcat's own rules: a connector never keeps more spare threads than maxThreads (so `TOMCAT_MAX_THREADS=4`
+# alone works), and keepAliveTimeout defaults to connectionTimeout.
+min_spare_threads=$(( TOMCAT_MIN_SPARE_THREADS < TOMCAT_MAX_THREADS ? TOMCAT_MIN_SPARE_THREADS : TOMCAT_MAX_THREADS ))
 keep_alive_timeout=${TOMCAT_KEEP_ALIVE_TIMEOUT:-$TOMCAT_CONNECTION_TIMEOUT}
 
 case $JVM_GC in
@@ -24,7 +26,7 @@ case $JVM_GC in
     zgc) gc_option=-XX:+UseZGC ;;
 esac
 
-connector="protocol=$TOMCAT_PROTOCOL,maxThreads=$TOMCAT_MAX_THREADS,minSpareThreads=$TOMCAT_MIN_SPARE_THREADS"
+connector="protocol=$TOMCAT_PROTOCOL,maxThreads=$TOMCAT_MAX_THREADS,minSpareThreads=$min_spare_threads"
 connector+=",acceptCount=$TOMCAT_ACCEPT_COUNT,maxConnections=$TOMCAT_MAX_CONNECTIONS"
 connector+=",connectionTimeout=$TOMCAT_CONNECTION_TIMEOUT,keepAliveTimeout=$keep_alive_timeout"
 connector+=",maxKeepAliveRequests=$TOMCAT_MAX_KEEP_ALIVE_REQUESTS"
@@ -40,7 +42,7 @@ java_opts=(
 )
 catalina_opts=(
     "-Dcapbench.protocolClass=$protocol_class"
-    "-Dcapbench.maxThreads=$TOMCAT_MAX_THREADS" "-Dcapbench.minSpareThreads=$TOMCAT_MIN_SPARE_THREADS"
+    "-Dcapbench.maxThreads=$TOMCAT_MAX_THREADS" "-Dcapbench.minSpareThreads=$min_spare_threads"
     "-Dcapbench.acceptCount=$TOMCAT_ACCEPT_COUNT" "-Dcapbench.maxConnections=$TOMCAT_MAX_CONNECTIONS"
     "-Dcapbench.connectionTimeout=$TOMCAT_CONNECTION_TIMEOUT" "-Dcapbench.keepAliveTimeout=$keep_alive_timeout"
     "-Dcapbench.maxKeepAliveRequests=$TOMCAT_MAX_KEEP_ALIVE_REQUESTS" "-Dcapbench.connector.summary=$connector"

@@ -15,7 +15,9 @@ packages() {
 
 install_files() {
     local src=$1 base=/opt/capbench/tomcat
-    install -d -m 755 /opt/capbench/bin /opt/capbench/lib "$base" "$base/conf" "$base/webapps"
+    # conf/Catalina/localhost exists (empty, read-only) only so that Tomcat does not try to create it.
+    install -d -m 755 /opt/capbench/bin /opt/capbench/lib "$base" "$base/conf" "$base/conf/Catalina/localhost" \
+        "$base/webapps"
     install -d -m 750 -o tomcat -g tomcat "$base/logs" "$base/temp" "$base/work" /var/log/capbench
     install -m 644 "$src/tomcat-conf/server.xml" "$src/tomcat-conf/logging.properties" "$base/conf/"
     install -m 644 "$src/webapp/target/grinder.war" "$base/webapps/ROOT.war"

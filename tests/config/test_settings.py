@@ -1,0 +1,106 @@
+"""The settings are validated before anything starts: every bad value is named with what is allowed, and
+every good profile renders a Compose file and an HAProxy config that the real tools accept."""
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import ROOT, compose, run
+
+PROFILES = sorted(p.stem for p in (ROOT / "cluster" / "profiles").glob("*.env"))
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_profile_renders_a_valid_compose_file(profile):
+    compose("config", "--quiet", env={"PROFILE": profile})
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_rendered_haproxy_config_passes_haproxy_check(profile):
+    done = compose("run", "--rm", "--no-deps", "-T", "--entrypoint", "haproxy", "lb",
+                   "-c", "-f", "/etc/haproxy/haproxy.cfg", env={"PROFILE": profile})
+    assert "Configuration file is valid" in done.stdout + done.stderr
+
+
+def test_small_profile_fits_our_two_core_hosts():
+    cpus = compose("config", "--format", "json").stdout
+    quotas = [float(q) for q in re.findall(r'"cpus":\s*([0-9.]+)', cpus)]
+    assert len(quotas) == 3, quotas
+    assert sum(quotas) <= 1.2 + 1e-9, quotas
+    assert len(set(quotas)) == 3, f"the nodes should differ: {quotas}"
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"PROFILE": "huge"}, "PROFILE='huge' is not a profile: use one of lab, small"),
+    ({"PROFILE": "../etc"}, "PROFILE='../etc' is not a profile"),
+    ({"TOMCAT_PROTOCOL": "apr"}, "TOMCAT_PROTOCOL='apr' is not allowed: use one of nio nio2"),
+    ({"TOMCAT_MAX_THREADS": "0"}, "TOMCAT_MAX_THREADS='0' is not allowed: use an integer from 1 to 10000"),
+    ({"TOMCAT_MAX_THREADS": "abc"}, "TOMCAT_MAX_THREADS='abc' is not allowed"),
+    ({"TOMCAT_MIN_SPARE_THREADS": "-1"}, "TOMCAT_MIN_SPARE_THREADS='-1' is not allowed"),
+    ({"TOMCAT_MAX_THREADS": "016"}, "TOMCAT_MAX_THREADS='016' is not allowed"),
+    ({"TOMCAT_ACCEPT_COUNT": "-1"}, "TOMCAT_ACCEPT_COUNT='-1' is not allowed"),
+    ({"TOMCAT_MAX_CONNECTIONS": "0"}, "TOMCAT_MAX_CONNECTIONS='0' is not allowed: use an integer from 1 to 1000000, or -1"),
+    ({"TOMCAT_CONNECTION_TIMEOUT": "1.5"}, "TOMCAT_CONNECTION_TIMEOUT='1.5' is not allowed"),
+    ({"TOMCAT_KEEP_ALIVE_TIMEOUT": "soon"}, "TOMCAT_KEEP_ALIVE_TIMEOUT='soon' is not allowed"),
+    ({"TOMCAT_MAX_KEEP_ALIVE_REQUESTS": "0"}, "TOMCAT_MAX_KEEP_ALIVE_REQUESTS='0' is not allowed"),
+    ({"NODE1_CPUS": "0"}, "NODE1_CPUS='0' is not allowed: use a CPU quota in cores from 0.05 to 64"),
+    ({"NODE2_CPUS": "half"}, "NODE2_CPUS='half' is not allowed"),
+    ({"NODE3_MEM": "512"}, "NODE3_MEM='512' is not allowed: use a size of at least 64m, written like 512m or 2g"),
+    ({"NODE1_HEAP": "1g"}, "NODE1_HEAP=1g is not allowed: the heap must be smaller than NODE1_MEM=768m"),
+    ({"NODE2_GC": "cms"}, "NODE2_GC='cms' is not allowed: use one of auto serial parallel g1 zgc"),
+    ({"NODE3_WEIGHT": "0"}, "NODE3_WEIGHT='0' is not allowed: use an integer from 1 to 256"),
+    ({"NODE1_MAXCONN": "-5"}, "NODE1_MAXCONN='-5' is not allowed: use an integer from 0 to 100000"),
+    ({"STATS_PORT": "70000"}, "STATS_PORT='70000' is not allowed: use an integer from 0 to 65535"),
+])
+def test_bad_settings_are_refused_before_anything_starts(settings, message):
+    done = compose("config", "--quiet", env=settings, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr
+
+
+def test_all_bad_settings_are_reported_at_once():
+    done = compose("config", "--quiet", check=False,
+                   env={"TOMCAT_PROTOCOL": "apr", "NODE1_GC": "cms", "NODE2_WEIGHT": "x"})
+    assert done.returncode == 2
+    assert len([line for line in done.stderr.splitlines() if "is not allowed" in line]) == 3, done.stderr
+
+
+def test_the_node_refuses_bad_settings_itself():
+    """A node started without the host's checks (e.g. by hand) applies the same rules and does not start."""
+    done = run(["docker", "run", "--rm", "-e", "TOMCAT_PROTOCOL=ajp", "-e", "TOMCAT_MAX_THREADS=200",
+                "-e", "TOMCAT_MIN_SPARE_THREADS=25", "-e", "TOMCAT_ACCEPT_COUNT=100",
+                "-e", "TOMCAT_MAX_CONNECTIONS=8192", "-e", "TOMCAT_CONNECTION_TIMEOUT=60000",
+                "-e", "TOMCAT_MAX_KEEP_ALIVE_REQUESTS=100", "-e", "JVM_HEAP=64", "-e", "JVM_GC=auto",
+                "capbench-node:latest"], check=False, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "TOMCAT_PROTOCOL='ajp' is not allowed" in done.stderr
+    assert "JVM_HEAP='64' is not allowed" in done.stderr
+
+
+def test_server_xml_is_secure_and_every_property_is_supplied():
+    server = ET.parse(ROOT / "tomcat-conf" / "server.xml").getroot()
+    assert server.get("port") == "-1", "the shutdown port must be disabled"
+    connectors = server.findall("./Service/Connector")
+    assert len(connectors) == 1, "one HTTP connector, no AJP"
+    assert "AJP" not in (connectors[0].get("protocol") or "").upper()
+    valve = server.find("./Service/Engine/Host/Valve")
+    assert valve.get("showServerInfo") == "false" and valve.get("showReport") == "false"
+    host = server.find("./Service/Engine/Host")
+    assert host.get("autoDeploy") == "false"
+    # Every ${capbench.*} the file reads is set by the node's run script (an unset one would stay literal).
+    wanted = set(re.findall(r"\$\{(capbench\.[A-Za-z.]+)\}", (ROOT / "tomcat-conf" / "server.xml").read_text()))
+    supplied = set(re.findall(r"-D(capbench\.[A-Za-z.]+)=", (ROOT / "tomcat-conf" / "run-tomcat.sh").read_text()))
+    assert wanted and wanted <= supplied, wanted - supplied
+
+
+def test_tunables_start_from_tomcats_own_defaults():
+    values = dict(line.split("=", 1) for line in (ROOT / "tomcat-conf" / "tunables.env").read_text().splitlines()
+                  if line and not line.startswith("#"))
+    # Tomcat 10.1's documented defaults (Executor: maxThreads, minSpareThreads; Connector: the rest).
+    assert values == {
+        "TOMCAT_PROTOCOL": "nio", "TOMCAT_MAX_THREADS": "200", "TOMCAT_MIN_SPARE_THREADS": "25",
+        "TOMCAT_ACCEPT_COUNT": "100", "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_CONNECTION_TIMEOUT": "60000",
+        "TOMCAT_KEEP_ALIVE_TIMEOUT": "", "TOMCAT_MAX_KEEP_ALIVE_REQUESTS": "100",
+    }

@@ -1,0 +1,251 @@
+"""The real cluster under Compose, brought up under its own project name (so a user's running cluster is left
+alone), checked from the load host and from outside, and torn down whatever happens.
+
+What it shows: every host healthy; requests through HAProxy reach all three nodes in proportion to their
+weights; a node taken out through the runtime API gets no traffic while the others still answer; client
+mistakes get 400; only 127.0.0.1 is published and the stats need the password; the nodes cannot be reached
+from outside the bench network; no AJP, no shutdown port, no default apps, no process runs as root; and a
+changed tunable (here the protocol and the thread pool) re-creates the nodes without rebuilding images."""
+from __future__ import annotations
+
+import base64
+import collections
+import json
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import ROOT, compose, run
+
+PROJECT = "capbench-it"
+# A random free host port for the stats page, so the test never collides with a cluster the user runs.
+ENV = {"COMPOSE_PROJECT_NAME": PROJECT, "STATS_PORT": "0"}
+NODES = ["node1", "node2", "node3"]
+SERVICES = NODES + ["lb", "load", "controller"]
+
+
+def profile_value(key: str) -> str:
+    for line in (ROOT / "cluster" / "profiles" / "small.env").read_text().splitlines():
+        if line.startswith(key + "="):
+            return line.split("=", 1)[1]
+    raise KeyError(key)
+
+
+def from_load(script: str) -> str:
+    """Runs a shell script on the load host, where all traffic to the cluster comes from."""
+    return compose("exec", "-T", "load", "sh", "-c", script, env=ENV).stdout
+
+
+def nodes_answering(count: int, query: str = "level=5") -> collections.Counter:
+    out = from_load(f'for i in $(seq {count}); do curl -fsS "http://lb:8080/grind?{query}"; done')
+    return collections.Counter(json.loads(line)["node"] for line in out.splitlines())
+
+
+def lb_api(command: str) -> str:
+    return run([str(ROOT / "cluster" / "lb-api.sh"), command], env=ENV).stdout
+
+
+def containers() -> dict[str, dict]:
+    ids = compose("ps", "--all", "--quiet", env=ENV).stdout.split()
+    inspected = json.loads(run(["docker", "inspect", *ids]).stdout) if ids else []
+    return {c["Config"]["Labels"]["com.docker.compose.service"]: c for c in inspected}
+
+
+def project_leftovers() -> tuple[str, str]:
+    label = f"label=com.docker.compose.project={PROJECT}"
+    return (run(["docker", "ps", "--all", "--quiet", "--filter", label]).stdout.strip(),
+            run(["docker", "network", "ls", "--quiet", "--filter", label]).stdout.strip())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster():
+    compose("down", "--remove-orphans", "--timeout", "5", env=ENV, check=False)
+    try:
+        run([str(ROOT / "cluster" / "up.sh")], env=ENV, timeout=900)
+        yield
+    finally:
+        compose("down", "--remove-orphans", "--timeout", "20", env=ENV, check=False)
+
+
+def test_all_six_services_are_running_and_healthy():
+    rows = [json.loads(line) for line in compose("ps", "--all", "--format", "json", env=ENV).stdout.splitlines()]
+    state = {row["Service"]: (row["State"], row["Health"]) for row in rows}
+    assert state == {service: ("running", "healthy") for service in SERVICES}
+
+
+def test_status_shows_each_nodes_quota_memory_heap_and_gc():
+    out = run(["python3", str(ROOT / "cluster" / "status.py")], env=ENV).stdout
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:]}
+    assert set(rows) == set(SERVICES), out
+    for node in NODES:
+        prefix = node.upper()
+        row = rows[node]
+        assert row[1:3] == ["running", "healthy"], out
+        assert row[3] == f"{float(profile_value(prefix + '_CPUS')):.2f}", out
+        assert row[4] == f"{profile_value(prefix + '_MEM').rstrip('m')}MiB", out
+        assert row[5] == profile_value(prefix + "_HEAP"), out
+        # With a quota under 2 cores JDK 17's ergonomics pick Serial: the table says what the JVM runs.
+        assert row[7] == "Serial" and row[8] == "1", out
+
+
+def test_requests_through_haproxy_reach_every_node_in_proportion_to_its_weight():
+    weights = {node: int(profile_value(node.upper() + "_WEIGHT")) for node in NODES}
+    counts = nodes_answering(60)
+    assert sum(counts.values()) == 60
+    for node in NODES:
+        expected = 60 * weights[node] / sum(weights.values())
+        assert abs(counts[node] - expected) <= 3, f"{dict(counts)} against weights {weights}"
+
+
+def test_a_node_in_maintenance_gets_no_traffic_and_the_others_still_answer():
+    lb_api("set server nodes/node2 state maint")
+    try:
+        counts = nodes_answering(30)
+        assert counts["node2"] == 0 and counts["node1"] > 0 and counts["node3"] > 0, dict(counts)
+        assert sum(counts.values()) == 30
+    finally:
+        lb_api("set server nodes/node2 state ready")
+    deadline = time.monotonic() + 15
+    while nodes_answering(12)["node2"] == 0:
+        assert time.monotonic() < deadline, "node2 did not take traffic again after 'state ready'"
+        time.sleep(0.5)
+
+
+@pytest.mark.parametrize(("query", "reason"), [
+    ("level=999", "level must be an integer from 1 to 16, got '999'"),
+    ("variant=zzz", "unknown variant 'zzz'; allowed: v1, v1-nosync, v2, v3"),
+    ("level=abc", "level must be an integer from 1 to 16, got 'abc'"),
+])
+def test_client_mistakes_get_400_with_a_reason_through_the_balancer(query, reason):
+    out = from_load(f'curl -sS -w " %{{http_code}}" "http://lb:8080/grind?{query}"')
+    assert out == f"{reason}\n 400"
+
+
+def test_health_and_every_variant_answer_200():
+    assert from_load('curl -sS -w " %{http_code}" http://lb:8080/health') == "ok\n 200"
+    for variant in ["v1", "v1-nosync", "v2", "v3"]:
+        answer = json.loads(from_load(f'curl -fsS "http://lb:8080/grind?variant={variant}"'))
+        assert answer["variant"] == variant and answer["level"] == 13 and answer["length"] == 282_624
+
+
+def test_only_the_stats_port_is_published_and_only_on_loopback():
+    published = {}
+    for service, container in containers().items():
+        for port, bindings in (container["NetworkSettings"]["Ports"] or {}).items():
+            for binding in bindings or []:
+                published.setdefault(service, []).append((binding["HostIp"], port))
+    assert list(published) == ["lb"], published
+    assert all(host_ip == "127.0.0.1" and port == "8404/tcp" for host_ip, port in published["lb"]), published
+
+
+def stats_port() -> int:
+    return int(compose("port", "lb", "8404", env=ENV).stdout.strip().rsplit(":", 1)[1])
+
+
+def fetch(path: str, password: str | None) -> tuple[int, str]:
+    request = urllib.request.Request(f"http://127.0.0.1:{stats_port()}{path}")
+    if password is not None:
+        secrets = dict(line.split("=", 1) for line in (ROOT / ".capbench" / "secrets.env").read_text().split())
+        token = base64.b64encode(f"{secrets['STATS_USER']}:{password or secrets['STATS_PASSWORD']}".encode())
+        request.add_header("Authorization", "Basic " + token.decode())
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, ""
+
+
+def test_stats_page_and_metrics_need_the_password():
+    assert fetch("/stats", None)[0] == 401
+    assert fetch("/metrics", None)[0] == 401
+    assert fetch("/stats", "wrong-password")[0] == 401
+    status, page = fetch("/stats", "")
+    assert status == 200 and "node1" in page
+    status, metrics = fetch("/metrics", "")
+    assert status == 200 and 'haproxy_server_status{proxy="nodes",server="node1"' in metrics
+
+
+def test_nodes_are_unreachable_from_outside_the_bench_network():
+    node1_ip = containers()["node1"]["NetworkSettings"]["Networks"][f"{PROJECT}_bench"]["IPAddress"]
+    outside = f"{PROJECT}-outside"
+    run(["docker", "network", "create", outside])
+    try:
+        # From a separate network, and from the balancer's own edge network: neither by name nor by address.
+        for network in [outside, f"{PROJECT}_edge"]:
+            for url in [f"http://{node1_ip}:8080/health", "http://node1:8080/health"]:
+                done = run(["docker", "run", "--rm", "--network", network, "capbench-load:latest",
+                            "curl", "-fsS", "--max-time", "3", url], check=False, timeout=60)
+                assert done.returncode != 0, f"{url} answered from {network}: {done.stdout}"
+    finally:
+        run(["docker", "network", "rm", outside], check=False)
+
+
+DOCKER_DNS = "0B00007F"  # 127.0.0.11 as /proc/net/tcp writes it: Docker's embedded DNS, not ours
+
+
+def listening_ports(service: str) -> set[int]:
+    """TCP ports in LISTEN state inside the host, on any address (a shutdown port would be on 127.0.0.1)."""
+    tables = compose("exec", "-T", service, "cat", "/proc/net/tcp", "/proc/net/tcp6", env=ENV).stdout
+    ports = set()
+    for line in tables.splitlines():
+        fields = line.split()
+        if len(fields) > 3 and fields[3] == "0A":  # TCP_LISTEN
+            address, port = fields[1].rsplit(":", 1)
+            if address != DOCKER_DNS:
+                ports.add(int(port, 16))
+    return ports
+
+
+def test_nodes_listen_on_http_only_no_ajp_no_shutdown_port():
+    for node in NODES:
+        assert listening_ports(node) == {8080}, node
+
+
+def test_no_default_or_manager_apps_and_no_server_version_in_errors():
+    for path in ["/manager/html", "/host-manager/html", "/docs/", "/examples/", "/ROOT/"]:
+        out = from_load(f'curl -sS -D - "http://node1:8080{path}"')
+        assert out.startswith("HTTP/1.1 404"), (path, out)
+        assert "Tomcat" not in out and "Server:" not in out, (path, out)
+    webapps = compose("exec", "-T", "node1", "ls", "/opt/capbench/tomcat/webapps", env=ENV).stdout.split()
+    assert webapps == ["ROOT.war"]
+
+
+def test_no_process_runs_as_root():
+    for service, container in containers().items():
+        top = run(["docker", "top", container["Id"], "-o", "pid,uid,comm"]).stdout.splitlines()[1:]
+        processes = [line.split() for line in top]
+        assert processes, service
+        assert all(uid != "0" for _, uid, _ in processes), (service, processes)
+        if service in NODES:
+            assert any(comm == "java" for _, _, comm in processes), processes
+        if service == "lb":
+            assert any(comm == "haproxy" for _, _, comm in processes), processes
+
+
+def test_a_changed_tunable_recreates_the_nodes_without_rebuilding_images():
+    before = containers()
+    images = {service: c["Image"] for service, c in before.items()}
+    # The other protocol, and maxThreads alone below the default minSpareThreads (25): spare threads follow it
+    # down, as in Tomcat.
+    run([str(ROOT / "cluster" / "up.sh")], env={**ENV, "TOMCAT_PROTOCOL": "nio2", "TOMCAT_MAX_THREADS": "16"},
+        timeout=600)
+    after = containers()
+    for node in NODES:
+        assert after[node]["Id"] != before[node]["Id"], f"{node} was not re-created"
+        info = json.loads(compose("exec", "-T", node, "curl", "-fsS", "http://127.0.0.1:8080/info", env=ENV).stdout)
+        assert info["connector"].startswith("protocol=nio2,maxThreads=16,minSpareThreads=16,"), info
+        assert 'Starting ProtocolHandler ["http-nio2-8080"]' in compose("logs", node, env=ENV).stdout
+    assert after["lb"]["Id"] == before["lb"]["Id"], "the balancer's settings did not change"
+    assert {service: c["Image"] for service, c in after.items()} == images, "images were rebuilt"
+    # The balancer follows the re-created nodes (new addresses) without a restart.
+    deadline = time.monotonic() + 20
+    while set(nodes_answering(12)) != set(NODES):
+        assert time.monotonic() < deadline, "HAProxy did not find the re-created nodes"
+        time.sleep(1)
+
+
+def test_down_leaves_no_containers_or_networks():
+    compose("down", "--remove-orphans", "--timeout", "20", env=ENV)
+    assert project_leftovers() == ("", "")
