@@ -3,7 +3,6 @@
 # nothing to do; else pull it; where no registry answers (an air-gapped lab, our CI), build an equivalent
 # from Debian's own packages with debootstrap and import it under that tag, so the Dockerfiles build unchanged.
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 image=debian:bookworm-slim
 
 say() { echo "capbench: $*" >&2; }

@@ -11,7 +11,8 @@ source "$root/cluster/settings.sh"
 PROFILE=${PROFILE:-small}
 profile_file=$root/cluster/profiles/$PROFILE.env
 if [[ ! $PROFILE =~ ^[a-z0-9_-]+$ ]] || [ ! -f "$profile_file" ]; then
-    allowed=$(cd "$root/cluster/profiles" && ls -- *.env | sed 's/\.env$//' | paste -sd, - | sed 's/,/, /g')
+    allowed=$(find "$root/cluster/profiles" -name '*.env' -printf '%f\n' | sed 's/\.env$//' | sort | paste -sd, - \
+        | sed 's/,/, /g')
     echo "capbench: PROFILE='$PROFILE' is not a profile: use one of $allowed (files in cluster/profiles/)" >&2
     exit 2
 fi

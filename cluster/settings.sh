@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # capbench settings: load the settings files into the environment and validate them. Sourced by
 # cluster/compose.sh on the host and by the node's run-tomcat.sh inside the container, so one set of rules
 # decides what is allowed, before anything starts.
@@ -20,7 +21,7 @@ settings_load_file() {
         value=${BASH_REMATCH[2]}
         if [ -z "${!key+set}" ]; then
             printf -v "$key" '%s' "$value"
-            export "$key"
+            export "${key?}"
         fi
     done < "$file"
 }

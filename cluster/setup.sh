@@ -36,7 +36,7 @@ step "[2/4] base image debian:bookworm-slim"
 cluster/base-image.sh
 step "[3/4] stats credentials and test tools"
 cluster/secrets.sh >/dev/null
-make --no-print-directory .venv/.installed
+make --no-print-directory --silent .venv/.installed
 step "[4/4] webapp and images"
 make --no-print-directory images
 step "done in $(( $(date +%s) - setup_started )) s: next, make up"

@@ -19,11 +19,11 @@ min_spare_threads=$(( TOMCAT_MIN_SPARE_THREADS < TOMCAT_MAX_THREADS ? TOMCAT_MIN
 keep_alive_timeout=${TOMCAT_KEEP_ALIVE_TIMEOUT:-$TOMCAT_CONNECTION_TIMEOUT}
 
 case $JVM_GC in
-    auto) gc_option="" ;;          # the JVM's ergonomics choose; /info and the GC log say what they chose
-    serial) gc_option=-XX:+UseSerialGC ;;
-    parallel) gc_option=-XX:+UseParallelGC ;;
-    g1) gc_option=-XX:+UseG1GC ;;
-    zgc) gc_option=-XX:+UseZGC ;;
+    auto) gc_options=() ;;          # the JVM's ergonomics choose; /info and the GC log say what they chose
+    serial) gc_options=(-XX:+UseSerialGC) ;;
+    parallel) gc_options=(-XX:+UseParallelGC) ;;
+    g1) gc_options=(-XX:+UseG1GC) ;;
+    zgc) gc_options=(-XX:+UseZGC) ;;
 esac
 
 connector="protocol=$TOMCAT_PROTOCOL,maxThreads=$TOMCAT_MAX_THREADS,minSpareThreads=$min_spare_threads"
@@ -36,8 +36,9 @@ export CATALINA_BASE=/opt/capbench/tomcat
 # Fixed heap (Xms = Xmx): no heap resizing during a measurement. ExitOnOutOfMemoryError: a node out of heap
 # stops (and HAProxy takes it out) instead of limping on with errors. The GC log records every collection
 # and, on its first line, the collector in use.
+# shellcheck disable=SC2054  # the commas belong to -Xlog's syntax
 java_opts=(
-    "-Xms$JVM_HEAP" "-Xmx$JVM_HEAP" $gc_option -XX:+ExitOnOutOfMemoryError
+    "-Xms$JVM_HEAP" "-Xmx$JVM_HEAP" "${gc_options[@]}" -XX:+ExitOnOutOfMemoryError
     -Xlog:gc:file=/var/log/capbench/gc.log:time,uptimemillis,level,tags:filecount=5,filesize=20m
 )
 catalina_opts=(

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for the per-role provisioning scripts. The same scripts set up a container image (Dockerfile RUN)
 # and, later, a VM, so everything here is idempotent and works as root on plain Debian 12.
 
@@ -30,10 +31,10 @@ provision_main() {
     esac
 }
 
-# The packages and account of the hosts that run our own tools (load, controller): curl, tini, and the
-# unprivileged user capbench with a home. Roles add their tools on top.
+# The hosts that run our own tools (load, controller): tini, CA certificates and the packages the role names,
+# and the unprivileged user capbench with a home.
 tool_host_packages() {
-    apt_install curl ca-certificates tini "$@"
+    apt_install ca-certificates tini "$@"
     ensure_user capbench /home/capbench
     install -d -m 750 -o capbench -g capbench /home/capbench
 }

@@ -6,7 +6,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 packages() {
-    tool_host_packages
+    tool_host_packages curl
 }
 
 install_files() {
