@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # The Docker engine and Compose, for a machine that may have neither running.
-#   engine.sh check     exit 0 when `docker` reaches an engine and `docker compose` works, else name what's missing
 #   engine.sh ensure    make it so: on Debian as root, install docker.io, start dockerd (when no init system
 #                       manages it) and build the Compose v2 plugin with Go; elsewhere, say what to do
 #   engine.sh stop      stop a dockerd that `ensure` started (recorded in .capbench/dockerd.pid), nothing else
@@ -17,18 +16,6 @@ engine_up() { docker info >/dev/null 2>&1; }
 compose_ok() { docker compose version >/dev/null 2>&1; }
 can_administer() { [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; }
 systemd_is_init() { [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ]; }
-
-check() {
-    local missing=()
-    command -v docker >/dev/null || missing+=("the docker client")
-    command -v docker >/dev/null && ! engine_up && missing+=("a running Docker engine (docker info fails)")
-    command -v docker >/dev/null && ! compose_ok && missing+=("Docker Compose v2 (docker compose version fails)")
-    if [ ${#missing[@]} -gt 0 ]; then
-        local item
-        for item in "${missing[@]}"; do say "missing: $item"; done
-        return 1
-    fi
-}
 
 install_engine() {
     if ! command -v dockerd >/dev/null; then
@@ -94,8 +81,7 @@ stop() {
 }
 
 case ${1:-} in
-    check) check ;;
     ensure) install_engine && start_engine && install_compose ;;
     stop) stop ;;
-    *) echo "usage: $0 check | ensure | stop" >&2; exit 2 ;;
+    *) echo "usage: $0 ensure | stop" >&2; exit 2 ;;
 esac

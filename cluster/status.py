@@ -35,13 +35,13 @@ def inspect(container_id: str) -> dict:
     return json.loads(run(["docker", "inspect", container_id]) or "[{}]")[0]
 
 
-def env_of(container_id: str) -> dict[str, str]:
-    pairs = (item.partition("=") for item in inspect(container_id).get("Config", {}).get("Env") or [])
+def env_of(container: dict) -> dict[str, str]:
+    pairs = (item.partition("=") for item in container.get("Config", {}).get("Env") or [])
     return {key: value for key, _, value in pairs}
 
 
-def container_limits(container_id: str) -> tuple[str, str]:
-    host = inspect(container_id).get("HostConfig", {})
+def container_limits(container: dict) -> tuple[str, str]:
+    host = container.get("HostConfig", {})
     nano_cpus, memory = host.get("NanoCpus") or 0, host.get("Memory") or 0
     cpus = f"{nano_cpus / 1e9:.2f}" if nano_cpus else "-"
     mem = f"{memory // 2**20}MiB" if memory else "-"
@@ -80,14 +80,15 @@ def main() -> int:
         if entry is None:
             table.append([service, "absent"] + ["-"] * (len(header) - 2))
             continue
-        cpus, mem = container_limits(entry["ID"])
+        container = inspect(entry["ID"])
+        cpus, mem = container_limits(container)
         heap = gc = jvm_cpus = "-"
         weight, lb_status = lb.get(service, ("-", "-"))
         if service.startswith("node") and entry.get("State") == "running":
             info = node_info(service)
             if info:
                 # The -Xmx the node was given, and the part the JVM reports usable (less a survivor space).
-                heap = f"{env_of(entry['ID']).get('JVM_HEAP', '?')} ({int(info['heap_max_bytes']) // 2**20}MiB)"
+                heap = f"{env_of(container).get('JVM_HEAP', '?')} ({int(info['heap_max_bytes']) // 2**20}MiB)"
                 gc, jvm_cpus = info["gc"], str(info["available_processors"])
         table.append([service, entry.get("State", "?"), entry.get("Health") or "-", cpus, mem, heap, gc, jvm_cpus,
                       weight, lb_status, ports(entry)])

@@ -7,8 +7,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 compose=$root/cluster/compose.sh
 timeout=${UP_TIMEOUT:-300}
 
-missing=$(for image in capbench-node capbench-lb capbench-load capbench-controller; do
-    docker image inspect "$image:latest" >/dev/null 2>&1 || echo -n "$image "
+missing=$("$compose" config --images | sort -u | while read -r image; do
+    docker image inspect "$image" >/dev/null 2>&1 || echo -n "$image "
 done)
 if [ -n "$missing" ]; then
     echo "capbench: images not built: ${missing}— run make setup" >&2
