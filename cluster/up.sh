@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Brings the cluster up with the current settings and waits until every service is healthy. Services whose
-# settings changed are re-created; images are not rebuilt (make setup builds them). On failure, prints the
+# settings changed are re-created; images are not rebuilt (make setup builds them); the balancer keeps
+# running while nodes are re-created. On failure, prints the
 # log tail of every service that is not healthy and exits non-zero.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,7 +17,11 @@ if [ -n "$missing" ]; then
 fi
 
 started=$(date +%s)
-if "$compose" up --detach --no-build --wait --wait-timeout "$timeout"; then
+# The nodes first, on their own (--no-deps): Compose would otherwise stop and restart the balancer around
+# re-created nodes, and Compose 2.29 can crash doing that for several nodes at once (docker/compose#12186).
+# This way HAProxy keeps running, with its counters and runtime state, and finds the new nodes by DNS.
+if "$compose" up --detach --no-build --no-deps --wait --wait-timeout "$timeout" node1 node2 node3 \
+    && "$compose" up --detach --no-build --wait --wait-timeout "$timeout"; then
     echo "capbench: all services healthy in $(( $(date +%s) - started )) s"
     exit 0
 fi
