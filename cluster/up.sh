@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Brings the cluster up with the current settings and waits until every service is healthy. Services whose
 # settings changed are re-created; images are not rebuilt (make setup builds them); the balancer keeps
-# running while nodes are re-created. On failure, prints the
-# log tail of every service that is not healthy and exits non-zero.
+# running while nodes are re-created. On failure, prints the log tail of every service that is not healthy
+# and exits non-zero.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 compose=$root/cluster/compose.sh
