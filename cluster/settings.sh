@@ -14,7 +14,7 @@ SETTINGS_ERRORS=()
 
 # Reads KEY=value lines; a key already in the environment keeps its value (the environment wins).
 settings_load_file() {
-    local file=$1 key value
+    local file=$1 line key value
     while IFS= read -r line || [ -n "$line" ]; do
         [[ $line =~ ^([A-Z][A-Z0-9_]*)=(.*)$ ]] || continue
         key=${BASH_REMATCH[1]}
