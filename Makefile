@@ -9,13 +9,15 @@ WAR := webapp/target/grinder.war
 WEBAPP_SOURCES := webapp/pom.xml $(shell find webapp/src -type f 2>/dev/null)
 VENV := .venv
 PYTHON := $(VENV)/bin/python
+BENCH := $(PYTHON) -m load.bench
+OHA := .capbench/tools/oha/bin/oha
 NODES := node1 node2 node3
 # Each server's name and admin state (bit 1 of srv_admin_state: forced maintenance) from the runtime API.
 SHOW_NODE_STATES := cluster/lb-api.sh "show servers state nodes" \
 	| awk 'NR > 2 && NF > 6 {print $$4, ($$7 % 2 ? "maint" : "ready")}'
 
 .PHONY: help setup images up down status logs test test-unit test-python test-config test-integration \
-	node-maint node-ready
+	node-maint node-ready bench-single bench-cluster bench-selfcheck
 
 help: ## list the targets
 	@echo "capbench — a horizontal-scaling capacity testbed for Java servers"
@@ -27,12 +29,15 @@ setup: ## install what is missing (Docker engine, Compose, base image, test tool
 $(WAR): $(WEBAPP_SOURCES)
 	cd webapp && mvn -B -q -DskipTests package
 
-$(VENV)/.installed: requirements-test.txt
+$(VENV)/.installed: requirements.txt requirements-test.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-test.txt
 	touch $@
 
-images: $(WAR) ## build the four images (cached: only what changed is rebuilt)
+$(OHA): load/install-oha.sh
+	load/install-oha.sh
+
+images: $(WAR) $(OHA) ## build the four images (cached: only what changed is rebuilt)
 	@$(COMPOSE) build --quiet
 
 up: ## start the cluster with the current settings and wait until every service is healthy
@@ -56,6 +61,14 @@ node-ready: ## put NODE (node1..3) back into the balancer's rotation
 	@$(if $(filter $(NODE),$(NODES)),,$(error NODE='$(NODE)' is not a node: use one of $(NODES)))
 	@cluster/lb-api.sh "set server nodes/$(NODE) state ready" | sed '/^$$/d'
 	@$(SHOW_NODE_STATES)
+
+# Bench settings (load/bench.env) are checked before the cluster is touched; then the cluster is brought up with
+# the requested settings (a no-op when it already is) and the harness runs on the load host.
+bench-single: ## capacity of node1 alone through HAProxy (VARIANT= LEVEL= QUICK=1 LOADGEN= WRK2= ...)
+bench-cluster: ## capacity of each node alone, then of all three: ΣX_i, X_cluster, E, X_cluster/X_node1
+bench-selfcheck: ## the generator keeps the offered rate on a trivial endpoint (SELFCHECK_RATE=)
+bench-single bench-cluster bench-selfcheck: bench-%: $(VENV)/.installed images
+	@$(BENCH) --check-only $* && cluster/up.sh && $(BENCH) $*
 
 test: $(VENV)/.installed ## every test: JUnit, config checks, and the cluster integration test (after make setup)
 	@launched=; if ! docker info >/dev/null 2>&1; then cluster/engine.sh ensure; launched=1; fi; \

@@ -1,0 +1,1 @@
+"""capbench load: constant-throughput drivers, the scenario, and the capacity search (see README.md)."""

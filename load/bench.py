@@ -1,0 +1,382 @@
+"""make bench-single / bench-cluster / bench-selfcheck: capacity searches from the load host, through HAProxy.
+
+single:    node1 alone (node2 and node3 in maintenance through HAProxy's runtime API).
+cluster:   node1, node2, node3 each alone, then all three: each capacity, their sum, the cluster's capacity,
+           the scale-out efficiency E = X_cluster / sum(X_i) and X_cluster / X_node1.
+selfcheck: one step on a trivial endpoint (HAProxy's own /lb-health) at SELFCHECK_RATE: shows whether the
+           generator keeps the offered rate (within 1 %) and what it costs the load host.
+
+Every run writes results/<run-id>/ (results.py) as it goes; interrupted or failed runs keep their steps and
+are marked partial. Exit status: 0 done, 1 failed, 2 bad settings or cluster not up, 130 interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from load import loadhost
+from load.drivers import DriverError, StepPlan, find_wrk2
+from load.drivers.oha import OhaDriver
+from load.drivers.wrk2 import LOADHOST_BINARY, Wrk2Driver
+from load.results import RunPaths, append_jsonl, new_run, read_jsonl, results_dir, write_json
+from load.scenario import connections_for, target_url, user_ids
+from load.search import find_capacity
+from load.settings import BenchSettings, SettingsError, check_for_driver, load_settings
+from load.step import StepRecord, judge
+
+TARGETS = {"single": ("node1",), "cluster": ("node1", "node2", "node3", "cluster"), "selfcheck": ("lb",)}
+IN_ROTATION = {"node1": ("node1",), "node2": ("node2",), "node3": ("node3",), "cluster": loadhost.NODES}
+SELFCHECK_URL = "http://lb:8080/lb-health"
+SELFCHECK_DEFAULT_RATE = 4000.0
+SELFCHECK_TOLERANCE_PCT = 1.0
+# Pause after a step before the next, so queues left by an overloaded step drain (seconds).
+SETTLE_AFTER_PASS_S = 1
+SETTLE_AFTER_FAIL_S = 5
+STEPS_PER_SEARCH_GUESS = 10  # for the ETA until a search has finished
+
+
+def say(message: str) -> None:
+    print(f"capbench: {message}", flush=True)
+
+
+def choose_driver(settings: BenchSettings, environ: dict[str, str]):
+    """The driver LOADGEN asks for, and the user's wrk2 binary when that is the one; SettingsError if absent."""
+    wrk2 = find_wrk2(environ.get("WRK2"))
+    if environ.get("WRK2") and not (wrk2.is_file() and os.access(wrk2, os.X_OK)):
+        raise SettingsError(f"WRK2='{environ['WRK2']}' is not an executable file: give the path of a wrk2 "
+                            "binary (DEVELOPERS.md says how to build one), or unset it to use oha")
+    if settings.loadgen == "wrk2" and wrk2 is None:
+        raise SettingsError("LOADGEN='wrk2' but no wrk2 binary: set WRK2=/path/to/wrk2 or put wrk2 on PATH "
+                            "(DEVELOPERS.md), or use LOADGEN=oha or auto")
+    if settings.loadgen == "wrk2" or (settings.loadgen == "auto" and wrk2 is not None):
+        return Wrk2Driver(), wrk2
+    return OhaDriver(), None
+
+
+def selfcheck_rate(settings: BenchSettings) -> float:
+    """SELFCHECK_RATE, or twice the highest cluster capacity any complete run recorded."""
+    if settings.selfcheck_rate is not None:
+        return settings.selfcheck_rate
+    best = 0.0
+    for summary in results_dir().glob("*/summary.json"):
+        try:
+            data = json.loads(summary.read_text())
+        except (OSError, ValueError):
+            continue
+        if data.get("kind") == "cluster" and data.get("status") == "complete":
+            best = max(best, data.get("cluster_rps") or 0.0)
+    return 2 * best if best else SELFCHECK_DEFAULT_RATE
+
+
+class Progress:
+    """One line per step: target, phase, offered, achieved, p99, failures, verdict, elapsed and ETA."""
+
+    def __init__(self, searches: int, step_s: int):
+        self.started = time.monotonic()
+        self.searches_left = searches
+        self.steps_in_search = 0
+        self.finished_search_steps: list[int] = []
+        self.step_walls: list[float] = []
+        self.step_s = step_s
+
+    def begin(self, target: str, phase: str, number: int, rate: float, duration: int, connections: int) -> float:
+        print(f"  {target:<7} {phase:<7} #{number:<3} {rate:>8.1f}/s {duration:>3}s {connections:>4}c ", end="",
+              flush=True)
+        return time.monotonic()
+
+    def end(self, record: StepRecord, began: float) -> None:
+        self.step_walls.append(time.monotonic() - began)
+        if record.phase != "warmup":
+            self.steps_in_search += 1
+        r = record.result
+        p99 = r.latency_ms.get("p99")
+        verdict = "INVALID" if not record.valid else ("pass" if record.passed else "FAIL")
+        why = f"  ({record.invalid_reason or '; '.join(record.slo_broken)})" if not record.passed else ""
+        p99_text = f"{p99:9.1f}ms" if p99 is not None else "        -  "
+        print(f"→ {r.achieved_rps:8.1f}/s  p99 {p99_text}  fail {r.failure_pct:6.2f}%  {verdict:<7} "
+              f"{self._clock()}{why}", flush=True)
+
+    def search_done(self) -> None:
+        self.finished_search_steps.append(self.steps_in_search)
+        self.steps_in_search = 0
+        self.searches_left -= 1
+
+    def _clock(self) -> str:
+        elapsed = time.monotonic() - self.started
+        per_search = (statistics.mean(self.finished_search_steps) if self.finished_search_steps
+                      else STEPS_PER_SEARCH_GUESS)
+        steps_left = max(0.0, per_search - self.steps_in_search) + per_search * max(0, self.searches_left - 1)
+        per_step = statistics.mean(self.step_walls) + SETTLE_AFTER_PASS_S if self.step_walls else self.step_s
+        return f"elapsed {_mmss(elapsed)}  ETA ~{_mmss(steps_left * per_step)}"
+
+
+def _mmss(seconds: float) -> str:
+    return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+
+
+class Bench:
+    def __init__(self, kind: str, settings: BenchSettings, driver, wrk2_local: Path | None, run_id: str,
+                 paths: RunPaths):
+        self.kind = kind
+        self.settings = settings
+        self.driver = driver
+        self.wrk2_local = wrk2_local
+        self.run_id = run_id
+        self.paths = paths
+        self.host = loadhost.LoadHost()
+        self.step_number = 0
+        self.work_dir = f"{loadhost.WORK_DIR}/{run_id}"
+        self.version = "unknown"
+        self.users_file: str | None = None
+        self.urls_file: str | None = None
+        self.searches: dict[str, list[dict]] = {}
+        self.progress = Progress(len(TARGETS[kind]) * (1 if kind == "selfcheck" else settings.repeats),
+                                 settings.step_s)
+
+    # -- preparation --------------------------------------------------------------------------------------
+    def prepare(self) -> None:
+        """Copies the user's wrk2 and the scenario's dataset to the load host; records the driver version."""
+        if self.wrk2_local is not None:
+            self.host.put_binary(self.wrk2_local, LOADHOST_BINARY)
+        self.version = " ".join(self.host.exec(self.driver.version_argv()).decode().split())
+        if self.settings.scenario == "session" and self.kind != "selfcheck":
+            users = user_ids(self.settings.users)
+            self.paths.users.write_text("\n".join(users) + "\n")
+            self.users_file = f"{self.work_dir}/users.txt"
+            self.urls_file = f"{self.work_dir}/urls.txt"
+            base = target_url("lb", self.settings)
+            self.host.put(self.users_file, self.paths.users.read_bytes())
+            self.host.put(self.urls_file, "".join(f"{base}&user={u}\n" for u in users).encode())
+
+    def run_json(self) -> dict:
+        return {"run_id": self.run_id, "kind": self.kind, "settings": self.settings.as_dict(),
+                "driver": {"name": self.driver.name, "version": self.version,
+                           "binary": str(self.wrk2_local) if self.wrk2_local else None},
+                "profile": os.environ.get("PROFILE", "small"), "targets": list(TARGETS[self.kind]),
+                "harness": {"python": platform.python_version(), "host": platform.node()},
+                "git_sha": self.run_id.split("-")[1] if "-" in self.run_id else None,
+                "started_epoch": time.time()}
+
+    # -- steps ----------------------------------------------------------------------------------------------
+    def measure(self, target: str, repeat: int, rate: float, phase: str, url: str | None = None,
+                duration_s: int | None = None) -> StepRecord:
+        s = self.settings
+        self.step_number += 1
+        connections = connections_for(rate, s)
+        single = url is not None or s.scenario == "single"
+        plan = StepPlan(url=url or target_url("lb", s), rate=rate, duration_s=duration_s or s.step_s,
+                        connections=connections, threads=s.threads, timeout_s=s.timeout_s,
+                        users_file=None if single else self.users_file,
+                        urls_file=None if single else self.urls_file, session_requests=s.session_requests)
+        began = self.progress.begin(target, phase, self.step_number, rate, plan.duration_s, connections)
+        step_dir = f"{self.work_dir}/step-{self.step_number:03d}"
+        files, envelope = self.host.run_step(step_dir, self.driver.argv(plan),
+                                             timeout=plan.duration_s + s.timeout_s + 120)
+        self._keep_raw(files)
+        result = self.driver.parse(files, plan, envelope, self.version)
+        record = judge(self.run_id, self.step_number, phase, target, repeat, plan.url, "single" if single
+                       else s.scenario, result, s.slo)
+        append_jsonl(self.paths.steps, record.to_json())
+        self.progress.end(record, began)
+        time.sleep(SETTLE_AFTER_PASS_S if record.passed else SETTLE_AFTER_FAIL_S)
+        return record
+
+    def _keep_raw(self, files: dict[str, bytes]) -> None:
+        """The tool's own summary and messages, beside the step records (not oha's per-request database)."""
+        raw = self.paths.root / "raw"
+        raw.mkdir(exist_ok=True)
+        for name in ("oha.json", "wrk2.json", "stdout", "stderr", "envelope"):
+            if files.get(name):
+                (raw / f"step-{self.step_number:03d}-{name}").write_bytes(files[name])
+
+    # -- searches -------------------------------------------------------------------------------------------
+    def route(self, target: str) -> None:
+        """Puts exactly the target's nodes in rotation and checks that they, and only they, answer."""
+        nodes_in = IN_ROTATION[target]
+        loadhost.set_rotation(nodes_in)
+        # One user through first (warm-up), which also shows where HAProxy sends the traffic.
+        first_user = user_ids(1)[0]
+        seen = self.host.nodes_answering(f"{target_url('lb', self.settings)}&user={first_user}",
+                                         max(self.settings.session_requests, 4 * len(nodes_in)))
+        if set(seen) != set(nodes_in):
+            raise loadhost.ClusterError(f"HAProxy should send {target}'s traffic to {', '.join(nodes_in)} "
+                                        f"but these answered: {seen}")
+
+    def search(self, target: str) -> None:
+        s = self.settings
+        self.route(target)
+        estimate = self._estimate(target)
+        warm_rate = min(s.start_rate, estimate / 4) if estimate else s.start_rate
+        if s.warmup_s > 0:
+            self.measure(target, 0, round(warm_rate / 2, 1), "warmup", duration_s=max(s.warmup_s,
+                                                                                        self.driver.min_step_s))
+        self.searches[target] = []
+        for repeat in range(1, s.repeats + 1):
+            previous = [x["capacity_rps"] for x in self.searches[target] if x["capacity_rps"]]
+            guess = previous[-1] if previous else estimate
+            start = max(s.start_rate, round(guess / s.growth, 1)) if guess else s.start_rate
+            outcome = find_capacity(lambda rate, phase: self.measure(target, repeat, rate, phase), start,
+                                    s.growth, s.precision_pct, s.max_steps)
+            self.searches[target].append({"repeat": repeat, "start_rps": start, **outcome.as_dict()})
+            self.progress.search_done()
+            capacity = f"{outcome.capacity:g}/s" if outcome.capacity else "none"
+            say(f"{target} capacity {capacity} ({outcome.status}: {outcome.reason})")
+            for warning in outcome.warnings:
+                say(f"warning: {target}: {warning}")
+
+    def _estimate(self, target: str) -> float | None:
+        """A first guess to start from: the cluster starts near the sum of its nodes' capacities."""
+        if target != "cluster":
+            return None
+        caps = [capacity_of(self.searches.get(n, [])) for n in loadhost.NODES]
+        return sum(caps) if all(caps) else None
+
+    def selfcheck(self, rate: float) -> dict:
+        record = self.measure("lb", 1, rate, "selfcheck", url=SELFCHECK_URL,
+                              duration_s=max(self.settings.step_s, self.driver.min_step_s))
+        r = record.result
+        within = abs(r.achieved_pct - 100) <= SELFCHECK_TOLERANCE_PCT
+        usage = r.loadhost
+        verdict = {"offered_rps": rate, "achieved_rps": r.achieved_rps, "achieved_pct": round(r.achieved_pct, 2),
+                   "within_tolerance": within, "tolerance_pct": SELFCHECK_TOLERANCE_PCT, "valid": record.valid,
+                   "invalid_reason": record.invalid_reason, "p99_ms": r.latency_ms.get("p99"),
+                   "send_lag_ms_p99": r.send_lag_ms_p99,
+                   "loadhost_cpu_pct": round(usage.cpu_pct, 1) if usage else None,
+                   "loadhost_cpu_cores": round(usage.cpu_seconds / usage.wall_seconds, 3) if usage else None,
+                   "loadhost_cpus": usage.cpus_available if usage else None,
+                   "passed": within and record.valid and r.failures == 0}
+        say(f"self-check at {rate:g}/s on {SELFCHECK_URL}: achieved {r.achieved_rps:g}/s "
+            f"({r.achieved_pct:.2f}% of offered, allowed ±{SELFCHECK_TOLERANCE_PCT:g}%), failures {r.failures}, "
+            f"load host CPU {verdict['loadhost_cpu_cores']} cores = {verdict['loadhost_cpu_pct']}% of its "
+            f"{verdict['loadhost_cpus']:g} CPUs → {'generator keeps up' if verdict['passed'] else 'NOT OK'}")
+        return verdict
+
+
+def capacity_of(searches: list[dict]) -> float | None:
+    """The median capacity over a target's repeated searches (None when none found one)."""
+    caps = [s["capacity_rps"] for s in searches if s.get("capacity_rps") and s.get("status") == "found"]
+    return statistics.median(caps) if caps else None
+
+
+def summarize(bench: Bench, status: str, error: str | None, started: float) -> dict:
+    targets = {}
+    for target, searches in bench.searches.items():
+        caps = [s["capacity_rps"] for s in searches if s.get("capacity_rps") and s.get("status") == "found"]
+        targets[target] = {"capacity_rps": capacity_of(searches), "repeats": caps,
+                           "min_rps": min(caps) if caps else None, "max_rps": max(caps) if caps else None,
+                           "spread_pct": round(100 * (max(caps) - min(caps)) / statistics.median(caps), 1)
+                           if len(caps) > 1 else None,
+                           "searches": searches}
+    node_caps = [targets.get(n, {}).get("capacity_rps") for n in loadhost.NODES]
+    cluster = targets.get("cluster", {}).get("capacity_rps")
+    node_sum = sum(node_caps) if all(node_caps) else None
+    summary = {"run_id": bench.run_id, "kind": bench.kind, "status": status, "error": error,
+               "driver": {"name": bench.driver.name, "version": bench.version}, "slo": vars(bench.settings.slo),
+               "targets": targets, "steps": bench.step_number}
+    if bench.kind == "cluster":
+        node1 = node_caps[0]
+        summary.update({
+            "sum_nodes_rps": node_sum, "cluster_rps": cluster,
+            "efficiency": round(cluster / node_sum, 3) if cluster and node_sum else None,
+            "cluster_over_node1": round(cluster / node1, 3) if cluster and node1 else None})
+    summary["elapsed_s"] = round(time.time() - started, 1)
+    return summary
+
+
+def print_table(summary: dict) -> None:
+    rows = [(name, t) for name, t in summary["targets"].items()]
+    print(f"\n{'target':<10}{'capacity/s':>12}{'repeats':>10}{'min..max/s':>22}  driver {summary['driver']['name']}")
+    for name, t in rows:
+        cap = f"{t['capacity_rps']:.1f}" if t["capacity_rps"] else "none"
+        span = f"{t['min_rps']:.1f}..{t['max_rps']:.1f}" if t["min_rps"] else "-"
+        print(f"{name:<10}{cap:>12}{len(t['repeats']):>10}{span:>22}")
+    if summary["kind"] == "cluster":
+        def fmt(value, unit=""):
+            return f"{value:.1f}{unit}" if isinstance(value, float) and unit else (
+                f"{value:.3f}" if isinstance(value, float) else "n/a")
+        print(f"{'ΣX_i':<10}{fmt(summary['sum_nodes_rps'], '/s'):>12}")
+        print(f"{'X_cluster':<10}{fmt(summary['cluster_rps'], '/s'):>12}")
+        print(f"E = X_cluster / ΣX_i = {fmt(summary['efficiency'])}    "
+              f"X_cluster / X_node1 = {fmt(summary['cluster_over_node1'])}")
+
+
+def _interrupt(signum, frame) -> None:
+    """SIGTERM ends a run as Ctrl-C does: completed steps kept, marked partial."""
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m load.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("kind", choices=sorted(TARGETS), help="what to measure")
+    parser.add_argument("--check-only", action="store_true", help="check the settings and the driver, run nothing")
+    args = parser.parse_args(argv)
+    kind = args.kind
+    try:
+        settings = load_settings()
+        driver, wrk2_local = choose_driver(settings, dict(os.environ))
+        settings = check_for_driver(settings, driver.name)
+    except SettingsError as problem:
+        for line in str(problem).splitlines():
+            print(f"capbench: {line}", file=sys.stderr)
+        return 2
+    if args.check_only:
+        return 0
+    down = loadhost.unhealthy_services()
+    if down:
+        print(f"capbench: the cluster is not up ({', '.join(down)} not running and healthy): run make up first",
+              file=sys.stderr)
+        return 2
+
+    run_id, paths = new_run(kind)
+    paths.partial_marker.write_text("this run has not ended normally\n")
+    bench = Bench(kind, settings, driver, wrk2_local, run_id, paths)
+    say(f"run {run_id}: {kind} with {driver.name}, {settings.variant} level {settings.level}, "
+        f"{settings.scenario} scenario, steps of {settings.step_s} s → {paths.root}")
+    started = time.time()
+    status, error, code = "complete", None, 0
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        bench.prepare()
+        write_json(paths.run_json, bench.run_json())
+        if kind == "selfcheck":
+            verdict = bench.selfcheck(selfcheck_rate(settings))
+            bench.searches["lb"] = [{"selfcheck": verdict, "status": "selfcheck", "capacity_rps": None}]
+            code = 0 if verdict["passed"] else 1
+            status = "complete" if verdict["passed"] else "failed"
+            error = None if verdict["passed"] else "the generator did not keep the offered rate"
+        else:
+            for target in TARGETS[kind]:
+                bench.search(target)
+    except KeyboardInterrupt:
+        status, error, code = "partial", "interrupted", 130
+        say("interrupted: keeping the completed steps (the generator finishes its current step on the load host)")
+    except (loadhost.ClusterError, DriverError, OSError) as problem:
+        status, error, code = "partial", str(problem), 1
+        say(f"stopped: {problem}")
+    finally:
+        if kind != "selfcheck":
+            try:
+                loadhost.set_rotation(loadhost.NODES)  # documented end state: every node in rotation
+            except (loadhost.ClusterError, OSError) as problem:
+                say(f"could not put every node back in rotation: {problem}")
+        if not paths.run_json.exists():
+            write_json(paths.run_json, bench.run_json())
+        summary = summarize(bench, status, error, started)
+        write_json(paths.summary, summary)
+        if status != "partial":
+            paths.partial_marker.unlink()
+    if kind != "selfcheck":
+        print_table(summary)
+    say(f"{status}: {len(read_jsonl(paths.steps))} steps in {_mmss(summary['elapsed_s'])} → {paths.root}")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""Load generator drivers: each turns a step plan into a command for the load host and parses what the tool
+left into a StepResult. Same semantics for all: a fixed total rate over a fixed number of connections for a
+fixed time, latency measured from each request's intended send time (coordinated omission corrected)."""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from load.step import LoadHostUsage, StepResult
+
+# Where the load image keeps our files for the generators (cluster/provision/load.sh installs them).
+LOADHOST_LIB = "/opt/capbench/load"
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    """What to send in one step. Paths are on the load host."""
+    url: str  # the target with variant and level, without a user id
+    rate: float  # requests per second, in total
+    duration_s: int
+    connections: int
+    threads: int
+    timeout_s: int
+    users_file: str | None  # session scenario: one user id per line
+    urls_file: str | None  # session scenario for tools that pick a URL per request
+    session_requests: int
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """What run-step recorded around the tool on the load host."""
+    start_epoch: float
+    end_epoch: float
+    cpu_start: float
+    cpu_end: float
+    cpus: float
+    exit_status: int
+
+    @classmethod
+    def parse(cls, text: str) -> "Envelope":
+        values = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+        return cls(start_epoch=float(values["start_epoch"]), end_epoch=float(values["end_epoch"]),
+                   cpu_start=float(values["cpu_start"]), cpu_end=float(values["cpu_end"]),
+                   cpus=float(values["cpus"]), exit_status=int(values["exit"]))
+
+    def usage(self) -> LoadHostUsage:
+        return LoadHostUsage(cpu_seconds=round(self.cpu_end - self.cpu_start, 3),
+                             wall_seconds=round(self.end_epoch - self.start_epoch, 3), cpus_available=self.cpus)
+
+
+class DriverError(RuntimeError):
+    """The tool did not run or left no results; the message says what it printed."""
+
+
+class Driver(Protocol):
+    name: str
+    min_step_s: int
+
+    def argv(self, plan: StepPlan) -> list[str]:
+        """The tool's command line on the load host (run inside run-step, in $CAPBENCH_STEP_DIR)."""
+
+    def parse(self, files: dict[str, bytes], plan: StepPlan, envelope: Envelope, version: str) -> StepResult:
+        """The step's result from the files the tool left in its step folder."""
+
+    def version_argv(self) -> list[str]:
+        """A command printing the tool's version on the load host."""
+
+
+def find_wrk2(wrk2_env: str | None) -> Path | None:
+    """The user's wrk2 binary: WRK2=/path, else wrk2 on PATH."""
+    if wrk2_env:
+        return Path(wrk2_env)
+    found = shutil.which("wrk2")
+    return Path(found) if found else None
+
+
+def tool_failure(name: str, files: dict[str, bytes], envelope: Envelope) -> DriverError:
+    tail = (files.get("stderr", b"") + files.get("stdout", b"")).decode(errors="replace").strip()
+    tail = " | ".join(tail.splitlines()[-5:]) or "no output"
+    return DriverError(f"{name} exited {envelope.exit_status} and left no results: {tail}")

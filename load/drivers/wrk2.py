@@ -1,0 +1,72 @@
+"""wrk2 (a binary the user supplies) as a constant-rate driver: `-R` total rate over `-c` connections and
+`-t` threads for `-d` seconds. wrk2 records each latency from the request's scheduled send time. Its results
+come from our Lua done() reporter (load/wrk2/capbench.lua, JSON), never from its printed text.
+
+wrk2's rules, enforced here: threads <= connections and each thread's rate >= 1 request/s; its first 10 s
+calibrate and are left out of the latency histogram, so a step must be long enough to measure after them."""
+from __future__ import annotations
+
+import json
+import math
+
+from load.drivers import LOADHOST_LIB, DriverError, Envelope, StepPlan, tool_failure
+from load.settings import WRK2_MIN_STEP_S
+from load.step import StepResult, Tool, empty_errors
+
+REPORT_FILE = "wrk2.json"
+SCRIPT = f"{LOADHOST_LIB}/wrk2/capbench.lua"
+# Where the harness puts the user's binary on the load host.
+LOADHOST_BINARY = "/tmp/capbench/bin/wrk2"
+
+
+def thread_count(wanted: int, connections: int, rate: float) -> int:
+    """As many threads as wanted, but no more than connections, and each with at least 1 request/s."""
+    return max(1, min(wanted, connections, math.floor(rate)))
+
+
+class Wrk2Driver:
+    name = "wrk2"
+    min_step_s = WRK2_MIN_STEP_S
+
+    def __init__(self, binary: str = LOADHOST_BINARY):
+        self.binary = binary
+
+    def argv(self, plan: StepPlan) -> list[str]:
+        threads = thread_count(plan.threads, plan.connections, plan.rate)
+        script_args = ["--", plan.users_file, str(plan.session_requests)] if plan.users_file else []
+        return [self.binary, "-t", str(threads), "-c", str(plan.connections), "-d", f"{plan.duration_s}s",
+                "-R", f"{plan.rate:g}", "--timeout", f"{plan.timeout_s}s", "-s", SCRIPT, plan.url, *script_args]
+
+    def version_argv(self) -> list[str]:
+        # wrk2 prints its version (it calls itself wrk 4.0.0) with the usage text, and exits 1.
+        return ["sh", "-c", f"{self.binary} -v 2>&1 | head -1; sha256sum {self.binary} | cut -c1-16"]
+
+    def parse(self, files: dict[str, bytes], plan: StepPlan, envelope: Envelope, version: str) -> StepResult:
+        if REPORT_FILE not in files:
+            raise tool_failure(self.name, files, envelope)
+        return parse_report(json.loads(files[REPORT_FILE]), plan, envelope, Tool(self.name, version, self.argv(plan)))
+
+
+def parse_report(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -> StepResult:
+    """One StepResult from the JSON our done() reporter wrote."""
+    for key in ("duration_us", "requests", "errors", "latency_us", "latency_count", "slow_share"):
+        if key not in report:
+            raise DriverError(f"wrk2 report lacks '{key}': keys {sorted(report)}")
+    duration_s = report["duration_us"] / 1e6
+    responses = int(report["requests"])
+    errors = empty_errors()
+    for kind in ("connect", "read", "write", "status", "timeout"):
+        errors[kind] = int(report["errors"][kind])
+    # The share above 5 s is known for the measured (post-calibration) part; apply it to all responses.
+    errors["slow"] = round(report["slow_share"] * responses)
+    latency_us = report["latency_us"]
+    latency = {} if report["latency_count"] == 0 else {
+        name: latency_us[name] / 1000.0 for name in ("p50", "p90", "p99", "p99.9", "max")}
+    socket_errors = sum(errors[k] for k in ("connect", "read", "write", "timeout"))
+    return StepResult(
+        offered_rps=plan.rate, duration_s=plan.duration_s, connections=plan.connections,
+        achieved_rps=round(responses / duration_s, 2) if duration_s else 0.0, responses=responses,
+        latency_ms=latency, errors=errors, error_messages={}, start_epoch=envelope.start_epoch,
+        end_epoch=envelope.end_epoch, tool=tool, intended=round(plan.rate * plan.duration_s),
+        sent=responses + socket_errors, loadhost=envelope.usage(),
+        notes=[f"latency from {report['latency_count']} responses after wrk2's 10 s calibration"])

@@ -1,0 +1,90 @@
+"""The load host and the balancer, seen from the harness on the user's machine: every generator runs on the
+load host (the `load` container), and nodes are taken in and out of rotation through HAProxy's runtime API.
+Both are reached with `docker compose exec` through cluster/compose.sh, so the cluster's settings apply."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import tarfile
+from pathlib import Path
+
+from load.drivers import Envelope
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE = str(ROOT / "cluster" / "compose.sh")
+RUN_STEP = "/opt/capbench/bin/run-step"
+WORK_DIR = "/tmp/capbench"  # on the load host, writable by its user
+NODES = ("node1", "node2", "node3")
+SERVICES = (*NODES, "lb", "load")
+
+
+class ClusterError(RuntimeError):
+    """The cluster is not in a state to bench (not up, unhealthy, a node that does not come back)."""
+
+
+def compose(*args: str, stdin: bytes | None = None, timeout: float = 120, check: bool = True
+            ) -> subprocess.CompletedProcess:
+    done = subprocess.run([COMPOSE, *args], input=stdin, capture_output=True, timeout=timeout, cwd=ROOT)
+    if check and done.returncode != 0:
+        raise ClusterError(f"compose {' '.join(args[:3])} exited {done.returncode}: "
+                           f"{done.stderr.decode(errors='replace').strip()[-400:]}")
+    return done
+
+
+def unhealthy_services() -> list[str]:
+    """The services of the bench that are not running and healthy ([] when all are)."""
+    done = compose("ps", "--all", "--format", "json", check=False)
+    if done.returncode != 0:
+        return list(SERVICES)
+    text = done.stdout.decode().strip()
+    rows = json.loads(text) if text.startswith("[") else [json.loads(line) for line in text.splitlines() if line]
+    healthy = {r["Service"] for r in rows if r.get("State") == "running" and r.get("Health") == "healthy"}
+    return [s for s in SERVICES if s not in healthy]
+
+
+class LoadHost:
+    def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 120) -> bytes:
+        return compose("exec", "-T", "load", *argv, stdin=stdin, timeout=timeout).stdout
+
+    def put(self, path: str, data: bytes) -> None:
+        self.exec(["sh", "-c", f'mkdir -p "$(dirname "{path}")" && cat > "{path}"'], stdin=data)
+
+    def put_binary(self, local: Path, path: str) -> None:
+        self.put(path, local.read_bytes())
+        self.exec(["chmod", "755", path])
+
+    def run_step(self, step_dir: str, argv: list[str], timeout: float) -> tuple[dict[str, bytes], Envelope]:
+        """Runs a generator under run-step; returns the files it left (by name) and the envelope."""
+        self.exec([RUN_STEP, step_dir, *argv], timeout=timeout)
+        archive = self.exec(["tar", "-C", step_dir, "-c", "."], timeout=60)
+        self.exec(["rm", "-rf", step_dir])
+        files = {}
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            for member in tar.getmembers():
+                if member.isfile():
+                    files[Path(member.name).name] = tar.extractfile(member).read()
+        return files, Envelope.parse(files["envelope"].decode())
+
+    def nodes_answering(self, url: str, count: int) -> dict[str, int]:
+        """Sends `count` requests one after another; how many each node answered."""
+        script = f'for i in $(seq {count}); do curl -fsS --max-time 10 "{url}"; echo; done'
+        seen: dict[str, int] = {}
+        for line in self.exec(["sh", "-c", script], timeout=30 + count).decode().splitlines():
+            if line.strip():
+                node = json.loads(line).get("node", "?")
+                seen[node] = seen.get(node, 0) + 1
+        return seen
+
+
+def lb_api(command: str) -> str:
+    return compose("exec", "-T", "lb", "/opt/capbench/bin/lb-api", command).stdout.decode()
+
+
+def set_rotation(nodes_in: tuple[str, ...]) -> None:
+    """Puts `nodes_in` in the balancer's rotation and every other node in maintenance."""
+    for node in NODES:
+        state = "ready" if node in nodes_in else "maint"
+        answer = lb_api(f"set server nodes/{node} state {state}").strip()
+        if answer:
+            raise ClusterError(f"HAProxy refused to set {node} {state}: {answer}")

@@ -1,0 +1,34 @@
+"""The scenario: what each request asks for. `session` is the study's user: SESSION_REQUESTS requests in
+succession with THINK_MS between them and one user id, then a new session with a random id drawn from a
+generated dataset, so nothing benefits from a single hot key. `single` sends one URL.
+
+wrk2 (Lua) keeps each session's requests together; oha picks a URL at random per request, so with oha each
+request draws its own user from the same dataset (same users, same shares, no ordering). The think time is
+kept by the number of connections: at rate R, each of C connections sends every C/R seconds, so
+C = R x think time gives each user that pause (see connections_for)."""
+from __future__ import annotations
+
+import math
+import random
+
+from load.settings import MAX_CONNECTIONS, BenchSettings
+
+DATASET_SEED = 20081212  # fixed, so every run asks for the same users
+MIN_CONNECTIONS = 16
+
+
+def target_url(host: str, settings: BenchSettings) -> str:
+    return f"http://{host}:8080/grind?variant={settings.variant}&level={settings.level}"
+
+
+def user_ids(count: int, seed: int = DATASET_SEED) -> list[str]:
+    """`count` distinct user ids, the same for the same count and seed."""
+    rng = random.Random(seed)
+    return [f"u{n:07d}-{rng.getrandbits(32):08x}" for n in range(count)]
+
+
+def connections_for(rate: float, settings: BenchSettings) -> int:
+    """CONNECTIONS when set; else enough users that each pauses THINK_MS between requests at this rate."""
+    if settings.connections is not None:
+        return settings.connections
+    return max(MIN_CONNECTIONS, min(MAX_CONNECTIONS, math.ceil(rate * settings.think_ms / 1000)))

@@ -1,0 +1,121 @@
+"""Capacity search: the highest constant offered rate whose step meets the SLO.
+
+Grow the rate by a factor until a step fails, then bisect between the highest pass and the lowest failure
+until they are within the asked precision, then measure the candidate once more: a lucky pass on a noisy
+server is caught and the bisection goes on below it. A step in which the generator fell behind stops the
+search without a capacity: that step measured the load host, not the server. Pure logic: `measure` runs a
+step (a real one, or a simulated server in the tests).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+MIN_RATE = 1.0  # requests/s: below this there is nothing to search
+
+
+class Verdict(Protocol):
+    passed: bool
+    valid: bool
+    invalid_reason: str | None
+
+
+@dataclass
+class SearchOutcome:
+    """found: capacity within the precision; lower-bound: no step failed up to the last rate (or the steps
+    ran out); invalid: the generator fell behind; none-passed: not even MIN_RATE met the SLO."""
+    status: str
+    capacity: float | None
+    reason: str
+    lowest_failure: float | None
+    tried: list[tuple[float, str, bool]] = field(default_factory=list)  # (rate, phase, passed)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"status": self.status, "capacity_rps": self.capacity, "reason": self.reason,
+                "lowest_failure_rps": self.lowest_failure, "steps": len(self.tried),
+                "tried": [{"rate": r, "phase": p, "passed": ok} for r, p, ok in self.tried],
+                "warnings": self.warnings}
+
+
+class _OutOfSteps(Exception):
+    pass
+
+
+class _Invalid(Exception):
+    pass
+
+
+def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, growth: float,
+                  precision_pct: float, max_steps: int) -> SearchOutcome:
+    """Runs steps through `measure(rate, phase)` (phase: search | confirm) and returns the capacity."""
+    tried: list[tuple[float, str, bool]] = []
+    passes: list[float] = []
+    failures: list[float] = []
+    invalid_reason: list[str] = []
+
+    def step(rate: float, phase: str) -> bool:
+        if len(tried) >= max_steps:
+            raise _OutOfSteps
+        rate = round(rate, 1)
+        verdict = measure(rate, phase)
+        tried.append((rate, phase, verdict.passed))
+        if not verdict.valid:
+            invalid_reason.append(f"the step at {rate:g}/s is invalid: {verdict.invalid_reason}")
+            raise _Invalid
+        (passes if verdict.passed else failures).append(rate)
+        return verdict.passed
+
+    def bracket() -> tuple[float | None, float | None]:
+        """Highest pass below the lowest failure, and that failure."""
+        high = min(failures) if failures else None
+        below = [r for r in passes if high is None or r < high]
+        return (max(below) if below else None), high
+
+    try:
+        rate = start_rate
+        while step(rate, "search"):  # grow until a failure
+            rate *= growth
+        while bracket()[0] is None:  # the first step failed: come down
+            rate = bracket()[1] / growth
+            if rate < MIN_RATE:
+                return _outcome("none-passed", None, f"no rate down to {MIN_RATE:g}/s met the SLO",
+                                tried, passes, failures)
+            step(rate, "search")
+        confirmed: set[float] = set()
+        while True:
+            low, high = bracket()
+            if high / low - 1 > precision_pct / 100:
+                step((low + high) / 2, "search")
+            elif low in confirmed:
+                break
+            else:
+                confirmed.add(low)
+                step(low, "confirm")  # a failure here lowers the bracket and the bisection goes on
+        low, high = bracket()
+        return _outcome("found", low, f"passed at {low:g}/s, failed at {high:g}/s", tried, passes, failures)
+    except _Invalid:
+        low, _ = bracket()
+        return _outcome("invalid", None, invalid_reason[0] + (
+            f" (the server passed up to {low:g}/s)" if low else ""), tried, passes, failures)
+    except _OutOfSteps:
+        low, high = bracket()
+        if low is None:
+            return _outcome("none-passed", None, f"no step passed in {max_steps} steps", tried, passes, failures)
+        if high is None:
+            return _outcome("lower-bound", low, f"every step passed, up to {low:g}/s: the capacity is higher",
+                            tried, passes, failures)
+        return _outcome("found", low, f"out of steps ({max_steps}) with the bracket {low:g}..{high:g}/s, "
+                        f"wider than {precision_pct:g}%", tried, passes, failures)
+
+
+def _outcome(status: str, capacity: float | None, reason: str, tried: list, passes: list[float],
+             failures: list[float]) -> SearchOutcome:
+    warnings = []
+    if failures:
+        above = sorted(r for r in passes if r > min(failures))
+        if above:
+            warnings.append(f"not monotonic: passed at {', '.join(f'{r:g}' for r in above)}/s above a failure at "
+                            f"{min(failures):g}/s; the capacity is the highest pass below the lowest failure")
+    return SearchOutcome(status=status, capacity=capacity, reason=reason,
+                         lowest_failure=min(failures) if failures else None, tried=tried, warnings=warnings)

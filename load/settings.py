@@ -1,0 +1,155 @@
+"""Bench settings: load/bench.env overridden by the environment (make passes its command-line variables there),
+each value checked before anything starts. A bad value gives one line naming it and what is allowed."""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+BENCH_ENV = Path(__file__).resolve().parent / "bench.env"
+VARIANTS = ("v1", "v1-nosync", "v2", "v3")
+SCENARIOS = ("session", "single")
+LOADGENS = ("auto", "oha", "wrk2")
+MAX_CONNECTIONS = 4000  # HAProxy's frontend maxconn (haproxy/haproxy.cfg)
+# wrk2 spends its first 10 s calibrating and resets its latency histogram after them; 10 s more are measured.
+WRK2_MIN_STEP_S = 20
+
+
+class SettingsError(ValueError):
+    """Raised with every problem found, one per line."""
+
+
+@dataclass(frozen=True)
+class Slo:
+    failure_pct: float
+    p99_ms: float
+    achieved_pct: float
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    variant: str
+    level: int
+    scenario: str
+    session_requests: int
+    think_ms: int
+    users: int
+    loadgen: str
+    connections: int | None  # None: auto, from the rate and the think time
+    threads: int
+    timeout_s: int
+    start_rate: float
+    growth: float
+    precision_pct: float
+    step_s: int
+    warmup_s: int
+    max_steps: int
+    repeats: int
+    slo: Slo
+    quick: bool
+    selfcheck_rate: float | None  # None: auto, twice the highest cluster capacity measured so far
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """KEY=value lines; comments and blank lines skipped; the value is everything after '=' (no quoting)."""
+    values = {}
+    for line in path.read_text().splitlines():
+        match = re.match(r"^([A-Z][A-Z0-9_]*)=(.*)$", line)
+        if match:
+            values[match.group(1)] = match.group(2).strip()
+    return values
+
+
+class _Checker:
+    """Collects errors so a user sees all of them at once."""
+
+    def __init__(self, raw: dict[str, str]):
+        self.raw = raw
+        self.errors: list[str] = []
+
+    def _bad(self, key: str, allowed: str) -> None:
+        self.errors.append(f"{key}='{self.raw.get(key, '')}' is not allowed: use {allowed}")
+
+    def integer(self, key: str, low: int, high: int, also: str = "") -> int:
+        text = self.raw.get(key, "")
+        if re.fullmatch(r"0|[1-9][0-9]{0,8}", text) and low <= int(text) <= high:
+            return int(text)
+        self._bad(key, (f"{also} or " if also else "") + f"an integer from {low} to {high}")
+        return low
+
+    def number(self, key: str, low: float, high: float, low_open: bool = False) -> float:
+        text = self.raw.get(key, "")
+        value = float(text) if re.fullmatch(r"[0-9]{1,9}(\.[0-9]+)?", text) else None
+        below = value is not None and (value <= low if low_open else value < low)
+        if value is None or below or value > high:
+            bound = f"above {low:.10g}" if low_open else f"from {low:.10g}"
+            self._bad(key, f"a number {bound} to {high:.10g}")
+            return high
+        return value
+
+    def choice(self, key: str, choices: tuple[str, ...]) -> str:
+        value = self.raw.get(key, "")
+        if value not in choices:
+            self._bad(key, "one of " + ", ".join(choices))
+            return choices[0]
+        return value
+
+
+def load_settings(environ: dict[str, str] | None = None, env_file: Path = BENCH_ENV) -> BenchSettings:
+    """Reads bench.env, lets the environment override each of its keys, validates everything."""
+    environ = os.environ if environ is None else environ
+    raw = read_env_file(env_file)
+    for key in list(raw):
+        if key in environ:
+            raw[key] = environ[key].strip()
+    check = _Checker(raw)
+    quick = check.choice("QUICK", ("0", "1")) == "1"
+    connections = None if raw.get("CONNECTIONS") == "auto" else check.integer(
+        "CONNECTIONS", 1, MAX_CONNECTIONS, also="auto")
+    settings = BenchSettings(
+        variant=check.choice("VARIANT", VARIANTS),
+        level=check.integer("LEVEL", 1, 16),
+        scenario=check.choice("SCENARIO", SCENARIOS),
+        session_requests=check.integer("SESSION_REQUESTS", 1, 1000),
+        think_ms=check.integer("THINK_MS", 0, 60000),
+        users=check.integer("USERS", 1, 1_000_000),
+        loadgen=check.choice("LOADGEN", LOADGENS),
+        connections=connections,
+        threads=check.integer("THREADS", 1, 64),
+        timeout_s=check.integer("TIMEOUT_S", 1, 600),
+        start_rate=check.number("START_RATE", 0, 1_000_000, low_open=True),
+        growth=check.number("GROWTH", 1, 10, low_open=True),
+        precision_pct=check.number(
+            "QUICK_PRECISION_PCT" if quick else "PRECISION_PCT", 0.5, 50),
+        step_s=check.integer("QUICK_STEP_S" if quick else "STEP_S", 1, 3600),
+        warmup_s=check.integer("QUICK_WARMUP_S" if quick else "WARMUP_S", 0, 3600),
+        max_steps=check.integer("MAX_STEPS", 2, 200),
+        repeats=check.integer("REPEATS", 1, 20),
+        slo=Slo(
+            failure_pct=check.number("SLO_FAILURE_PCT", 0, 100),
+            p99_ms=check.number("SLO_P99_MS", 0, 600_000, low_open=True),
+            achieved_pct=check.number("SLO_ACHIEVED_PCT", 0, 100, low_open=True),
+        ),
+        quick=quick,
+        selfcheck_rate=None if raw.get("SELFCHECK_RATE") == "auto" else check.number(
+            "SELFCHECK_RATE", 0, 1_000_000, low_open=True),
+    )
+    if check.errors:
+        raise SettingsError("\n".join(check.errors))
+    return settings
+
+
+def check_for_driver(settings: BenchSettings, driver_name: str) -> BenchSettings:
+    """Driver-specific limits: wrk2's steps must outlast its calibration (QUICK raises them to the minimum)."""
+    if driver_name == "wrk2":
+        if settings.quick and settings.step_s < WRK2_MIN_STEP_S:
+            return replace(settings, step_s=WRK2_MIN_STEP_S)
+        if settings.step_s < WRK2_MIN_STEP_S:
+            raise SettingsError(
+                f"STEP_S='{settings.step_s}' is too short for wrk2: its first 10 s are calibration, "
+                f"use at least {WRK2_MIN_STEP_S}")
+    return settings
