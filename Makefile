@@ -16,14 +16,14 @@ NODES := node1 node2 node3
 SHOW_NODE_STATES := cluster/lb-api.sh "show servers state nodes" \
 	| awk 'NR > 2 && NF > 6 {print $$4, ($$7 % 2 ? "maint" : "ready")}'
 
-.PHONY: help setup images up down status logs test test-unit test-python test-config test-integration \
+.PHONY: help setup images up down status logs test test-unit test-python test-load test-config test-integration \
 	node-maint node-ready bench-single bench-cluster bench-selfcheck
 
 help: ## list the targets
 	@echo "capbench — a horizontal-scaling capacity testbed for Java servers"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-17s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-setup: ## install what is missing (Docker engine, Compose, base image, test tools); build the webapp and images
+setup: ## install what is missing (Docker engine, Compose, base image, Python tools, oha); build the webapp and images
 	@cluster/setup.sh
 
 $(WAR): $(WEBAPP_SOURCES)
@@ -70,7 +70,7 @@ bench-selfcheck: ## the generator keeps the offered rate on a trivial endpoint (
 bench-single bench-cluster bench-selfcheck: bench-%: $(VENV)/.installed images
 	@$(BENCH) --check-only $* && cluster/up.sh && $(BENCH) $*
 
-test: $(VENV)/.installed ## every test: JUnit, config checks, and the cluster integration test (after make setup)
+test: $(VENV)/.installed ## every test: JUnit, config, harness, cluster and QUICK bench integration (after make setup)
 	@launched=; if ! docker info >/dev/null 2>&1; then cluster/engine.sh ensure; launched=1; fi; \
 	status=0; $(MAKE) --no-print-directory test-unit test-python || status=$$?; \
 	if [ -n "$$launched" ]; then cluster/engine.sh stop; fi; \
@@ -82,6 +82,9 @@ test-unit: ## the webapp's JUnit 5 tests (and its WAR)
 # Config checks and the integration test in one pytest run, so its summary line covers both.
 test-python: $(VENV)/.installed images
 	$(PYTHON) -m pytest tests
+
+test-load: $(VENV)/.installed ## the load harness alone: parsers on captured output, search logic, settings (seconds)
+	$(PYTHON) -m pytest tests/load
 
 test-config: $(VENV)/.installed images ## settings validation, compose config, haproxy -c on the rendered config
 	$(PYTHON) -m pytest tests/config

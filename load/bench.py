@@ -25,7 +25,7 @@ from load import loadhost
 from load.drivers import DriverError, StepPlan, find_wrk2
 from load.drivers.oha import OhaDriver
 from load.drivers.wrk2 import LOADHOST_BINARY, Wrk2Driver
-from load.results import RunPaths, append_jsonl, new_run, read_jsonl, results_dir, write_json
+from load.results import RunPaths, append_jsonl, git_sha, new_run, read_jsonl, results_dir, write_json
 from load.scenario import connections_for, target_url, user_ids
 from load.search import find_capacity
 from load.settings import BenchSettings, SettingsError, check_for_driver, load_settings
@@ -161,7 +161,7 @@ class Bench:
                            "binary": str(self.wrk2_local) if self.wrk2_local else None},
                 "profile": os.environ.get("PROFILE", "small"), "targets": list(TARGETS[self.kind]),
                 "harness": {"python": platform.python_version(), "host": platform.node()},
-                "git_sha": self.run_id.split("-")[1] if "-" in self.run_id else None,
+                "git_sha": git_sha(),
                 "started_epoch": time.time()}
 
     # -- steps ----------------------------------------------------------------------------------------------

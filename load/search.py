@@ -2,7 +2,8 @@
 
 Grow the rate by a factor until a step fails, then bisect between the highest pass and the lowest failure
 until they are within the asked precision, then measure the candidate once more: a lucky pass on a noisy
-server is caught and the bisection goes on below it. A step in which the generator fell behind stops the
+(or non-monotonic) server is caught, reported as a warning, and the bisection goes on below it. No rate above
+a failure is tried, so the capacity is always the highest pass below the lowest failure. A step in which the generator fell behind stops the
 search without a capacity: that step measured the load host, not the server. Pure logic: `measure` runs a
 step (a real one, or a simulated server in the tests).
 """
@@ -53,6 +54,7 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
     passes: list[float] = []
     failures: list[float] = []
     invalid_reason: list[str] = []
+    warnings: list[str] = []
 
     def step(rate: float, phase: str) -> bool:
         if len(tried) >= max_steps:
@@ -63,6 +65,9 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
         if not verdict.valid:
             invalid_reason.append(f"the step at {rate:g}/s is invalid: {verdict.invalid_reason}")
             raise _Invalid
+        if phase == "confirm" and not verdict.passed:
+            warnings.append(f"{rate:g}/s passed, then failed when measured again: the server is noisy or not "
+                            "monotonic here; the search went on below it")
         (passes if verdict.passed else failures).append(rate)
         return verdict.passed
 
@@ -72,6 +77,10 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
         below = [r for r in passes if high is None or r < high]
         return (max(below) if below else None), high
 
+    def outcome(status: str, capacity: float | None, reason: str) -> SearchOutcome:
+        return SearchOutcome(status=status, capacity=capacity, reason=reason,
+                             lowest_failure=min(failures) if failures else None, tried=tried, warnings=warnings)
+
     try:
         rate = start_rate
         while step(rate, "search"):  # grow until a failure
@@ -79,8 +88,7 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
         while bracket()[0] is None:  # the first step failed: come down
             rate = bracket()[1] / growth
             if rate < MIN_RATE:
-                return _outcome("none-passed", None, f"no rate down to {MIN_RATE:g}/s met the SLO",
-                                tried, passes, failures)
+                return outcome("none-passed", None, f"no rate down to {MIN_RATE:g}/s met the SLO")
             step(rate, "search")
         confirmed: set[float] = set()
         while True:
@@ -93,29 +101,16 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
                 confirmed.add(low)
                 step(low, "confirm")  # a failure here lowers the bracket and the bisection goes on
         low, high = bracket()
-        return _outcome("found", low, f"passed at {low:g}/s, failed at {high:g}/s", tried, passes, failures)
+        return outcome("found", low, f"passed at {low:g}/s, failed at {high:g}/s")
     except _Invalid:
         low, _ = bracket()
-        return _outcome("invalid", None, invalid_reason[0] + (
-            f" (the server passed up to {low:g}/s)" if low else ""), tried, passes, failures)
+        return outcome("invalid", None, invalid_reason[0] + (
+            f" (the server passed up to {low:g}/s)" if low else ""))
     except _OutOfSteps:
         low, high = bracket()
         if low is None:
-            return _outcome("none-passed", None, f"no step passed in {max_steps} steps", tried, passes, failures)
+            return outcome("none-passed", None, f"no step passed in {max_steps} steps")
         if high is None:
-            return _outcome("lower-bound", low, f"every step passed, up to {low:g}/s: the capacity is higher",
-                            tried, passes, failures)
-        return _outcome("found", low, f"out of steps ({max_steps}) with the bracket {low:g}..{high:g}/s, "
-                        f"wider than {precision_pct:g}%", tried, passes, failures)
-
-
-def _outcome(status: str, capacity: float | None, reason: str, tried: list, passes: list[float],
-             failures: list[float]) -> SearchOutcome:
-    warnings = []
-    if failures:
-        above = sorted(r for r in passes if r > min(failures))
-        if above:
-            warnings.append(f"not monotonic: passed at {', '.join(f'{r:g}' for r in above)}/s above a failure at "
-                            f"{min(failures):g}/s; the capacity is the highest pass below the lowest failure")
-    return SearchOutcome(status=status, capacity=capacity, reason=reason,
-                         lowest_failure=min(failures) if failures else None, tried=tried, warnings=warnings)
+            return outcome("lower-bound", low, f"every step passed, up to {low:g}/s: the capacity is higher")
+        return outcome("found", low, f"out of steps ({max_steps}) with the bracket {low:g}..{high:g}/s, "
+                        f"wider than {precision_pct:g}%")

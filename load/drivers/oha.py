@@ -18,19 +18,20 @@ from load.step import SLOW_MS, StepResult, Tool, empty_errors
 
 SUMMARY_FILE = "oha.json"
 REQUESTS_DB = "requests.db"
-# oha reports requests still in flight when the step ends as this; they were sent but are neither answered
-# nor failed (wrk2 likewise stops at its deadline).
+# oha reports each of its connection tasks cancelled at the end of the step as this: a request in flight or an
+# idle connection, neither answered nor failed (wrk2 likewise stops at its deadline). At most this many were
+# in flight at the end.
 DEADLINE_MESSAGE = "aborted due to deadline"
 # A request sent this much after it was due, while a connection was free, was held back by the generator.
 LATE_MS = 10.0
 # Error messages (Rust's io and hyper errors) to the study's kinds; the first matching fragment wins.
 ERROR_FRAGMENTS = (
     ("timeout", "timeout"), ("timed out", "timeout"),
-    ("refused", "connect"), ("unreachable", "connect"), ("no route", "connect"), ("dns", "connect"),
-    ("connect", "connect"),
-    ("broken pipe", "write"), ("write", "write"),
     ("reset", "read"), ("closed before message completed", "read"), ("incomplete", "read"),
     ("end of file", "read"), ("eof", "read"), ("parse", "read"),
+    ("broken pipe", "write"), ("write", "write"),
+    ("refused", "connect"), ("unreachable", "connect"), ("no route", "connect"), ("dns", "connect"),
+    ("tcp connect", "connect"), ("trying to connect", "connect"),
 )
 
 
@@ -132,9 +133,10 @@ def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: En
         offered_rps=plan.rate, duration_s=plan.duration_s, connections=plan.connections,
         achieved_rps=round(responses / plan.duration_s, 2), responses=responses, latency_ms=latency,
         errors=errors, error_messages=messages, start_epoch=envelope.start_epoch, end_epoch=envelope.end_epoch,
-        tool=tool, intended=round(plan.rate * plan.duration_s), sent=responses + socket_errors + cut,
+        tool=tool, intended=round(plan.rate * plan.duration_s), sent=responses + socket_errors,
         mean_service_ms=round(1000.0 * service_total / responses, 3) if responses else None,
         send_lag_ms_p99=lag.get_value_at_percentile(99) / 1000.0 if responses else None,
         late_with_free_connection=late_with_free_connection(rows, plan.connections, cut),
         loadhost=envelope.usage(),
-        notes=[f"{cut} requests in flight at the end of the step (not counted)"] if cut else [])
+        notes=[f"{cut} connections cut at the end of the step, idle or with a request in flight (not counted)"]
+        if cut else [])

@@ -1,0 +1,130 @@
+"""The capacity benches for real: `make bench-cluster QUICK=1` on the real cluster (project capbench-it, so a
+cluster of yours is untouched) with the packaged driver; an interrupted bench keeps its steps and says it is
+partial; the generator self-check; and, when a wrk2 binary is given (WRK2=…), the same with wrk2."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, compose, run
+
+ENV = {"COMPOSE_PROJECT_NAME": "capbench-it", "STATS_PORT": "0"}
+TARGETS = ("node1", "node2", "node3", "cluster")
+STEP_FIELDS = ("run_id", "step", "phase", "target", "url", "offered_rps", "duration_s", "connections",
+               "achieved_rps", "responses", "latency_ms", "errors", "start_epoch", "end_epoch", "tool",
+               "valid", "passed", "failures", "failure_pct", "loadhost")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster():
+    yield
+    compose("down", "--remove-orphans", "--timeout", "10", env=ENV, timeout=180, check=False)
+
+
+def only_run(results: Path) -> Path:
+    runs = [p for p in results.iterdir() if p.is_dir()]
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+def steps_of(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "steps.jsonl").read_text().splitlines()]
+
+
+def assert_step_complete(step: dict) -> None:
+    for field in STEP_FIELDS:
+        assert step.get(field) is not None, (field, step)
+    assert set(step["errors"]) == {"connect", "read", "write", "timeout", "status", "slow", "other"}
+    if step["responses"]:
+        assert set(step["latency_ms"]) == {"p50", "p90", "p99", "p99.9", "max"}
+    assert step["start_epoch"] < step["end_epoch"]
+    assert step["tool"]["name"] and step["tool"]["version"] and step["tool"]["argv"]
+
+
+def test_quick_bench_cluster(tmp_path):
+    done = run(["make", "--no-print-directory", "bench-cluster", "QUICK=1"],
+               env={**ENV, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha"}, timeout=1800)
+    run_dir = only_run(tmp_path)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    steps = steps_of(run_dir)
+    assert summary["status"] == "complete" and not (run_dir / "PARTIAL").exists()
+    assert summary["driver"]["name"] == "oha" and summary["driver"]["version"] == "oha 1.16.0"
+    for step in steps:
+        assert_step_complete(step)
+    for target in TARGETS:
+        capacity = summary["targets"][target]["capacity_rps"]
+        assert capacity and capacity > 0, (target, summary["targets"][target])
+        # The capacity is the offered rate of a passing step of that target, and no step of it below that
+        # rate failed after its search began (the search never reports a rate above a failure).
+        passed = [s["offered_rps"] for s in steps if s["target"] == target and s["passed"] and s["phase"] != "warmup"]
+        failed = [s["offered_rps"] for s in steps if s["target"] == target and not s["passed"]
+                  and s["phase"] != "warmup"]
+        assert capacity in passed and (not failed or capacity < min(failed))
+    node_sum = sum(summary["targets"][n]["capacity_rps"] for n in TARGETS[:3])
+    assert summary["sum_nodes_rps"] == pytest.approx(node_sum)
+    assert summary["efficiency"] == pytest.approx(summary["cluster_rps"] / node_sum, abs=1e-3)
+    assert "E = X_cluster / ΣX_i = " in done.stdout and "X_cluster / X_node1 = " in done.stdout
+    run_json = json.loads((run_dir / "run.json").read_text())
+    assert run_json["settings"]["quick"] and run_json["driver"]["version"] == "oha 1.16.0"
+    assert run_json["git_sha"]
+
+
+def node_states() -> str:
+    return run([str(ROOT / "cluster" / "lb-api.sh"), "show servers state nodes"], env=ENV).stdout
+
+
+def test_interrupted_bench_keeps_its_steps_and_is_marked_partial(tmp_path):
+    env = {**os.environ, **ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha"}
+    bench = subprocess.Popen([sys.executable, "-m", "load.bench", "single"], cwd=ROOT, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        runs = [p for p in tmp_path.iterdir() if (p / "steps.jsonl").exists()]
+        if runs and len(steps_of(runs[0])) >= 2:
+            break
+        time.sleep(0.5)
+    bench.send_signal(signal.SIGINT)
+    output, _ = bench.communicate(timeout=120)
+    assert bench.returncode == 130, output
+    run_dir = only_run(tmp_path)
+    assert (run_dir / "PARTIAL").exists()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "partial" and summary["error"] == "interrupted"
+    assert len(steps_of(run_dir)) >= 2
+    assert "interrupted: keeping the completed steps" in output
+    # The documented end state: every node back in rotation (admin state bit 1 clear).
+    rows = [line.split() for line in node_states().splitlines()[2:] if line.strip()]
+    assert {row[3] for row in rows} == {"node1", "node2", "node3"}
+    assert all(int(row[6]) % 2 == 0 for row in rows)
+
+
+def test_selfcheck_generator_keeps_the_rate(tmp_path):
+    done = run([sys.executable, "-m", "load.bench", "selfcheck"],
+               env={**ENV, "RESULTS_DIR": str(tmp_path), "SELFCHECK_RATE": "1000", "STEP_S": "10",
+                    "LOADGEN": "oha"}, timeout=300, check=False)
+    summary = json.loads((only_run(tmp_path) / "summary.json").read_text())
+    verdict = summary["targets"]["lb"]["searches"][0]["selfcheck"]
+    assert abs(verdict["achieved_pct"] - 100) <= 1, verdict
+    assert verdict["loadhost_cpu_pct"] is not None
+    assert done.returncode == 0 and "generator keeps up" in done.stdout
+
+
+@pytest.mark.skipif(not os.environ.get("WRK2"), reason="no wrk2 binary: set WRK2=/path/to/wrk2 to run the wrk2 "
+                    "bench (DEVELOPERS.md says how to build one by hand)")
+def test_quick_bench_single_with_wrk2(tmp_path):
+    run(["make", "--no-print-directory", "bench-single", "QUICK=1", "LOADGEN=wrk2"],
+        env={**ENV, "RESULTS_DIR": str(tmp_path)}, timeout=1800)
+    run_dir = only_run(tmp_path)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "complete" and summary["driver"]["name"] == "wrk2"
+    assert summary["targets"]["node1"]["capacity_rps"] > 0
+    for step in steps_of(run_dir):
+        assert_step_complete(step)
+        assert step["duration_s"] >= 20  # past wrk2's calibration

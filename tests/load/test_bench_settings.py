@@ -1,0 +1,126 @@
+"""Bench settings and the harness's refusals: every bad value named with what is allowed, before anything
+starts (no results folder, no cluster touched)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from load.bench import choose_driver
+from load.settings import SettingsError, check_for_driver, load_settings
+
+
+def settings(**env: str):
+    return load_settings(environ=env)
+
+
+def test_defaults_load():
+    s = settings()
+    assert (s.variant, s.level, s.scenario, s.loadgen) == ("v1", 13, "session", "auto")
+    assert (s.slo.failure_pct, s.slo.p99_ms, s.slo.achieved_pct) == (1, 500, 95)
+    assert s.connections is None and s.selfcheck_rate is None and not s.quick
+
+
+def test_quick_uses_the_quick_durations():
+    s = settings(QUICK="1")
+    assert (s.step_s, s.warmup_s, s.precision_pct) == (5, 5, 15)
+
+
+def test_make_line_overrides():
+    s = settings(VARIANT="v3", LEVEL="14", CONNECTIONS="64", SLO_P99_MS="250.5")
+    assert (s.variant, s.level, s.connections, s.slo.p99_ms) == ("v3", 14, 64, 250.5)
+
+
+BAD = [
+    ({"VARIANT": "v4"}, "VARIANT='v4' is not allowed: use one of v1, v1-nosync, v2, v3"),
+    ({"LEVEL": "0"}, "LEVEL='0' is not allowed: use an integer from 1 to 16"),
+    ({"LEVEL": "17"}, "LEVEL='17'"),
+    ({"LEVEL": "013"}, "LEVEL='013'"),
+    ({"SCENARIO": "burst"}, "SCENARIO='burst' is not allowed: use one of session, single"),
+    ({"LOADGEN": "ab"}, "LOADGEN='ab' is not allowed: use one of auto, oha, wrk2"),
+    ({"START_RATE": "0"}, "START_RATE='0' is not allowed: use a number above 0 to 1000000"),
+    ({"START_RATE": "-5"}, "START_RATE='-5'"),
+    ({"START_RATE": "fast"}, "START_RATE='fast'"),
+    ({"GROWTH": "1"}, "GROWTH='1' is not allowed: use a number above 1 to 10"),
+    ({"PRECISION_PCT": "0.1"}, "PRECISION_PCT='0.1' is not allowed: use a number from 0.5 to 50"),
+    ({"STEP_S": "0"}, "STEP_S='0' is not allowed: use an integer from 1 to 3600"),
+    ({"STEP_S": "2.5"}, "STEP_S='2.5'"),
+    ({"WARMUP_S": "-1"}, "WARMUP_S='-1'"),
+    ({"CONNECTIONS": "0"}, "CONNECTIONS='0' is not allowed: use auto or an integer from 1 to 4000"),
+    ({"CONNECTIONS": "5000"}, "CONNECTIONS='5000'"),
+    ({"THREADS": "0"}, "THREADS='0'"),
+    ({"REPEATS": "0"}, "REPEATS='0' is not allowed: use an integer from 1 to 20"),
+    ({"MAX_STEPS": "1"}, "MAX_STEPS='1'"),
+    ({"SLO_FAILURE_PCT": "101"}, "SLO_FAILURE_PCT='101' is not allowed: use a number from 0 to 100"),
+    ({"SLO_P99_MS": "0"}, "SLO_P99_MS='0'"),
+    ({"SLO_ACHIEVED_PCT": "0"}, "SLO_ACHIEVED_PCT='0'"),
+    ({"QUICK": "yes"}, "QUICK='yes' is not allowed: use one of 0, 1"),
+    ({"THINK_MS": "-3"}, "THINK_MS='-3'"),
+    ({"USERS": "0"}, "USERS='0'"),
+    ({"SELFCHECK_RATE": "0"}, "SELFCHECK_RATE='0'"),
+    ({"TIMEOUT_S": "0"}, "TIMEOUT_S='0'"),
+]
+
+
+@pytest.mark.parametrize("env, message", BAD, ids=[next(iter(e)) + "=" + next(iter(e.values())) for e, _ in BAD])
+def test_bad_value_refused_with_what_is_allowed(env, message):
+    with pytest.raises(SettingsError) as refused:
+        settings(**env)
+    assert message in str(refused.value)
+
+
+def test_every_bad_value_reported_at_once():
+    with pytest.raises(SettingsError) as refused:
+        settings(VARIANT="x", LEVEL="99", START_RATE="0")
+    assert len(str(refused.value).splitlines()) == 3
+
+
+def test_wrk2_steps_must_outlast_its_calibration():
+    with pytest.raises(SettingsError, match="STEP_S='10' is too short for wrk2: its first 10 s are calibration"):
+        check_for_driver(settings(STEP_S="10"), "wrk2")
+    assert check_for_driver(settings(QUICK="1"), "wrk2").step_s == 20  # QUICK takes wrk2's shortest
+    assert check_for_driver(settings(STEP_S="3"), "oha").step_s == 3
+
+
+def test_driver_choice(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no wrk2 on PATH
+    assert choose_driver(settings(), {})[0].name == "oha"
+    with pytest.raises(SettingsError, match="LOADGEN='wrk2' but no wrk2 binary"):
+        choose_driver(settings(LOADGEN="wrk2"), {})
+    with pytest.raises(SettingsError, match="WRK2='/nonexistent/wrk' is not an executable file"):
+        choose_driver(settings(), {"WRK2": "/nonexistent/wrk"})
+    fake = tmp_path / "wrk2"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    driver, binary = choose_driver(settings(), {"WRK2": str(fake)})
+    assert driver.name == "wrk2" and binary == fake
+    assert choose_driver(settings(), {})[0].name == "wrk2"  # found on PATH
+    assert choose_driver(settings(LOADGEN="oha"), {"WRK2": str(fake)})[0].name == "oha"
+
+
+def bench(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "load.bench", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=120)
+
+
+def test_cli_refuses_bad_input_in_one_line_before_anything(tmp_path):
+    done = bench("cluster", VARIANT="v7", RESULTS_DIR=str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("capbench: VARIANT='v7' is not allowed: use one of v1, v1-nosync, v2, v3")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_refuses_a_cluster_that_is_not_up(tmp_path):
+    done = bench("single", COMPOSE_PROJECT_NAME="capbench-not-up", RESULTS_DIR=str(tmp_path))
+    assert done.returncode == 2
+    assert "capbench: the cluster is not up (node1, node2, node3, lb, load not running and healthy): " \
+           "run make up first" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_unknown_kind():
+    done = bench("everything")
+    assert done.returncode == 2 and "invalid choice: 'everything'" in done.stderr
