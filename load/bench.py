@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import signal
 import statistics
 import sys
@@ -28,9 +29,11 @@ from load.drivers.wrk2 import LOADHOST_BINARY, Wrk2Driver
 from load.results import RunPaths, append_jsonl, git_sha, new_run, read_jsonl, results_dir, write_json
 from load.scenario import connections_for, target_url, user_ids
 from load.search import find_capacity
-from load.settings import BenchSettings, SettingsError, check_for_driver, load_settings
+from load.settings import BenchSettings, SettingsError, check_for_driver, load_settings, read_env_file
 from load.step import StepRecord, judge
 
+PROFILES = loadhost.ROOT / "cluster" / "profiles"
+TUNABLES = loadhost.ROOT / "tomcat-conf" / "tunables.env"
 TARGETS = {"single": ("node1",), "cluster": ("node1", "node2", "node3", "cluster"), "selfcheck": ("lb",)}
 IN_ROTATION = {"node1": ("node1",), "node2": ("node2",), "node3": ("node3",), "cluster": loadhost.NODES}
 SELFCHECK_URL = "http://lb:8080/lb-health"
@@ -58,6 +61,24 @@ def choose_driver(settings: BenchSettings, environ: dict[str, str]):
     if settings.loadgen == "wrk2" or (settings.loadgen == "auto" and wrk2 is not None):
         return Wrk2Driver(), wrk2
     return OhaDriver(), None
+
+
+def profile_name() -> str:
+    return os.environ.get("PROFILE") or "small"
+
+
+def cluster_settings() -> dict[str, str]:
+    """The cluster's settings this run used: the profile and the Tomcat tunables, with the environment's
+    overrides (as cluster/compose.sh applies them)."""
+    values = {**read_env_file(PROFILES / f"{profile_name()}.env"), **read_env_file(TUNABLES)}
+    return {key: os.environ.get(key, value) for key, value in values.items()}
+
+
+def check_profile() -> None:
+    if not re.fullmatch(r"[a-z0-9_-]+", profile_name()) or not (PROFILES / f"{profile_name()}.env").is_file():
+        allowed = ", ".join(sorted(p.stem for p in PROFILES.glob("*.env")))
+        raise SettingsError(f"PROFILE='{profile_name()}' is not a profile: use one of {allowed} "
+                            "(files in cluster/profiles/)")
 
 
 def selfcheck_rate(settings: BenchSettings) -> float:
@@ -159,7 +180,8 @@ class Bench:
         return {"run_id": self.run_id, "kind": self.kind, "settings": self.settings.as_dict(),
                 "driver": {"name": self.driver.name, "version": self.version,
                            "binary": str(self.wrk2_local) if self.wrk2_local else None},
-                "profile": os.environ.get("PROFILE", "small"), "targets": list(TARGETS[self.kind]),
+                "profile": profile_name(), "cluster_settings": cluster_settings(),
+                "compose_version": loadhost.compose_version(), "targets": list(TARGETS[self.kind]),
                 "harness": {"python": platform.python_version(), "host": platform.node()},
                 "git_sha": git_sha(),
                 "started_epoch": time.time()}
@@ -177,8 +199,12 @@ class Bench:
                         urls_file=None if single else self.urls_file, session_requests=s.session_requests)
         began = self.progress.begin(target, phase, self.step_number, rate, plan.duration_s, connections)
         step_dir = f"{self.work_dir}/step-{self.step_number:03d}"
-        files, envelope = self.host.run_step(step_dir, self.driver.argv(plan),
-                                             timeout=plan.duration_s + s.timeout_s + 120)
+        try:
+            files, envelope = self.host.run_step(step_dir, self.driver.argv(plan),
+                                                 timeout=plan.duration_s + s.timeout_s + 120)
+        except KeyboardInterrupt:
+            self.host.stop_step(step_dir)
+            raise
         self._keep_raw(files)
         result = self.driver.parse(files, plan, envelope, self.version)
         record = judge(self.run_id, self.step_number, phase, target, repeat, plan.url, "single" if single
@@ -320,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     kind = args.kind
     try:
         settings = load_settings()
+        check_profile()
         driver, wrk2_local = choose_driver(settings, dict(os.environ))
         settings = check_for_driver(settings, driver.name)
     except SettingsError as problem:
@@ -356,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
                 bench.search(target)
     except KeyboardInterrupt:
         status, error, code = "partial", "interrupted", 130
-        say("interrupted: keeping the completed steps (the generator finishes its current step on the load host)")
+        say("interrupted: keeping the completed steps; a generator still running on the load host was stopped")
     except (loadhost.ClusterError, DriverError, OSError) as problem:
         status, error, code = "partial", str(problem), 1
         say(f"stopped: {problem}")

@@ -43,6 +43,11 @@ def unhealthy_services() -> list[str]:
     return [s for s in SERVICES if s not in healthy]
 
 
+def compose_version() -> str:
+    done = subprocess.run(["docker", "compose", "version", "--short"], capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
 class LoadHost:
     def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 120) -> bytes:
         return compose("exec", "-T", "load", *argv, stdin=stdin, timeout=timeout).stdout
@@ -65,6 +70,11 @@ class LoadHost:
                 if member.isfile():
                     files[Path(member.name).name] = tar.extractfile(member).read()
         return files, Envelope.parse(files["envelope"].decode())
+
+    def stop_step(self, step_dir: str) -> None:
+        """Stops a step's generator that is still running (after an interrupt); quiet when there is none."""
+        compose("exec", "-T", "load", "sh", "-c", f'kill "$(cat "{step_dir}/pid" 2>/dev/null)" 2>/dev/null; '
+                f'rm -rf "{step_dir}"', check=False, timeout=30)
 
     def nodes_answering(self, url: str, count: int) -> dict[str, int]:
         """Sends `count` requests one after another; how many each node answered."""

@@ -2,10 +2,10 @@
 
 Grow the rate by a factor until a step fails, then bisect between the highest pass and the lowest failure
 until they are within the asked precision, then measure the candidate once more: a lucky pass on a noisy
-(or non-monotonic) server is caught, reported as a warning, and the bisection goes on below it. No rate above
-a failure is tried, so the capacity is always the highest pass below the lowest failure. A step in which the generator fell behind stops the
-search without a capacity: that step measured the load host, not the server. Pure logic: `measure` runs a
-step (a real one, or a simulated server in the tests).
+(or non-monotonic) server is caught, reported as a warning, and the bisection goes on below it. No rate
+above a failure is tried, so the capacity is always the highest pass below the lowest failure. A step in
+which the generator fell behind stops the search without a capacity: that step measured the load host, not
+the server. Pure logic: `measure` runs a step (a real one, or a simulated server in the tests).
 """
 from __future__ import annotations
 

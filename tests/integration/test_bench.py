@@ -99,6 +99,9 @@ def test_interrupted_bench_keeps_its_steps_and_is_marked_partial(tmp_path):
     assert summary["status"] == "partial" and summary["error"] == "interrupted"
     assert len(steps_of(run_dir)) >= 2
     assert "interrupted: keeping the completed steps" in output
+    # The step's generator was stopped on the load host too.
+    running = compose("exec", "-T", "load", "sh", "-c", "cat /proc/[0-9]*/comm", env=ENV).stdout.split()
+    assert "oha" not in running
     # The documented end state: every node back in rotation (admin state bit 1 clear).
     rows = [line.split() for line in node_states().splitlines()[2:] if line.strip()]
     assert {row[3] for row in rows} == {"node1", "node2", "node3"}

@@ -113,6 +113,13 @@ def test_cli_refuses_bad_input_in_one_line_before_anything(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_cli_refuses_an_unknown_profile(tmp_path):
+    done = bench("cluster", "--check-only", PROFILE="huge", RESULTS_DIR=str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("capbench: PROFILE='huge' is not a profile: use one of lab, small "
+                                   "(files in cluster/profiles/)")
+
+
 def test_cli_refuses_a_cluster_that_is_not_up(tmp_path):
     done = bench("single", COMPOSE_PROJECT_NAME="capbench-not-up", RESULTS_DIR=str(tmp_path))
     assert done.returncode == 2
