@@ -39,9 +39,11 @@ IN_ROTATION = {"node1": ("node1",), "node2": ("node2",), "node3": ("node3",), "c
 SELFCHECK_URL = "http://lb:8080/lb-health"
 SELFCHECK_DEFAULT_RATE = 4000.0
 SELFCHECK_TOLERANCE_PCT = 1.0
-# Pause after a step before the next, so queues left by an overloaded step drain (seconds).
+# Pause after a step before the next; after a failed one, also wait until the requests an overloaded step
+# left queued in HAProxy or running on the nodes are done (up to DRAIN_MAX_S), so the next step starts clean.
 SETTLE_AFTER_PASS_S = 1
 SETTLE_AFTER_FAIL_S = 5
+DRAIN_MAX_S = 120
 STEPS_PER_SEARCH_GUESS = 10  # for the ETA until a search has finished
 
 
@@ -212,7 +214,18 @@ class Bench:
         append_jsonl(self.paths.steps, record.to_json())
         self.progress.end(record, began)
         time.sleep(SETTLE_AFTER_PASS_S if record.passed else SETTLE_AFTER_FAIL_S)
+        if not record.passed and target != "lb":
+            self._drain()
         return record
+
+    def _drain(self) -> None:
+        deadline = time.monotonic() + DRAIN_MAX_S
+        left = loadhost.requests_in_nodes()
+        while left and time.monotonic() < deadline:
+            time.sleep(0.5)
+            left = loadhost.requests_in_nodes()
+        if left:
+            say(f"warning: {left} requests still queued or running on the nodes after {DRAIN_MAX_S} s")
 
     def _keep_raw(self, files: dict[str, bytes]) -> None:
         """The tool's own summary and messages, beside the step records (not oha's per-request database)."""

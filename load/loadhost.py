@@ -91,6 +91,17 @@ def lb_api(command: str) -> str:
     return compose("exec", "-T", "lb", "/opt/capbench/bin/lb-api", command).stdout.decode()
 
 
+def requests_in_nodes() -> int:
+    """Requests HAProxy has queued for, or in progress on, the nodes right now (its `show stat` counters)."""
+    lines = lb_api("show stat").splitlines()
+    header = lines[0].lstrip("# ").split(",")
+    for line in lines[1:]:
+        row = dict(zip(header, line.split(",")))
+        if row.get("pxname") == "nodes" and row.get("svname") == "BACKEND":
+            return int(row["qcur"] or 0) + int(row["scur"] or 0)
+    raise ClusterError("HAProxy's show stat has no BACKEND row for nodes")
+
+
 def set_rotation(nodes_in: tuple[str, ...]) -> None:
     """Puts `nodes_in` in the balancer's rotation and every other node in maintenance."""
     for node in NODES:
