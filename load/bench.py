@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from load import loadhost
+from load import ROOT, loadhost
 from load.drivers import DriverError, StepPlan, find_wrk2
 from load.drivers.oha import OhaDriver
 from load.drivers.wrk2 import LOADHOST_BINARY, Wrk2Driver
@@ -32,8 +32,8 @@ from load.search import find_capacity
 from load.settings import BenchSettings, SettingsError, check_for_driver, load_settings, read_env_file
 from load.step import StepRecord, judge
 
-PROFILES = loadhost.ROOT / "cluster" / "profiles"
-TUNABLES = loadhost.ROOT / "tomcat-conf" / "tunables.env"
+PROFILES = ROOT / "cluster" / "profiles"
+TUNABLES = ROOT / "tomcat-conf" / "tunables.env"
 TARGETS = {"single": ("node1",), "cluster": ("node1", "node2", "node3", "cluster"), "selfcheck": ("lb",)}
 IN_ROTATION = {"node1": ("node1",), "node2": ("node2",), "node3": ("node3",), "cluster": loadhost.NODES}
 SELFCHECK_URL = "http://lb:8080/lb-health"
@@ -171,11 +171,12 @@ class Bench:
         self.version = " ".join(self.host.exec(self.driver.version_argv()).decode().split())
         if self.settings.scenario == "session" and self.kind != "selfcheck":
             users = user_ids(self.settings.users)
-            self.paths.users.write_text("\n".join(users) + "\n")
+            users_text = ("\n".join(users) + "\n").encode()
+            self.paths.users.write_bytes(users_text)
             self.users_file = f"{self.work_dir}/users.txt"
             self.urls_file = f"{self.work_dir}/urls.txt"
             base = target_url("lb", self.settings)
-            self.host.put(self.users_file, self.paths.users.read_bytes())
+            self.host.put(self.users_file, users_text)
             self.host.put(self.urls_file, "".join(f"{base}&user={u}\n" for u in users).encode())
 
     def run_json(self) -> dict:
@@ -298,16 +299,21 @@ class Bench:
         return verdict
 
 
+def found_capacities(searches: list[dict]) -> list[float]:
+    """The capacities a target's repeated searches found."""
+    return [s["capacity_rps"] for s in searches if s.get("capacity_rps") and s.get("status") == "found"]
+
+
 def capacity_of(searches: list[dict]) -> float | None:
     """The median capacity over a target's repeated searches (None when none found one)."""
-    caps = [s["capacity_rps"] for s in searches if s.get("capacity_rps") and s.get("status") == "found"]
+    caps = found_capacities(searches)
     return statistics.median(caps) if caps else None
 
 
 def summarize(bench: Bench, status: str, error: str | None, started: float) -> dict:
     targets = {}
     for target, searches in bench.searches.items():
-        caps = [s["capacity_rps"] for s in searches if s.get("capacity_rps") and s.get("status") == "found"]
+        caps = found_capacities(searches)
         targets[target] = {"capacity_rps": capacity_of(searches), "repeats": caps,
                            "min_rps": min(caps) if caps else None, "max_rps": max(caps) if caps else None,
                            "spread_pct": round(100 * (max(caps) - min(caps)) / statistics.median(caps), 1)

@@ -9,9 +9,9 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+from load import ROOT
 from load.drivers import Envelope
 
-ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = str(ROOT / "cluster" / "compose.sh")
 RUN_STEP = "/opt/capbench/bin/run-step"
 WORK_DIR = "/tmp/capbench"  # on the load host, writable by its user
@@ -49,8 +49,8 @@ def compose_version() -> str:
 
 
 class LoadHost:
-    def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 120) -> bytes:
-        return compose("exec", "-T", "load", *argv, stdin=stdin, timeout=timeout).stdout
+    def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 120, check: bool = True) -> bytes:
+        return compose("exec", "-T", "load", *argv, stdin=stdin, timeout=timeout, check=check).stdout
 
     def put(self, path: str, data: bytes) -> None:
         self.exec(["sh", "-c", f'mkdir -p "$(dirname "{path}")" && cat > "{path}"'], stdin=data)
@@ -73,8 +73,8 @@ class LoadHost:
 
     def stop_step(self, step_dir: str) -> None:
         """Stops a step's generator that is still running (after an interrupt); quiet when there is none."""
-        compose("exec", "-T", "load", "sh", "-c", f'kill "$(cat "{step_dir}/pid" 2>/dev/null)" 2>/dev/null; '
-                f'rm -rf "{step_dir}"', check=False, timeout=30)
+        self.exec(["sh", "-c", f'kill "$(cat "{step_dir}/pid" 2>/dev/null)" 2>/dev/null; rm -rf "{step_dir}"'],
+                  timeout=30, check=False)
 
     def nodes_answering(self, url: str, count: int) -> dict[str, int]:
         """Sends `count` requests one after another; how many each node answered."""

@@ -81,13 +81,13 @@ class _Checker:
         self._bad(key, (f"{also} or " if also else "") + f"an integer from {low} to {high}")
         return low
 
-    def number(self, key: str, low: float, high: float, low_open: bool = False) -> float:
+    def number(self, key: str, low: float, high: float, low_open: bool = False, also: str = "") -> float:
         text = self.raw.get(key, "")
         value = float(text) if re.fullmatch(r"[0-9]{1,9}(\.[0-9]+)?", text) else None
         below = value is not None and (value <= low if low_open else value < low)
         if value is None or below or value > high:
             bound = f"above {low:.10g}" if low_open else f"from {low:.10g}"
-            self._bad(key, f"a number {bound} to {high:.10g}")
+            self._bad(key, (f"{also} or " if also else "") + f"a number {bound} to {high:.10g}")
             return high
         return value
 
@@ -136,7 +136,7 @@ def load_settings(environ: dict[str, str] | None = None, env_file: Path = BENCH_
         ),
         quick=quick,
         selfcheck_rate=None if raw.get("SELFCHECK_RATE") == "auto" else check.number(
-            "SELFCHECK_RATE", 0, 1_000_000, low_open=True),
+            "SELFCHECK_RATE", 0, 1_000_000, low_open=True, also="auto"),
     )
     if check.errors:
         raise SettingsError("\n".join(check.errors))

@@ -12,6 +12,8 @@ from load.settings import Slo
 # The study counts a response slower than this as a failure, whatever its status.
 SLOW_MS = 5000.0
 ERROR_KINDS = ("connect", "read", "write", "timeout", "status", "slow", "other")
+# The kinds where no response came back (status and slow ones did get a response).
+SOCKET_ERROR_KINDS = ("connect", "read", "write", "timeout", "other")
 PERCENTILES = ("p50", "p90", "p99", "p99.9", "max")
 # A generator that sent more than this share of its requests late although a connection was free fell
 # behind on its own: the step measures the generator, not the server. A generator that cannot keep up lags on
@@ -78,8 +80,7 @@ class StepResult:
     @property
     def failure_pct(self) -> float:
         """Failures as a share of all requests that got an answer or an error."""
-        socket_errors = sum(self.errors[k] for k in ("connect", "read", "write", "timeout", "other"))
-        attempts = self.responses + socket_errors
+        attempts = self.responses + socket_errors(self.errors)
         return 100.0 * self.failures / attempts if attempts else 100.0
 
     @property
@@ -89,6 +90,11 @@ class StepResult:
 
 def empty_errors() -> dict[str, int]:
     return {kind: 0 for kind in ERROR_KINDS}
+
+
+def socket_errors(errors: dict[str, int]) -> int:
+    """Requests that got no response at all."""
+    return sum(errors[kind] for kind in SOCKET_ERROR_KINDS)
 
 
 def generator_problem(result: StepResult) -> str | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from hdrh.histogram import HdrHistogram
 
 from load.drivers import DriverError, Envelope, StepPlan, tool_failure
-from load.step import SLOW_MS, StepResult, Tool, empty_errors
+from load.step import SLOW_MS, StepResult, Tool, empty_errors, socket_errors
 
 SUMMARY_FILE = "oha.json"
 REQUESTS_DB = "requests.db"
@@ -123,7 +123,6 @@ def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: En
         if duration * 1000.0 > SLOW_MS:
             errors["slow"] += 1
     responses = len(rows)
-    socket_errors = sum(errors[k] for k in ("connect", "read", "write", "timeout", "other"))
     latency = {}
     if responses:
         latency = {name: corrected.get_value_at_percentile(p) / 1000.0
@@ -133,7 +132,7 @@ def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: En
         offered_rps=plan.rate, duration_s=plan.duration_s, connections=plan.connections,
         achieved_rps=round(responses / plan.duration_s, 2), responses=responses, latency_ms=latency,
         errors=errors, error_messages=messages, start_epoch=envelope.start_epoch, end_epoch=envelope.end_epoch,
-        tool=tool, intended=round(plan.rate * plan.duration_s), sent=responses + socket_errors,
+        tool=tool, intended=round(plan.rate * plan.duration_s), sent=responses + socket_errors(errors),
         mean_service_ms=round(1000.0 * service_total / responses, 3) if responses else None,
         send_lag_ms_p99=lag.get_value_at_percentile(99) / 1000.0 if responses else None,
         late_with_free_connection=late_with_free_connection(rows, plan.connections, cut),

@@ -11,7 +11,7 @@ import math
 
 from load.drivers import LOADHOST_LIB, DriverError, Envelope, StepPlan, tool_failure
 from load.settings import WRK2_MIN_STEP_S
-from load.step import StepResult, Tool, empty_errors
+from load.step import StepResult, Tool, empty_errors, socket_errors
 
 REPORT_FILE = "wrk2.json"
 SCRIPT = f"{LOADHOST_LIB}/wrk2/capbench.lua"
@@ -62,11 +62,10 @@ def parse_report(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -
     latency_us = report["latency_us"]
     latency = {} if report["latency_count"] == 0 else {
         name: latency_us[name] / 1000.0 for name in ("p50", "p90", "p99", "p99.9", "max")}
-    socket_errors = sum(errors[k] for k in ("connect", "read", "write", "timeout"))
     return StepResult(
         offered_rps=plan.rate, duration_s=plan.duration_s, connections=plan.connections,
         achieved_rps=round(responses / duration_s, 2) if duration_s else 0.0, responses=responses,
         latency_ms=latency, errors=errors, error_messages={}, start_epoch=envelope.start_epoch,
         end_epoch=envelope.end_epoch, tool=tool, intended=round(plan.rate * plan.duration_s),
-        sent=responses + socket_errors, loadhost=envelope.usage(),
+        sent=responses + socket_errors(errors), loadhost=envelope.usage(),
         notes=[f"latency from {report['latency_count']} responses after wrk2's 10 s calibration"])

@@ -60,7 +60,7 @@ BAD = [
     ({"QUICK": "yes"}, "QUICK='yes' is not allowed: use one of 0, 1"),
     ({"THINK_MS": "-3"}, "THINK_MS='-3'"),
     ({"USERS": "0"}, "USERS='0'"),
-    ({"SELFCHECK_RATE": "0"}, "SELFCHECK_RATE='0'"),
+    ({"SELFCHECK_RATE": "0"}, "SELFCHECK_RATE='0' is not allowed: use auto or a number above 0 to 1000000"),
     ({"TIMEOUT_S": "0"}, "TIMEOUT_S='0'"),
 ]
 
