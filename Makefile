@@ -35,7 +35,7 @@ $(VENV)/.installed: requirements.txt requirements-test.txt
 	touch $@
 
 $(OHA): load/install-oha.sh
-	load/install-oha.sh
+	@load/install-oha.sh
 
 images: $(WAR) $(OHA) ## build the four images (cached: only what changed is rebuilt)
 	@$(COMPOSE) build --quiet
