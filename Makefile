@@ -11,13 +11,16 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 BENCH := $(PYTHON) -m load.bench
 OHA := .capbench/tools/oha/bin/oha
+# The Prometheus JMX exporter java agent the nodes load (JVM and Tomcat metrics for PCP), from Maven Central.
+JMX_AGENT_VERSION := 1.0.1
+JMX_AGENT := .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar
 NODES := node1 node2 node3
 # Each server's name and admin state (bit 1 of srv_admin_state: forced maintenance) from the runtime API.
 SHOW_NODE_STATES := cluster/lb-api.sh "show servers state nodes" \
 	| awk 'NR > 2 && NF > 6 {print $$4, ($$7 % 2 ? "maint" : "ready")}'
 
 .PHONY: help setup images up down status logs test test-unit test-python test-load test-config test-integration \
-	node-maint node-ready bench-single bench-cluster bench-selfcheck
+	node-maint node-ready bench-single bench-cluster bench-selfcheck bench-overhead
 
 help: ## list the targets
 	@echo "capbench — a horizontal-scaling capacity testbed for Java servers"
@@ -37,7 +40,12 @@ $(VENV)/.installed: requirements.txt requirements-test.txt
 $(OHA): load/install-oha.sh
 	@load/install-oha.sh
 
-images: $(WAR) $(OHA) ## build the four images (cached: only what changed is rebuilt)
+$(JMX_AGENT): Makefile
+	mvn -B -q dependency:copy -Dartifact=io.prometheus.jmx:jmx_prometheus_javaagent:$(JMX_AGENT_VERSION) \
+		-Dmdep.stripVersion=true -DoutputDirectory=$(@D)
+	touch $@
+
+images: $(WAR) $(OHA) $(JMX_AGENT) ## build the four images (cached: only what changed is rebuilt)
 	@$(COMPOSE) build --quiet
 
 up: ## start the cluster with the current settings and wait until every service is healthy
@@ -67,7 +75,8 @@ node-ready: ## put NODE (node1..3) back into the balancer's rotation
 bench-single: ## capacity of node1 alone through HAProxy (VARIANT= LEVEL= QUICK=1 LOADGEN= WRK2= ...)
 bench-cluster: ## capacity of each node alone, then of all three: ΣX_i, X_cluster, E, X_cluster/X_node1
 bench-selfcheck: ## the generator keeps the offered rate on a trivial endpoint (SELFCHECK_RATE=)
-bench-single bench-cluster bench-selfcheck: bench-%: $(VENV)/.installed images
+bench-overhead: ## node1's capacity without and with PCP monitoring (REPEATS= pairs) and the ratio
+bench-single bench-cluster bench-selfcheck bench-overhead: bench-%: $(VENV)/.installed images
 	@$(BENCH) --check-only $* && cluster/up.sh && $(BENCH) $*
 
 test: $(VENV)/.installed ## every test: JUnit, config, harness, cluster and QUICK bench integration (after make setup)

@@ -24,11 +24,14 @@ fi
 settings_load_file "$profile_file"
 settings_load_file "$root/tomcat-conf/tunables.env"
 settings_load_file "$secrets_file"
-export PROFILE STATS_PORT=${STATS_PORT:-8404}
+# BENCH_NET_PREFIX: the bench network is $BENCH_NET_PREFIX.0/24, fixed so that each host's pmcd can admit
+# exactly that network (the controller) and nothing else.
+export PROFILE STATS_PORT=${STATS_PORT:-8404} BENCH_NET_PREFIX=${BENCH_NET_PREFIX:-10.89.0}
 
 check_profile
 check_tunables
 check_int STATS_PORT 0 65535
+check_net_prefix BENCH_NET_PREFIX
 settings_report || exit 2
 
 exec docker compose --project-directory "$root" -f "$root/compose.yaml" "$@"

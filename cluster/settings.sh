@@ -129,6 +129,14 @@ check_profile() {
     check_size CONTROLLER_MEM 64
 }
 
+# check_net_prefix NAME: the first three numbers of an IPv4 /24 network, e.g. 10.89.0.
+check_net_prefix() {
+    local name=$1 value=${!1-} octet='(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])'
+    if ! [[ $value =~ ^$octet\.$octet\.$octet$ ]]; then
+        settings_error "$name='$value' is not allowed: use the first three numbers of a free IPv4 /24 network, e.g. 10.89.0"
+    fi
+}
+
 # Prints every error found, one per line, and fails if there was any.
 settings_report() {
     local error

@@ -1,10 +1,13 @@
-"""make bench-single / bench-cluster / bench-selfcheck: capacity searches from the load host, through HAProxy.
+"""make bench-single / bench-cluster / bench-selfcheck / bench-overhead: capacity searches from the load host,
+through HAProxy, with every host logged by PCP (MONITOR=on, the default).
 
 single:    node1 alone (node2 and node3 in maintenance through HAProxy's runtime API).
 cluster:   node1, node2, node3 each alone, then all three: each capacity, their sum, the cluster's capacity,
            the scale-out efficiency E = X_cluster / sum(X_i) and X_cluster / X_node1.
 selfcheck: one step on a trivial endpoint (HAProxy's own /lb-health) at SELFCHECK_RATE: shows whether the
            generator keeps the offered rate (within 1 %) and what it costs the load host.
+overhead:  node1's capacity without monitoring and with it, alternating (off, on, then on, off, ... REPEATS
+           pairs), and the ratio with/without: what PCP costs the measurement.
 
 Every run writes results/<run-id>/ (results.py) as it goes; interrupted or failed runs keep their steps and
 are marked partial. Exit status: 0 done, 1 failed, 2 bad settings or cluster not up, 130 interrupted.
@@ -26,15 +29,18 @@ from load import ROOT, loadhost
 from load.drivers import DriverError, StepPlan, find_wrk2
 from load.drivers.oha import OhaDriver
 from load.drivers.wrk2 import LOADHOST_BINARY, Wrk2Driver
-from load.results import RunPaths, append_jsonl, git_sha, new_run, read_jsonl, results_dir, write_json
+from load.results import RunPaths, append_jsonl, git_sha, new_run, read_jsonl, results_dir, write_json, write_jsonl
 from load.scenario import connections_for, target_url, user_ids
 from load.search import find_capacity
 from load.settings import BenchSettings, SettingsError, check_for_driver, load_settings, read_env_file
 from load.step import StepRecord, judge
+from metrics import export
+from metrics.monitor import Monitor
 
 PROFILES = ROOT / "cluster" / "profiles"
 TUNABLES = ROOT / "tomcat-conf" / "tunables.env"
-TARGETS = {"single": ("node1",), "cluster": ("node1", "node2", "node3", "cluster"), "selfcheck": ("lb",)}
+TARGETS = {"single": ("node1",), "cluster": ("node1", "node2", "node3", "cluster"), "selfcheck": ("lb",),
+           "overhead": ("node1",)}
 IN_ROTATION = {"node1": ("node1",), "node2": ("node2",), "node3": ("node3",), "cluster": loadhost.NODES}
 SELFCHECK_URL = "http://lb:8080/lb-health"
 SELFCHECK_DEFAULT_RATE = 4000.0
@@ -160,8 +166,10 @@ class Bench:
         self.users_file: str | None = None
         self.urls_file: str | None = None
         self.searches: dict[str, list[dict]] = {}
-        self.progress = Progress(len(TARGETS[kind]) * (1 if kind == "selfcheck" else settings.repeats),
-                                 settings.step_s)
+        searches = 1 if kind == "selfcheck" else len(TARGETS[kind]) * settings.repeats * (2 if kind == "overhead" else 1)
+        self.progress = Progress(searches, settings.step_s)
+        # bench-overhead switches monitoring itself; the other benches log the whole run when MONITOR=on.
+        self.monitor = Monitor(run_id, paths.root / "pcp") if settings.monitor or kind == "overhead" else None
 
     # -- preparation --------------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -249,27 +257,66 @@ class Bench:
             raise loadhost.ClusterError(f"HAProxy should send {target}'s traffic to {', '.join(nodes_in)} "
                                         f"but these answered: {seen}")
 
-    def search(self, target: str) -> None:
+    def search(self, target: str, label: str | None = None, repeats: int | None = None) -> None:
+        """REPEATS capacity searches of the target (or `repeats`), recorded under `label` (default: the target)."""
         s = self.settings
+        label = label or target
         self.route(target)
         estimate = self._estimate(target)
         warm_rate = min(s.start_rate, estimate / 4) if estimate else s.start_rate
         if s.warmup_s > 0:
             self.measure(target, 0, round(warm_rate / 2, 1), "warmup", duration_s=max(s.warmup_s,
                                                                                         self.driver.min_step_s))
-        self.searches[target] = []
-        for repeat in range(1, s.repeats + 1):
-            previous = [x["capacity_rps"] for x in self.searches[target] if x["capacity_rps"]]
+        done = self.searches.setdefault(label, [])
+        for repeat in range(len(done) + 1, len(done) + 1 + (repeats or s.repeats)):
+            previous = [x["capacity_rps"] for x in done if x["capacity_rps"]]
             guess = previous[-1] if previous else estimate
             start = max(s.start_rate, round(guess / s.growth, 1)) if guess else s.start_rate
             outcome = find_capacity(lambda rate, phase: self.measure(target, repeat, rate, phase), start,
                                     s.growth, s.precision_pct, s.max_steps)
-            self.searches[target].append({"repeat": repeat, "start_rps": start, **outcome.as_dict()})
+            done.append({"repeat": repeat, "start_rps": start, **outcome.as_dict()})
             self.progress.search_done()
             capacity = f"{outcome.capacity:g}/s" if outcome.capacity else "none"
-            say(f"{target} capacity {capacity} ({outcome.status}: {outcome.reason})")
+            say(f"{label} capacity {capacity} ({outcome.status}: {outcome.reason})")
             for warning in outcome.warnings:
-                say(f"warning: {target}: {warning}")
+                say(f"warning: {label}: {warning}")
+
+    # -- monitoring -----------------------------------------------------------------------------------------
+    def start_monitoring(self) -> None:
+        say("monitoring: starting a pmlogger per host on the controller once its metrics exist")
+        for line in self.monitor.start():
+            say(f"monitoring: {line}")
+
+    def overhead(self) -> None:
+        """node1 without and with monitoring, in pairs whose order alternates (off-on, on-off, ...), so a
+        drift of the machine during the run does not favour one side."""
+        for pair in range(self.settings.repeats):
+            for mode in (("off", "on") if pair % 2 == 0 else ("on", "off")):
+                if mode == "on":
+                    self.start_monitoring()
+                try:
+                    self.search("node1", label=f"node1 monitor {mode}", repeats=1)
+                finally:
+                    if mode == "on":
+                        self.monitor.stop()
+
+    def finish_monitoring(self) -> None:
+        """Stops the loggers, brings their archives home and adds each step's host figures to its record."""
+        if self.monitor is None or not self.monitor.sessions:
+            return
+        self.monitor.stop()
+        self.monitor.collect()
+        say(f"monitoring: archives in {self.monitor.pcp_dir}; exporting each step's window with pmrep")
+        records = read_jsonl(self.paths.steps)
+        sessions = [(s["started_epoch"], s.get("ended_epoch", time.time())) for s in self.monitor.sessions]
+        logged = [r for r in records if any(a <= r["start_epoch"] and r["end_epoch"] <= b for a, b in sessions)]
+        try:
+            enriched = {r["step"]: r for r in export.export_run(self.monitor.pcp_dir, self.paths.root / "pcp-export",
+                                                                 logged, cluster_settings())}
+        except export.ExportError as problem:
+            say(f"warning: the step figures could not be exported: {problem} (the archives are kept)")
+            return
+        write_jsonl(self.paths.steps, [enriched.get(r["step"], r) for r in records])
 
     def _estimate(self, target: str) -> float | None:
         """A first guess to start from: the cluster starts near the sum of its nodes' capacities."""
@@ -331,8 +378,37 @@ def summarize(bench: Bench, status: str, error: str | None, started: float) -> d
             "sum_nodes_rps": node_sum, "cluster_rps": cluster,
             "efficiency": round(cluster / node_sum, 3) if cluster and node_sum else None,
             "cluster_over_node1": round(cluster / node1, 3) if cluster and node1 else None})
+    if bench.kind == "overhead":
+        summary["overhead"] = overhead_ratio(targets)
+    if bench.monitor is not None:
+        summary["monitoring"] = bench.monitor.summary()
+        records = read_jsonl(bench.paths.steps)
+        for label, target in targets.items():
+            target["metrics_at_capacity"] = metrics_at(records, label.split()[0], target["capacity_rps"])
     summary["elapsed_s"] = round(time.time() - started, 1)
     return summary
+
+
+def metrics_at(records: list[dict], target: str, capacity: float | None) -> dict | None:
+    """The host figures of the target's last logged, passed step at the capacity found (with REPEATS, the
+    median's rate may not have been measured: then None)."""
+    if capacity is None:
+        return None
+    at = [r for r in records if r["target"] == target and r.get("passed") and r["offered_rps"] == capacity
+          and "host_metrics" in r]
+    return {"step": at[-1]["step"], **at[-1]["host_metrics"]} if at else None
+
+
+def overhead_ratio(targets: dict) -> dict:
+    """Capacity with monitoring over capacity without it: per pair, and of the medians."""
+    off = targets.get("node1 monitor off", {}).get("repeats", [])
+    on = targets.get("node1 monitor on", {}).get("repeats", [])
+    pairs = [round(b / a, 3) for a, b in zip(off, on) if a and b]
+    median_off = statistics.median(off) if off else None
+    median_on = statistics.median(on) if on else None
+    return {"capacity_off_rps": median_off, "capacity_on_rps": median_on,
+            "ratio_on_over_off": round(median_on / median_off, 3) if median_off and median_on else None,
+            "pair_ratios": pairs, "goal": 0.98}
 
 
 def print_table(summary: dict) -> None:
@@ -350,6 +426,29 @@ def print_table(summary: dict) -> None:
         print(f"{'X_cluster':<10}{fmt(summary['cluster_rps'], '/s'):>12}")
         print(f"E = X_cluster / ΣX_i = {fmt(summary['efficiency'])}    "
               f"X_cluster / X_node1 = {fmt(summary['cluster_over_node1'])}")
+
+
+def print_host_figures(summary: dict) -> None:
+    """At each target's capacity: what the nodes did (from PCP), and Tomcat's count against HAProxy's."""
+    rows = [(name, t["metrics_at_capacity"]) for name, t in summary["targets"].items() if t.get("metrics_at_capacity")]
+    if rows:
+        print(f"\nat capacity (PCP)  {'node':<6}{'CPU % quota':>12}{'GC %':>7}{'alloc MB/s':>11}{'busy thr':>9}"
+              f"{'heap MB':>9}{'Tomcat/s':>10}{'HAProxy/s':>10}{'diff %':>8}")
+    for name, figures in rows:
+        for node in loadhost.NODES:
+            f = figures.get(node)
+            if not f or not f.get("grind_requests_per_s"):
+                continue
+            check = figures.get("requests_cross_check", {}).get(node, {})
+            cells = [f.get("cpu_pct_of_quota"), f.get("gc_time_pct"), f.get("alloc_mb_per_s"),
+                     f.get("busy_threads_mean"), f.get("heap_used_mb_mean"), check.get("tomcat_rps"),
+                     check.get("haproxy_rps"), check.get("diff_pct")]
+            text = "".join(f"{'-' if v is None else v:>{w}}" for v, w in zip(cells, (12, 7, 11, 9, 9, 10, 10, 8)))
+            print(f"{name:<19}{node:<6}{text}")
+    overhead = summary.get("overhead")
+    if overhead:
+        print(f"\nmonitoring overhead: capacity off {overhead['capacity_off_rps']}/s, on {overhead['capacity_on_rps']}/s,"
+              f" on/off = {overhead['ratio_on_over_off']} (pairs {overhead['pair_ratios']}; goal >= {overhead['goal']})")
 
 
 def _interrupt(signum, frame) -> None:
@@ -391,7 +490,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         bench.prepare()
         write_json(paths.run_json, bench.run_json())
-        if kind == "selfcheck":
+        if bench.monitor is not None and kind != "overhead":
+            bench.start_monitoring()
+        if kind == "overhead":
+            bench.overhead()
+        elif kind == "selfcheck":
             verdict = bench.selfcheck(selfcheck_rate(settings))
             bench.searches["lb"] = [{"selfcheck": verdict, "status": "selfcheck", "capacity_rps": None}]
             code = 0 if verdict["passed"] else 1
@@ -412,6 +515,10 @@ def main(argv: list[str] | None = None) -> int:
                 loadhost.set_rotation(loadhost.NODES)  # documented end state: every node in rotation
             except (loadhost.ClusterError, OSError) as problem:
                 say(f"could not put every node back in rotation: {problem}")
+        try:
+            bench.finish_monitoring()
+        except (loadhost.ClusterError, OSError, KeyboardInterrupt) as problem:
+            say(f"warning: monitoring did not finish cleanly: {problem or 'interrupted'}")
         if not paths.run_json.exists():
             write_json(paths.run_json, bench.run_json())
         summary = summarize(bench, status, error, started)
@@ -420,6 +527,7 @@ def main(argv: list[str] | None = None) -> int:
             paths.partial_marker.unlink()
     if kind != "selfcheck":
         print_table(summary)
+        print_host_figures(summary)
     say(f"{status}: {len(read_jsonl(paths.steps))} steps in {_mmss(summary['elapsed_s'])} → {paths.root}")
     return code
 

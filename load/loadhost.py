@@ -16,7 +16,7 @@ COMPOSE = str(ROOT / "cluster" / "compose.sh")
 RUN_STEP = "/opt/capbench/bin/run-step"
 WORK_DIR = "/tmp/capbench"  # on the load host, writable by its user
 NODES = ("node1", "node2", "node3")
-SERVICES = (*NODES, "lb", "load")
+SERVICES = (*NODES, "lb", "load", "controller")
 
 
 class ClusterError(RuntimeError):

@@ -48,6 +48,7 @@ class BenchSettings:
     repeats: int
     slo: Slo
     quick: bool
+    monitor: bool
     selfcheck_rate: float | None  # None: auto, twice the highest cluster capacity measured so far
 
     def as_dict(self) -> dict:
@@ -135,6 +136,7 @@ def load_settings(environ: dict[str, str] | None = None, env_file: Path = BENCH_
             achieved_pct=check.number("SLO_ACHIEVED_PCT", 0, 100, low_open=True),
         ),
         quick=quick,
+        monitor=check.choice("MONITOR", ("on", "off")) == "on",
         selfcheck_rate=None if raw.get("SELFCHECK_RATE") == "auto" else check.number(
             "SELFCHECK_RATE", 0, 1_000_000, low_open=True, also="auto"),
     )

@@ -40,6 +40,8 @@ export CATALINA_BASE=/opt/capbench/tomcat
 java_opts=(
     "-Xms$JVM_HEAP" "-Xmx$JVM_HEAP" "${gc_options[@]}" -XX:+ExitOnOutOfMemoryError
     -Xlog:gc:file=/var/log/capbench/gc.log:time,uptimemillis,level,tags:filecount=5,filesize=20m
+    # JVM and Tomcat metrics for PCP (metrics/jmx-exporter.yaml), served on loopback only.
+    -javaagent:/opt/capbench/lib/jmx_prometheus_javaagent.jar=127.0.0.1:9404:/opt/capbench/lib/jmx-exporter.yaml
 )
 catalina_opts=(
     "-Dcapbench.protocolClass=$protocol_class"

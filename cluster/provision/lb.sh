@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Provisions the load balancer host: Debian's HAProxy 2.6, our haproxy.cfg, and lb-api, a small client of
-# HAProxy's runtime API socket. HAProxy runs as the unprivileged user haproxy (created by the package).
+# HAProxy's runtime API socket; PCP's pmcd with HAProxy's per-server counters (metrics/). HAProxy and pmcd run
+# as the unprivileged user haproxy (created by the package).
 set -euo pipefail
 # shellcheck source=cluster/provision/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 packages() {
-    apt_install haproxy socat curl tini
+    apt_install haproxy socat curl tini "${PCP_PACKAGES[@]}"
 }
 
 install_files() {
@@ -16,6 +17,7 @@ install_files() {
     install -m 755 "$src/haproxy/lb-api" /opt/capbench/bin/lb-api
     # The runtime API socket lives here; only haproxy may open it (mode 600 in the config).
     install -d -m 750 -o haproxy -g haproxy /run/haproxy
+    install_pcp_host lb haproxy "$src"
 }
 
 provision_main "$@"

@@ -38,3 +38,28 @@ tool_host_packages() {
     ensure_user capbench /home/capbench
     install -d -m 750 -o capbench -g capbench /home/capbench
 }
+
+# PCP for a monitored host (node, lb, load): Debian's pcp and, for its openmetrics agent, python3-requests.
+PCP_PACKAGES=(pcp python3-requests)
+
+# install_pcp_host ROLE USER SRC: the role's pmcd agents, hotproc predicate and openmetrics sources from
+# SRC/metrics/hosts/ROLE, the with-pmcd entrypoint, and the names pmcd serves. pmcd and its agents run as
+# USER, which joins group pcp to write PCP's log and state directories.
+install_pcp_host() {
+    local role=$1 user=$2 src=$3 hosts=$3/metrics/hosts/$1 dir=/opt/capbench/pcp
+    install -d -m 755 "$dir" /opt/capbench/bin
+    install -m 644 "$hosts/pmcd.conf" "$dir/pmcd.conf"
+    install -m 644 "$hosts/hotproc.conf" /var/lib/pcp/pmdas/proc/hotproc.conf
+    install -m 755 "$src/metrics/with-pmcd" /opt/capbench/bin/with-pmcd
+    local namespaces=(/usr/lib/pcp/pmns/root_pmcd /usr/lib/pcp/pmns/root_linux /usr/lib/pcp/pmns/root_proc)
+    if [ -d "$hosts/openmetrics" ]; then
+        install -d -m 755 "$dir/openmetrics"
+        install -m 644 "$hosts"/openmetrics/*.url "$dir/openmetrics/"
+        # The openmetrics agent's names are dynamic: the whole subtree belongs to its domain (144).
+        printf 'root {\n\topenmetrics\t144:*:*\n}\n' > "$dir/root_openmetrics"
+        namespaces+=("$dir/root_openmetrics")
+    fi
+    /usr/lib/pcp/bin/pmnsmerge -f "${namespaces[@]}" /var/lib/pcp/pmns/root
+    usermod -a -G pcp "$user"
+    install -d -m 775 -o pcp -g pcp /run/pcp
+}

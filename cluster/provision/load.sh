@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Provisions the load host, from which all load is sent to the balancer: curl for checks, oha (the packaged
 # constant-rate generator, built on the user's machine by load/install-oha.sh), our step wrapper and wrk2
-# script (load/), and libssl for a wrk2 binary the user may supply. Runs as the unprivileged user capbench.
+# script (load/), libssl for a wrk2 binary the user may supply, and PCP's pmcd for the generator's CPU and the
+# host's network (metrics/). Runs as the unprivileged user capbench.
 set -euo pipefail
 # shellcheck source=cluster/provision/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 packages() {
-    tool_host_packages curl libssl3
+    tool_host_packages curl libssl3 "${PCP_PACKAGES[@]}"
 }
 
 # SRC is a capbench checkout with oha built (.capbench/tools/oha/bin/oha).
@@ -16,6 +17,7 @@ install_files() {
     install -m 755 "$src/.capbench/tools/oha/bin/oha" /usr/local/bin/oha
     install -D -m 755 "$src/load/run-step" /opt/capbench/bin/run-step
     install -D -m 644 "$src/load/wrk2/capbench.lua" /opt/capbench/load/wrk2/capbench.lua
+    install_pcp_host load capbench "$src"
 }
 
 provision_main "$@"

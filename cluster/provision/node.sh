@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Provisions a node host: OpenJDK 17 and Tomcat 10.1 from Debian, a Tomcat base of our own in
-# /opt/capbench/tomcat holding only our server.xml and the Grinder WAR, and the run script. Tomcat runs as the
+# /opt/capbench/tomcat holding only our server.xml and the Grinder WAR, and the run script; PCP's pmcd with
+# the JVM and Tomcat metrics of the JMX exporter agent (metrics/). Tomcat runs as the
 # unprivileged user tomcat, which can write only logs/, temp/, work/ and /var/log/capbench (GC log).
 set -euo pipefail
 # shellcheck source=cluster/provision/lib.sh
@@ -9,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 packages() {
     # tomcat10-common is Tomcat itself (bin/ and lib/); the tomcat10 package would add only a systemd unit, a
     # default ROOT app and /etc/tomcat10, none of which a node uses.
-    apt_install openjdk-17-jre-headless tomcat10-common curl tini
+    apt_install openjdk-17-jre-headless tomcat10-common curl tini "${PCP_PACKAGES[@]}"
     ensure_user tomcat /opt/capbench/tomcat
 }
 
@@ -23,6 +24,11 @@ install_files() {
     install -m 644 "$src/webapp/target/grinder.war" "$base/webapps/ROOT.war"
     install -m 755 "$src/tomcat-conf/run-tomcat.sh" /opt/capbench/bin/
     install -m 644 "$src/cluster/settings.sh" /opt/capbench/lib/
+    # JVM and Tomcat metrics for PCP: the Prometheus JMX exporter agent (fetched from Maven Central by make)
+    # and what it exposes (metrics/jmx-exporter.yaml).
+    install -m 644 "$src/.capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar" \
+        "$src/metrics/jmx-exporter.yaml" /opt/capbench/lib/
+    install_pcp_host node tomcat "$src"
 }
 
 provision_main "$@"

@@ -15,7 +15,8 @@ import pytest
 
 from conftest import ROOT, compose, run
 
-ENV = {"COMPOSE_PROJECT_NAME": "capbench-it", "STATS_PORT": "0"}
+# Its own project, stats port and bench network: a cluster of yours (10.89.0.0/24) can stay up.
+ENV = {"COMPOSE_PROJECT_NAME": "capbench-it", "STATS_PORT": "0", "BENCH_NET_PREFIX": "10.89.1"}
 TARGETS = ("node1", "node2", "node3", "cluster")
 STEP_FIELDS = ("run_id", "step", "phase", "target", "url", "offered_rps", "duration_s", "connections",
                "achieved_rps", "responses", "latency_ms", "errors", "start_epoch", "end_epoch", "tool",
