@@ -75,6 +75,14 @@ def test_quick_bench_cluster(tmp_path):
     run_json = json.loads((run_dir / "run.json").read_text())
     assert run_json["settings"]["quick"] and run_json["driver"]["version"] == "oha 1.16.0"
     assert run_json["git_sha"]
+    # Monitored (MONITOR=on by default): every host archived, every step has its hosts' figures, and at each
+    # capacity the nodes that served it show CPU used.
+    assert sorted(p.name for p in (run_dir / "pcp").iterdir()) == ["lb", "load", "node1", "node2", "node3"]
+    assert all("host_metrics" in step for step in steps)
+    for target in TARGETS:
+        at_capacity = summary["targets"][target]["metrics_at_capacity"]
+        served = TARGETS[:3] if target == "cluster" else (target,)
+        assert all(at_capacity[node]["cpu_pct_of_quota"] > 0 for node in served), at_capacity
 
 
 def node_states() -> str:

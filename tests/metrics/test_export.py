@@ -1,0 +1,110 @@
+"""The per-step export: pmrep (in the controller image) over a small archive recorded by our own bench run
+(tests/metrics/data/README.md says how it was made), compared with golden CSVs and figures, time masked; and
+the parsing and derivation rules on hand-made series."""
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from metrics import export
+
+DATA = Path(__file__).parent / "data"
+EXPECTED = DATA / "expected"
+STEPS = [json.loads(line) for line in (DATA / "steps.jsonl").read_text().splitlines()]
+# UPDATE_GOLDEN=1 rewrites the expected files from this export (then review the diff before committing).
+UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+
+
+def masked_csv(path: Path) -> list[list[str]]:
+    """The CSV with its Time column masked: the archive's times are not what the test is about."""
+    rows = list(csv.reader(path.open(newline="")))
+    return [["<time>", *row[1:]] if i else row for i, row in enumerate(rows)]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> tuple[Path, list[dict]]:
+    out = tmp_path_factory.mktemp("export")
+    records = export.export_run(DATA / "archive", out, STEPS, {"NODE1_CPUS": "0.5"})
+    return out, records
+
+
+def test_every_step_and_host_is_exported_like_the_golden_files(exported):
+    out, _ = exported
+    produced = sorted(p.relative_to(out) for p in out.rglob("*.csv"))
+    assert [str(p) for p in produced] == [f"step-00{n}/{h}.csv" for n in (7, 8) for h in ("lb", "load", "node1")]
+    for relative in produced:
+        golden = EXPECTED / relative
+        if UPDATE:
+            golden.parent.mkdir(parents=True, exist_ok=True)
+            with golden.open("w", newline="") as f:
+                csv.writer(f).writerows(masked_csv(out / relative))
+        assert masked_csv(out / relative) == masked_csv(golden), relative
+
+
+def test_step_figures_match_the_golden_figures(exported):
+    _, records = exported
+    figures = json.loads(json.dumps({r["step"]: r["host_metrics"] for r in records}))  # keys as in the file
+    golden = EXPECTED / "figures.json"
+    if UPDATE:
+        golden.write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
+    assert figures == json.loads(golden.read_text())
+
+
+def test_figures_are_what_the_bench_saw(exported):
+    """Independent of the golden files: the recorded steps were node1 alone at 350/s (0.5 CPU quota)."""
+    _, records = exported
+    for record in records:
+        node1 = record["host_metrics"]["node1"]
+        assert 0 < node1["cpu_pct_of_quota"] <= 110
+        assert node1["gc_per_s"] > 0 and node1["alloc_mb_per_s"] > 100
+        check = record["host_metrics"]["requests_cross_check"]["node1"]
+        assert abs(check["diff_pct"]) <= 2, check
+        assert check["haproxy_rps"] == pytest.approx(record["achieved_rps"], rel=0.05)
+
+
+def test_instance_labels_and_process_names():
+    assert export.labels("3 code:5xx proxy:nodes server:node1") == {"code": "5xx", "proxy": "nodes",
+                                                                     "server": "node1"}
+    assert export.labels("0 pool:G1 Eden Space") == {"pool": "G1 Eden Space"}
+    assert export.process_name("000007 /usr/bin/java") == "/usr/bin/java"
+    assert export.JAVA.search("/usr/bin/java") and not export.JAVA.search("/usr/bin/javac")
+
+
+def test_windows_cover_whole_seconds_inside_each_step():
+    windows = export.windows_for([{"step": 4, "start_epoch": 100.2, "end_epoch": 120.9},
+                                  {"step": 5, "start_epoch": 130.5, "end_epoch": 131.9}])
+    assert windows == [export.Window("step-004", 101, 120)]  # step 5 is too short for a rate
+
+
+def test_node_figures_from_hand_made_rows():
+    java, pmcd = "000007 /usr/bin/java", "000040 /usr/lib/pcp/bin/pmcd"
+    series = {
+        ("hotproc.psinfo.utime", java): [None, 200.0, 300.0],       # ms per second
+        ("hotproc.psinfo.stime", java): [None, 50.0, 50.0],
+        ("hotproc.psinfo.utime", pmcd): [None, 5.0, 5.0],
+        ("openmetrics.jvm.jvm_gc_collection_seconds_sum", "0 gc:Copy"): [None, 0.02, 0.04],
+        ("openmetrics.jvm.jvm_memory_pool_allocated_bytes_total", "4 pool:Eden Space"): [None, 2 * export.MB, 4 * export.MB],
+        ("openmetrics.jvm.jvm_memory_pool_allocated_bytes_total", "7 pool:Tenured Gen"): [None, 9e9, 9e9],
+        ("openmetrics.jvm.tomcat_servlet_requestcount_total", "2 servlet:grind"): [None, 100.0, 300.0],
+        ("openmetrics.jvm.tomcat_servlet_processingtime_total", "2 servlet:grind"): [None, 100.0, 300.0],
+        ("openmetrics.jvm.tomcat_servlet_requestcount_total", "1 servlet:health"): [None, 2.0, 2.0],
+    }
+    f = export.node_figures(series, cpu_quota=0.5)
+    assert f["cpu_pct_of_quota"] == 60.0          # (250 + 350) / 2 ms/s = 0.3 cores of 0.5
+    assert f["monitoring_cpu_pct_of_quota"] == 1.0
+    assert f["gc_time_pct"] == 3.0
+    assert f["alloc_mb_per_s"] == 3.0             # the young generation only: promotion is not allocation
+    assert f["grind_requests_per_s"] == 200.0 and f["grind_ms_per_request"] == 1.0
+    assert f["busy_threads_mean"] is None         # absent from the rows: unknown, not zero
+
+
+def test_cross_check_compares_tomcat_with_haproxy_per_node():
+    nodes = {"node1": {"grind_requests_per_s": 99.0}, "node2": {"grind_requests_per_s": 0.0}}
+    lb = {"servers": {"node1": {"responses_per_s": 100.0}, "node2": {"responses_per_s": 0.0}}}
+    checks = export.cross_check(nodes, lb)
+    assert checks["node1"]["diff_pct"] == -1.0
+    assert checks["node2"]["diff_pct"] is None    # no traffic: nothing to compare
