@@ -53,6 +53,8 @@ def test_small_profile_fits_our_two_core_hosts():
     ({"NODE3_WEIGHT": "0"}, "NODE3_WEIGHT='0' is not allowed: use an integer from 1 to 256"),
     ({"NODE1_MAXCONN": "-5"}, "NODE1_MAXCONN='-5' is not allowed: use an integer from 0 to 100000"),
     ({"STATS_PORT": "70000"}, "STATS_PORT='70000' is not allowed: use an integer from 0 to 65535"),
+    ({"BENCH_NET_PREFIX": "10.89"}, "BENCH_NET_PREFIX='10.89' is not allowed: use the first three numbers of a free IPv4 /24 network"),
+    ({"BENCH_NET_PREFIX": "10.256.0"}, "BENCH_NET_PREFIX='10.256.0' is not allowed"),
 ])
 def test_bad_settings_are_refused_before_anything_starts(settings, message):
     done = compose("config", "--quiet", env=settings, check=False)
@@ -73,10 +75,18 @@ def test_the_node_refuses_bad_settings_itself():
                 "-e", "TOMCAT_MIN_SPARE_THREADS=25", "-e", "TOMCAT_ACCEPT_COUNT=100",
                 "-e", "TOMCAT_MAX_CONNECTIONS=8192", "-e", "TOMCAT_CONNECTION_TIMEOUT=60000",
                 "-e", "TOMCAT_MAX_KEEP_ALIVE_REQUESTS=100", "-e", "JVM_HEAP=64", "-e", "JVM_GC=auto",
-                "capbench-node:latest"], check=False, timeout=120)
+                "-e", "PCP_ALLOW_HOSTS=10.89.9.*", "capbench-node:latest"], check=False, timeout=120)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "TOMCAT_PROTOCOL='ajp' is not allowed" in done.stderr
     assert "JVM_HEAP='64' is not allowed" in done.stderr
+
+
+@pytest.mark.parametrize("allow", ["*", "0.0.0.0/0", "10.89.0.1", "10.89.0.* ; allow *"])
+def test_pmcd_admits_only_an_address_prefix(allow):
+    """with-pmcd (every monitored host's entrypoint) refuses an access rule wider or other than a prefix."""
+    done = run(["docker", "run", "--rm", "-e", f"PCP_ALLOW_HOSTS={allow}", "capbench-load:latest"],
+               check=False, timeout=60)
+    assert done.returncode == 2 and "is not allowed: use an IPv4 prefix ending in .*" in done.stderr, done.stderr
 
 
 def test_server_xml_is_secure_and_every_property_is_supplied():

@@ -58,6 +58,7 @@ BAD = [
     ({"SLO_P99_MS": "0"}, "SLO_P99_MS='0'"),
     ({"SLO_ACHIEVED_PCT": "0"}, "SLO_ACHIEVED_PCT='0'"),
     ({"QUICK": "yes"}, "QUICK='yes' is not allowed: use one of 0, 1"),
+    ({"MONITOR": "1"}, "MONITOR='1' is not allowed: use one of on, off"),
     ({"THINK_MS": "-3"}, "THINK_MS='-3'"),
     ({"USERS": "0"}, "USERS='0'"),
     ({"SELFCHECK_RATE": "0"}, "SELFCHECK_RATE='0' is not allowed: use auto or a number above 0 to 1000000"),
