@@ -79,6 +79,12 @@ def test_quick_bench_cluster(tmp_path):
     # capacity the nodes that served it show CPU used.
     assert sorted(p.name for p in (run_dir / "pcp").iterdir()) == ["lb", "load", "node1", "node2", "node3"]
     assert all("host_metrics" in step for step in steps)
+    # Every node's archive has values during every step: heap, GC, thread pool, requests, the java process CPU.
+    for step in steps:
+        for node in TARGETS[:3]:
+            figures = step["host_metrics"][node]
+            for key in ("cpu_pct_of_quota", "heap_used_mb_mean", "gc_per_s", "busy_threads_mean", "requests_per_s"):
+                assert figures[key] is not None, (step["step"], node, key)
     for target in TARGETS:
         at_capacity = summary["targets"][target]["metrics_at_capacity"]
         served = TARGETS[:3] if target == "cluster" else (target,)
