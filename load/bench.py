@@ -166,8 +166,8 @@ class Bench:
         self.users_file: str | None = None
         self.urls_file: str | None = None
         self.searches: dict[str, list[dict]] = {}
-        searches = 1 if kind == "selfcheck" else len(TARGETS[kind]) * settings.repeats * (2 if kind == "overhead" else 1)
-        self.progress = Progress(searches, settings.step_s)
+        per_target = 1 if kind == "selfcheck" else settings.repeats * (2 if kind == "overhead" else 1)
+        self.progress = Progress(len(TARGETS[kind]) * per_target, settings.step_s)
         # bench-overhead switches monitoring itself; the other benches log the whole run when MONITOR=on.
         self.monitor = Monitor(run_id, paths.root / "pcp") if settings.monitor or kind == "overhead" else None
 
@@ -430,7 +430,8 @@ def print_table(summary: dict) -> None:
 
 def print_host_figures(summary: dict) -> None:
     """At each target's capacity: what the nodes did (from PCP), and Tomcat's count against HAProxy's."""
-    rows = [(name, t["metrics_at_capacity"]) for name, t in summary["targets"].items() if t.get("metrics_at_capacity")]
+    rows = [(name, t["metrics_at_capacity"]) for name, t in summary["targets"].items()
+            if t.get("metrics_at_capacity")]
     if rows:
         print(f"\nat capacity (PCP)  {'node':<6}{'CPU % quota':>12}{'GC %':>7}{'alloc MB/s':>11}{'busy thr':>9}"
               f"{'heap MB':>9}{'Tomcat/s':>10}{'HAProxy/s':>10}{'diff %':>8}")
@@ -447,8 +448,9 @@ def print_host_figures(summary: dict) -> None:
             print(f"{name:<19}{node:<6}{text}")
     overhead = summary.get("overhead")
     if overhead:
-        print(f"\nmonitoring overhead: capacity off {overhead['capacity_off_rps']}/s, on {overhead['capacity_on_rps']}/s,"
-              f" on/off = {overhead['ratio_on_over_off']} (pairs {overhead['pair_ratios']}; goal >= {overhead['goal']})")
+        print(f"\nmonitoring overhead: capacity off {overhead['capacity_off_rps']}/s, "
+              f"on {overhead['capacity_on_rps']}/s, on/off = {overhead['ratio_on_over_off']} "
+              f"(pairs {overhead['pair_ratios']}; goal >= {overhead['goal']})")
 
 
 def _interrupt(signum, frame) -> None:

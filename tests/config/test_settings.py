@@ -53,7 +53,8 @@ def test_small_profile_fits_our_two_core_hosts():
     ({"NODE3_WEIGHT": "0"}, "NODE3_WEIGHT='0' is not allowed: use an integer from 1 to 256"),
     ({"NODE1_MAXCONN": "-5"}, "NODE1_MAXCONN='-5' is not allowed: use an integer from 0 to 100000"),
     ({"STATS_PORT": "70000"}, "STATS_PORT='70000' is not allowed: use an integer from 0 to 65535"),
-    ({"BENCH_NET_PREFIX": "10.89"}, "BENCH_NET_PREFIX='10.89' is not allowed: use the first three numbers of a free IPv4 /24 network"),
+    ({"BENCH_NET_PREFIX": "10.89"},
+     "BENCH_NET_PREFIX='10.89' is not allowed: use the first three numbers of a free IPv4 /24 network"),
     ({"BENCH_NET_PREFIX": "10.256.0"}, "BENCH_NET_PREFIX='10.256.0' is not allowed"),
 ])
 def test_bad_settings_are_refused_before_anything_starts(settings, message):

@@ -20,7 +20,8 @@ HOSTS = ("node1", "node2", "node3", "lb", "load")
 IMAGE = "capbench-controller:latest"
 # What the issue lists for a node, by its PCP name.
 NODE_METRICS = {
-    "heap used/committed": ("openmetrics.jvm.jvm_memory_used_bytes", "openmetrics.jvm.jvm_memory_committed_bytes"),
+    "heap used/committed": ("openmetrics.jvm.jvm_memory_used_bytes",
+                            "openmetrics.jvm.jvm_memory_committed_bytes"),
     "GC count and time per collector": ("openmetrics.jvm.jvm_gc_collection_seconds_count",
                                         "openmetrics.jvm.jvm_gc_collection_seconds_sum"),
     "live threads": ("openmetrics.jvm.jvm_threads_current",),
@@ -28,7 +29,8 @@ NODE_METRICS = {
     "thread pool": ("openmetrics.jvm.tomcat_threadpool_currentthreadsbusy",
                     "openmetrics.jvm.tomcat_threadpool_currentthreadcount",
                     "openmetrics.jvm.tomcat_executor_maxthreads", "openmetrics.jvm.tomcat_threadpool_connectioncount"),
-    "requests": ("openmetrics.jvm.tomcat_requests_requestcount_total", "openmetrics.jvm.tomcat_requests_errorcount_total",
+    "requests": ("openmetrics.jvm.tomcat_requests_requestcount_total",
+                 "openmetrics.jvm.tomcat_requests_errorcount_total",
                  "openmetrics.jvm.tomcat_requests_processingtime_total",
                  "openmetrics.jvm.tomcat_requests_bytessent_total"),
     "java process CPU, RSS, threads": ("hotproc.psinfo.utime", "hotproc.psinfo.stime", "hotproc.psinfo.rss",
@@ -37,7 +39,8 @@ NODE_METRICS = {
 LB_METRICS = ("openmetrics.haproxy.haproxy_server_current_sessions", "openmetrics.haproxy.haproxy_server_current_queue",
               "openmetrics.haproxy.haproxy_server_http_responses_total",
               "openmetrics.haproxy.haproxy_server_retry_warnings_total",
-              "openmetrics.haproxy.haproxy_server_redispatch_warnings_total", "openmetrics.haproxy.haproxy_server_status")
+              "openmetrics.haproxy.haproxy_server_redispatch_warnings_total",
+              "openmetrics.haproxy.haproxy_server_status")
 LOAD_METRICS = ("proc.psinfo.utime", "network.interface.out.bytes", "network.interface.in.bytes")
 
 
