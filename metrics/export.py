@@ -19,6 +19,7 @@ import os
 import re
 import statistics
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +55,6 @@ def windows_for(records: list[dict]) -> list[Window]:
 
 
 def _utc(epoch: int) -> str:
-    import time
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(epoch))
 
 
