@@ -413,11 +413,13 @@ def overhead_ratio(targets: dict) -> dict:
 
 def print_table(summary: dict) -> None:
     rows = [(name, t) for name, t in summary["targets"].items()]
-    print(f"\n{'target':<10}{'capacity/s':>12}{'repeats':>10}{'min..max/s':>22}  driver {summary['driver']['name']}")
+    width = max([10] + [len(name) + 2 for name, _ in rows])  # bench-overhead's labels are longer
+    print(f"\n{'target':<{width}}{'capacity/s':>12}{'repeats':>10}{'min..max/s':>22}  "
+          f"driver {summary['driver']['name']}")
     for name, t in rows:
         cap = f"{t['capacity_rps']:.1f}" if t["capacity_rps"] else "none"
         span = f"{t['min_rps']:.1f}..{t['max_rps']:.1f}" if t["min_rps"] else "-"
-        print(f"{name:<10}{cap:>12}{len(t['repeats']):>10}{span:>22}")
+        print(f"{name:<{width}}{cap:>12}{len(t['repeats']):>10}{span:>22}")
     if summary["kind"] == "cluster":
         def fmt(value, unit=""):
             return f"{value:.1f}{unit}" if isinstance(value, float) and unit else (
