@@ -262,6 +262,9 @@ class Bench:
         s = self.settings
         label = label or target
         self.route(target)
+        # The routing check's requests end before the warm-up starts, so each step's window, widened to the
+        # idle seconds around it for the request counts (metrics/export.py), holds only that step's traffic.
+        time.sleep(SETTLE_AFTER_PASS_S)
         estimate = self._estimate(target)
         warm_rate = min(s.start_rate, estimate / 4) if estimate else s.start_rate
         if s.warmup_s > 0:

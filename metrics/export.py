@@ -9,7 +9,8 @@ this module derives what the report and the bottleneck hints read, and adds it t
          GC rate and % of time in GC, busy/pool threads, requests/s from Tomcat's counters;
   lb     per server: responses/s (and 5xx), sessions, queue, retries, redispatches, errors;
   load   the generator's CPU, the host's network, the whole machine's CPU;
-and per node a cross-check: the grind servlet's requests/s against HAProxy's responses/s for that server.
+and per node a cross-check: the grind servlet's request count against HAProxy's response count for that
+server, over the step widened by whole idle seconds (<host>-counts.csv: the rates summed over 1 s rows).
 """
 from __future__ import annotations
 
@@ -32,6 +33,10 @@ PCP_AGENTS = re.compile(r"(^|/)(pmcd|pmdalinux|pmdaproc|python3)$")  # python3: 
 GENERATORS = re.compile(r"(^|/)(oha|wrk2?)$")
 YOUNG_POOLS = re.compile(r"Eden|ZHeap")  # where new objects are allocated: its allocation rate is the JVM's
 MB = 1024 * 1024
+# The cross-check's counts run from the second the step started to COUNT_MARGIN_S whole seconds after it
+# ended, but not into the next step: the harness pauses between steps, so both counters stand still at both
+# edges.
+COUNT_MARGIN_S = 2
 
 
 class ExportError(RuntimeError):
@@ -43,14 +48,21 @@ class Window:
     label: str
     start: int  # whole seconds inside the step: rates are for (start, end]
     end: int
+    count_start: int  # the step widened to idle seconds on both sides, for the request counts
+    count_end: int
 
 
 def windows_for(records: list[dict]) -> list[Window]:
+    """Records in the order they ran."""
     windows = []
-    for record in records:
+    for record, following in zip(records, [*records[1:], None]):
         start, end = math.ceil(record["start_epoch"]), math.floor(record["end_epoch"])
+        count_end = math.ceil(record["end_epoch"]) + COUNT_MARGIN_S
+        if following is not None:
+            count_end = min(count_end, math.floor(following["start_epoch"]))
         if end - start >= 2:
-            windows.append(Window(f"step-{record['step']:03d}", start, end))
+            windows.append(Window(f"step-{record['step']:03d}", start, end, math.floor(record["start_epoch"]),
+                                  count_end))
     return windows
 
 
@@ -64,11 +76,17 @@ def pmrep_script(windows: list[Window], hosts: list[str]) -> str:
     for window in windows:
         lines.append(f"mkdir -p /out/{window.label}")
         for host in hosts:
-            lines.append(
-                f"pmrep -c {PMREP_CONF} -Z UTC -a /pcp/{host} -S '@{_utc(window.start)}' -T '@{_utc(window.end)}'"
-                f" -t 1s -o csv -F /out/{window.label}/{host}.csv :{ROLES[host]} 2>>/out/pmrep.log"
-                f" || echo '{window.label} {host}: pmrep failed' >>/out/pmrep.log")
+            lines.append(_pmrep(host, window.start, window.end, f"/out/{window.label}/{host}.csv", ROLES[host]))
+            if ROLES[host] in ("node", "lb"):
+                lines.append(_pmrep(host, window.count_start, window.count_end,
+                                    f"/out/{window.label}/{host}-counts.csv", f"{ROLES[host]}-counts"))
     return "\n".join(lines) + "\n"
+
+
+def _pmrep(host: str, start: int, end: int, out: str, metric_set: str) -> str:
+    return (f"pmrep -c {PMREP_CONF} -Z UTC -a /pcp/{host} -S '@{_utc(start)}' "
+            f"-T '@{_utc(end)}' -t 1s -o csv -F {out} :{metric_set} 2>>/out/pmrep.log"
+            f" || echo '{out}: pmrep failed' >>/out/pmrep.log")
 
 
 def run_pmrep(pcp_dir: Path, out_dir: Path, windows: list[Window]) -> list[str]:
@@ -266,17 +284,27 @@ def load_figures(series: Series) -> dict:
     }
 
 
-def cross_check(nodes: dict[str, dict], lb: dict) -> dict:
-    """Each node's grind-servlet requests/s against HAProxy's responses/s for it (both per second over the
-    same aligned rows). Checks and /health requests are not in either count."""
+def count_over(series: Series, metric: str, keep) -> float | None:
+    """How much a counter (summed over the kept instances) grew over the rows: its per-second rates summed."""
+    values = [v for v in row_sums(series, (metric,), keep) if v is not None]
+    return round(sum(values), 1) if values else None
+
+
+def cross_check(nodes: dict[str, dict], lb: dict, counts: dict[str, Series]) -> dict:
+    """Each node's grind-servlet request count against HAProxy's response count for that server, over the
+    step widened to idle seconds (checks and /health requests are in neither count); with both rates."""
     checks = {}
     for node, figures in nodes.items():
-        tomcat = figures.get("grind_requests_per_s")
-        haproxy = lb.get("servers", {}).get(node, {}).get("responses_per_s")
+        tomcat = count_over(counts.get(node, {}), OM + "tomcat_servlet_requestcount_total",
+                            lambda i: labels(i).get("servlet") == "grind")
+        haproxy = count_over(counts.get("lb", {}), HA + "haproxy_server_http_responses_total",
+                             lambda i: labels(i).get("server") == node)
         if tomcat is None or haproxy is None:
             continue
-        checks[node] = {"tomcat_rps": tomcat, "haproxy_rps": haproxy,
-                        "diff_pct": _r(100 * (tomcat - haproxy) / haproxy, 2) if haproxy >= 1 else None}
+        checks[node] = {"tomcat_requests": tomcat, "haproxy_responses": haproxy,
+                        "diff_pct": _r(100 * (tomcat - haproxy) / haproxy, 2) if haproxy >= 100 else None,
+                        "tomcat_rps": figures.get("grind_requests_per_s"),
+                        "haproxy_rps": lb.get("servers", {}).get(node, {}).get("responses_per_s")}
     return checks
 
 
@@ -294,8 +322,9 @@ def figures_for_window(window_dir: Path, cpu_quotas: dict[str, float]) -> dict:
         else:
             figures[host] = load_figures(series)
     nodes = {h: f for h, f in figures.items() if ROLES[h] == "node"}
+    counts = {h: read_csv(window_dir / f"{h}-counts.csv") for h in ROLES if (window_dir / f"{h}-counts.csv").is_file()}
     if "lb" in figures:
-        figures["requests_cross_check"] = cross_check(nodes, figures["lb"])
+        figures["requests_cross_check"] = cross_check(nodes, figures["lb"], counts)
     return figures
 
 

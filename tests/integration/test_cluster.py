@@ -192,22 +192,29 @@ def test_nodes_are_unreachable_from_outside_the_bench_network():
 DOCKER_DNS = "0B00007F"  # 127.0.0.11 as /proc/net/tcp writes it: Docker's embedded DNS, not ours
 
 
-def listening_ports(service: str) -> set[int]:
-    """TCP ports in LISTEN state inside the host, on any address (a shutdown port would be on 127.0.0.1)."""
+LOOPBACK = "0100007F"  # 127.0.0.1 as /proc/net/tcp writes it
+
+
+def listening_ports(service: str, loopback: bool = False) -> set[int]:
+    """TCP ports in LISTEN state inside the host: reachable from other hosts (any address but loopback), or
+    on loopback only (a shutdown port would be there)."""
     tables = compose("exec", "-T", service, "cat", "/proc/net/tcp", "/proc/net/tcp6", env=ENV).stdout
     ports = set()
     for line in tables.splitlines():
         fields = line.split()
         if len(fields) > 3 and fields[3] == "0A":  # TCP_LISTEN
             address, port = fields[1].rsplit(":", 1)
-            if address != DOCKER_DNS:
+            if address != DOCKER_DNS and (address == LOOPBACK) == loopback:
                 ports.add(int(port, 16))
     return ports
 
 
 def test_nodes_listen_on_http_only_no_ajp_no_shutdown_port():
+    """Other hosts reach a node's HTTP connector and its pmcd (which admits the bench network only); the JMX
+    exporter, which pmcd scrapes, listens on loopback; nothing else (no AJP, no shutdown port)."""
     for node in NODES:
-        assert listening_ports(node) == {8080}, node
+        assert listening_ports(node) == {8080, 44321}, node
+        assert listening_ports(node, loopback=True) == {9404}, node
 
 
 def test_no_default_or_manager_apps_and_no_server_version_in_errors():

@@ -75,16 +75,16 @@ def test_every_host_has_an_archive_with_its_metrics(overhead_run):
 
 
 def test_node_metrics_change_during_the_steps(overhead_run):
-    """Raw values over the monitored steps: requests and GC count rise (v1 makes garbage), the java process
-    uses CPU, the heap is in use, the pool has threads and the limit the settings gave."""
+    """Over the monitored steps (counters as pmrep's per-second rates, so a rising counter has rates > 0):
+    requests and GC count rise (v1 makes garbage), the java process uses CPU, the heap is in use, the pool
+    has threads and the limit the settings gave."""
     steps = [s for s in steps_of(overhead_run) if "host_metrics" in s]
     assert steps, "no step was monitored"
     start, end = int(steps[0]["start_epoch"]) + 1, int(steps[-1]["end_epoch"])
     metrics = ("openmetrics.jvm.tomcat_requests_requestcount_total openmetrics.jvm.jvm_gc_collection_seconds_count "
                "hotproc.psinfo.utime openmetrics.jvm.jvm_memory_used_bytes openmetrics.jvm.tomcat_executor_maxthreads "
                "openmetrics.jvm.tomcat_threadpool_currentthreadcount")
-    # -r: raw counter values, not rates.
-    text = pcp_tool(overhead_run / "pcp", f"pmrep -r -Z UTC -a /pcp/node1 -S '@{_utc(start)}' -T '@{_utc(end)}' "
+    text = pcp_tool(overhead_run / "pcp", f"pmrep -Z UTC -a /pcp/node1 -S '@{_utc(start)}' -T '@{_utc(end)}' "
                                           f"-t 1s -o csv {metrics}")
     rows = list(csv.DictReader(io.StringIO(text)))
     assert len(rows) >= 5
@@ -94,12 +94,12 @@ def test_node_metrics_change_during_the_steps(overhead_run):
         assert names, (prefix, list(rows[0]))
         return [sum(float(r[n]) for n in names if r[n]) for r in rows if any(r[n] for n in names)]
 
-    requests = column("openmetrics.jvm.tomcat_requests_requestcount_total")
-    assert requests[-1] - requests[0] >= 100, requests
-    gcs = column("openmetrics.jvm.jvm_gc_collection_seconds_count")
-    assert gcs[-1] > gcs[0], gcs
-    java_ms = column("hotproc.psinfo.utime", "java")
-    assert java_ms[-1] > java_ms[0], java_ms
+    requests = column("openmetrics.jvm.tomcat_requests_requestcount_total")  # requests per second
+    assert sum(requests) >= 100 and min(requests) >= 0, requests
+    gcs = column("openmetrics.jvm.jvm_gc_collection_seconds_count")          # collections per second
+    assert sum(gcs) > 0, gcs
+    java_ms = column("hotproc.psinfo.utime", "java")                         # ms of CPU per second
+    assert sum(java_ms) > 0, java_ms
     assert min(column("openmetrics.jvm.jvm_memory_used_bytes", "heap")) > 0
     assert set(column("openmetrics.jvm.tomcat_executor_maxthreads")) == {200.0}
     assert min(column("openmetrics.jvm.tomcat_threadpool_currentthreadcount")) > 0
@@ -118,7 +118,7 @@ def test_steps_carry_node_figures_and_tomcat_agrees_with_haproxy(overhead_run):
         assert node1["cpu_pct_of_quota"] > 0 and node1["gc_time_pct"] is not None
         assert node1["busy_threads_mean"] is not None and node1["heap_used_mb_mean"] > 0
         check = step["host_metrics"]["requests_cross_check"]["node1"]
-        if check["haproxy_rps"] >= 50:
+        if check["diff_pct"] is not None:  # at least 100 responses to compare
             assert abs(check["diff_pct"]) <= 2, (step["step"], check)
 
 

@@ -35,7 +35,8 @@ def exported(tmp_path_factory) -> tuple[Path, list[dict]]:
 def test_every_step_and_host_is_exported_like_the_golden_files(exported):
     out, _ = exported
     produced = sorted(p.relative_to(out) for p in out.rglob("*.csv"))
-    assert [str(p) for p in produced] == [f"step-00{n}/{h}.csv" for n in (7, 8) for h in ("lb", "load", "node1")]
+    assert [str(p) for p in produced] == [f"step-00{n}/{h}.csv" for n in (7, 8)
+                                          for h in ("lb-counts", "lb", "load", "node1-counts", "node1")]
     for relative in produced:
         golden = EXPECTED / relative
         if UPDATE:
@@ -64,6 +65,8 @@ def test_figures_are_what_the_bench_saw(exported):
         check = record["host_metrics"]["requests_cross_check"]["node1"]
         assert abs(check["diff_pct"]) <= 2, check
         assert check["haproxy_rps"] == pytest.approx(record["achieved_rps"], rel=0.05)
+        # The widened window holds the whole step: every response the generator got went through HAProxy.
+        assert check["haproxy_responses"] == pytest.approx(record["responses"], rel=0.01)
 
 
 def test_instance_labels_and_process_names():
@@ -74,10 +77,14 @@ def test_instance_labels_and_process_names():
     assert export.JAVA.search("/usr/bin/java") and not export.JAVA.search("/usr/bin/javac")
 
 
-def test_windows_cover_whole_seconds_inside_each_step():
+def test_windows_cover_whole_seconds_inside_each_step_and_counts_a_wider_span():
     windows = export.windows_for([{"step": 4, "start_epoch": 100.2, "end_epoch": 120.9},
-                                  {"step": 5, "start_epoch": 130.5, "end_epoch": 131.9}])
-    assert windows == [export.Window("step-004", 101, 120)]  # step 5 is too short for a rate
+                                  {"step": 5, "start_epoch": 130.5, "end_epoch": 131.9},
+                                  {"step": 6, "start_epoch": 133.7, "end_epoch": 140.1}])
+    # Step 5 is too short for a rate; step 5's counts would have reached into step 6.
+    assert windows == [export.Window("step-004", 101, 120, 100, 123), export.Window("step-006", 134, 140, 133, 143)]
+    assert export.windows_for([{"step": 5, "start_epoch": 130.5, "end_epoch": 133.2},
+                               {"step": 6, "start_epoch": 134.7, "end_epoch": 140.1}])[0].count_end == 134
 
 
 def test_node_figures_from_hand_made_rows():
@@ -103,9 +110,19 @@ def test_node_figures_from_hand_made_rows():
     assert f["busy_threads_mean"] is None         # absent from the rows: unknown, not zero
 
 
-def test_cross_check_compares_tomcat_with_haproxy_per_node():
+def test_cross_check_compares_tomcat_with_haproxy_counts_per_node():
     nodes = {"node1": {"grind_requests_per_s": 99.0}, "node2": {"grind_requests_per_s": 0.0}}
     lb = {"servers": {"node1": {"responses_per_s": 100.0}, "node2": {"responses_per_s": 0.0}}}
-    checks = export.cross_check(nodes, lb)
-    assert checks["node1"]["diff_pct"] == -1.0
+    grind = "openmetrics.jvm.tomcat_servlet_requestcount_total"
+    responses = "openmetrics.haproxy.haproxy_server_http_responses_total"
+    # Per-second rates over 1 s rows (the first row has none), summed: the counts.
+    counts = {"node1": {(grind, "2 servlet:grind"): [None, 500.0, 490.0, 0.0],
+                        (grind, "1 servlet:health"): [None, 2.0, 2.0, 2.0]},
+              "node2": {(grind, "2 servlet:grind"): [None, 0.0, 0.0, 0.0]},
+              "lb": {(responses, "3 code:2xx proxy:nodes server:node1"): [None, 500.0, 498.0, 0.0],
+                     (responses, "12 code:5xx proxy:nodes server:node1"): [None, 0.0, 2.0, 0.0],
+                     (responses, "4 code:2xx proxy:nodes server:node2"): [None, 0.0, 0.0, 0.0]}}
+    checks = export.cross_check(nodes, lb, counts)
+    assert checks["node1"]["tomcat_requests"] == 990 and checks["node1"]["haproxy_responses"] == 1000
+    assert checks["node1"]["diff_pct"] == -1.0 and checks["node1"]["tomcat_rps"] == 99.0
     assert checks["node2"]["diff_pct"] is None    # no traffic: nothing to compare
