@@ -434,12 +434,13 @@ def print_table(summary: dict) -> None:
 
 
 def print_host_figures(summary: dict) -> None:
-    """At each target's capacity: what the nodes did (from PCP), and Tomcat's count against HAProxy's."""
+    """At each target's capacity: what the nodes did (from PCP), and the step's requests counted by Tomcat's
+    grind servlet against the responses HAProxy counted for that node."""
     rows = [(name, t["metrics_at_capacity"]) for name, t in summary["targets"].items()
             if t.get("metrics_at_capacity")]
     if rows:
         print(f"\nat capacity (PCP)  {'node':<6}{'CPU % quota':>12}{'GC %':>7}{'alloc MB/s':>11}{'busy thr':>9}"
-              f"{'heap MB':>9}{'Tomcat/s':>10}{'HAProxy/s':>10}{'diff %':>8}")
+              f"{'heap MB':>9}{'Tomcat n':>10}{'HAProxy n':>10}{'diff %':>8}")
     for name, figures in rows:
         for node in loadhost.NODES:
             f = figures.get(node)
@@ -447,8 +448,8 @@ def print_host_figures(summary: dict) -> None:
                 continue
             check = figures.get("requests_cross_check", {}).get(node, {})
             cells = [f.get("cpu_pct_of_quota"), f.get("gc_time_pct"), f.get("alloc_mb_per_s"),
-                     f.get("busy_threads_mean"), f.get("heap_used_mb_mean"), check.get("tomcat_rps"),
-                     check.get("haproxy_rps"), check.get("diff_pct")]
+                     f.get("busy_threads_mean"), f.get("heap_used_mb_mean"), check.get("tomcat_requests"),
+                     check.get("haproxy_responses"), check.get("diff_pct")]
             text = "".join(f"{'-' if v is None else v:>{w}}" for v, w in zip(cells, (12, 7, 11, 9, 9, 10, 10, 8)))
             print(f"{name:<19}{node:<6}{text}")
     overhead = summary.get("overhead")

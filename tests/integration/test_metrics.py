@@ -109,7 +109,7 @@ def _utc(epoch: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(epoch))
 
 
-def test_steps_carry_node_figures_and_tomcat_agrees_with_haproxy(overhead_run):
+def test_steps_carry_node_figures_and_tomcat_counts_agree_with_haproxy(overhead_run):
     steps = steps_of(overhead_run)
     on = [s for s in steps if "host_metrics" in s]
     assert on and len(on) < len(steps), "only the monitored half has figures"
@@ -119,7 +119,9 @@ def test_steps_carry_node_figures_and_tomcat_agrees_with_haproxy(overhead_run):
         assert node1["busy_threads_mean"] is not None and node1["heap_used_mb_mean"] > 0
         check = step["host_metrics"]["requests_cross_check"]["node1"]
         if check["diff_pct"] is not None:  # at least 100 responses to compare
-            assert abs(check["diff_pct"]) <= 2, (step["step"], check)
+            # Steady (passing) steps agree within 2 %; in an overloaded one Tomcat also finishes requests whose
+            # client had gone (HAProxy counts no response for those): within 5 %.
+            assert abs(check["diff_pct"]) <= (2 if step["passed"] else 5), (step["step"], check)
 
 
 def test_overhead_is_reported_and_the_unmonitored_half_logged_nothing(overhead_run):
