@@ -236,6 +236,21 @@ def test_no_process_runs_as_root():
             assert any(comm == "java" for _, _, comm in processes), processes
         if service == "lb":
             assert any(comm == "haproxy" for _, _, comm in processes), processes
+        if service != "controller":  # every monitored host runs PCP's collector, unprivileged too
+            assert any(comm == "pmcd" for _, _, comm in processes), (service, processes)
+
+
+def test_pmcd_is_supervised_like_the_main_process():
+    """Killed, a host's pmcd comes back by itself (with-pmcd starts it again) and the controller reaches it."""
+    compose("exec", "-T", "node2", "pkill", "-KILL", "-x", "pmcd", env=ENV)
+    deadline = time.monotonic() + 30
+    while True:
+        again = compose("exec", "-T", "controller", "pminfo", "-h", "node2", "-f", "pmcd.pid", env=ENV, check=False)
+        if again.returncode == 0 and "value" in again.stdout:
+            break
+        assert time.monotonic() < deadline, again.stdout + again.stderr
+        time.sleep(1)
+    assert "pmcd exited" in compose("logs", "--no-color", "node2", env=ENV).stdout
 
 
 def test_a_changed_tunable_recreates_the_nodes_without_rebuilding_images():
