@@ -262,8 +262,8 @@ class Bench:
         s = self.settings
         label = label or target
         self.route(target)
-        # The routing check's requests end before the warm-up starts, so each step's window, widened to the
-        # idle seconds around it for the request counts (metrics/export.py), holds only that step's traffic.
+        # The routing check's requests end well before the warm-up starts: the request counts of each step
+        # (metrics/export.py) run from a sample before it to one after it, and must hold only its traffic.
         time.sleep(SETTLE_AFTER_PASS_S)
         estimate = self._estimate(target)
         warm_rate = min(s.start_rate, estimate / 4) if estimate else s.start_rate

@@ -10,7 +10,9 @@ this module derives what the report and the bottleneck hints read, and adds it t
   lb     per server: responses/s (and 5xx), sessions, queue, retries, redispatches, errors;
   load   the generator's CPU, the host's network, the whole machine's CPU;
 and per node a cross-check: the grind servlet's request count against HAProxy's response count for that
-server, over the step widened by whole idle seconds (<host>-counts.csv: the rates summed over 1 s rows).
+server over the step, each from its own host's samples as recorded (<host>-counts.csv, not interpolated):
+from its last sample before the step started to its first sample after the step ended, when both counters
+stand still, so both counts are exact whenever each host happened to be sampled.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import statistics
 import subprocess
 import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 IMAGE = "capbench-controller:latest"
@@ -33,10 +36,13 @@ PCP_AGENTS = re.compile(r"(^|/)(pmcd|pmdalinux|pmdaproc|python3)$")  # python3: 
 GENERATORS = re.compile(r"(^|/)(oha|wrk2?)$")
 YOUNG_POOLS = re.compile(r"Eden|ZHeap")  # where new objects are allocated: its allocation rate is the JVM's
 MB = 1024 * 1024
-# The cross-check's counts run from the second the step started to COUNT_MARGIN_S whole seconds after it
-# ended, but not into the next step: the harness pauses between steps, so both counters stand still at both
-# edges.
-COUNT_MARGIN_S = 2
+# The raw samples exported around each step for its counts: enough seconds on each side to hold the last
+# sample before the step (and the one before it, for its rate) and the first after it (loggers sample each 1 s).
+COUNT_MARGIN_S = 3
+# Responses still in flight when the generator stops reach both counters within milliseconds: the count ends
+# at the first sample this long after the step, if that sample comes before the next step starts.
+SETTLE_S = 0.25
+RAW_TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 
 
 class ExportError(RuntimeError):
@@ -48,8 +54,18 @@ class Window:
     label: str
     start: int  # whole seconds inside the step: rates are for (start, end]
     end: int
-    count_start: int  # the step widened to idle seconds on both sides, for the request counts
-    count_end: int
+    step_start: float  # the step's own epochs, for the request counts
+    step_end: float
+    next_start: float | None  # when the next recorded step started (None: the last one)
+
+    @property
+    def raw_from(self) -> int:
+        """The span whose raw samples are exported for the counts."""
+        return math.floor(self.step_start) - COUNT_MARGIN_S
+
+    @property
+    def raw_to(self) -> int:
+        return math.ceil(self.step_end) + COUNT_MARGIN_S
 
 
 def windows_for(records: list[dict]) -> list[Window]:
@@ -57,12 +73,9 @@ def windows_for(records: list[dict]) -> list[Window]:
     windows = []
     for record, following in zip(records, [*records[1:], None]):
         start, end = math.ceil(record["start_epoch"]), math.floor(record["end_epoch"])
-        count_end = math.ceil(record["end_epoch"]) + COUNT_MARGIN_S
-        if following is not None:
-            count_end = min(count_end, math.floor(following["start_epoch"]))
         if end - start >= 2:
-            windows.append(Window(f"step-{record['step']:03d}", start, end, math.floor(record["start_epoch"]),
-                                  count_end))
+            windows.append(Window(f"step-{record['step']:03d}", start, end, record["start_epoch"],
+                                  record["end_epoch"], following["start_epoch"] if following else None))
     return windows
 
 
@@ -78,14 +91,16 @@ def pmrep_script(windows: list[Window], hosts: list[str]) -> str:
         for host in hosts:
             lines.append(_pmrep(host, window.start, window.end, f"/out/{window.label}/{host}.csv", ROLES[host]))
             if ROLES[host] in ("node", "lb"):
-                lines.append(_pmrep(host, window.count_start, window.count_end,
-                                    f"/out/{window.label}/{host}-counts.csv", f"{ROLES[host]}-counts"))
+                lines.append(_pmrep(host, window.raw_from, window.raw_to, f"/out/{window.label}/{host}-counts.csv",
+                                    f"{ROLES[host]}-counts", raw=True))
     return "\n".join(lines) + "\n"
 
 
-def _pmrep(host: str, start: int, end: int, out: str, metric_set: str) -> str:
+def _pmrep(host: str, start: int, end: int, out: str, metric_set: str, raw: bool = False) -> str:
+    # raw: every sample as the logger recorded it (-u, no interpolation), stamped to the microsecond.
+    sampling = f"-u -f '{RAW_TIME_FORMAT}'" if raw else "-t 1s"
     return (f"pmrep -c {PMREP_CONF} -Z UTC -a /pcp/{host} -S '@{_utc(start)}' "
-            f"-T '@{_utc(end)}' -t 1s -o csv -F {out} :{metric_set} 2>>/out/pmrep.log"
+            f"-T '@{_utc(end)}' {sampling} -o csv -F {out} :{metric_set} 2>>/out/pmrep.log"
             f" || echo '{out}: pmrep failed' >>/out/pmrep.log")
 
 
@@ -125,6 +140,13 @@ def read_csv(path: Path) -> Series:
         series[(metric, instance)] = [float(row[col]) if col < len(row) and row[col] != "" else None
                                       for row in body]
     return series
+
+
+def row_epochs(path: Path) -> list[float]:
+    """The Time column of a raw (-u) export, as epochs."""
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f))[1:]
+    return [datetime.strptime(row[0], RAW_TIME_FORMAT).replace(tzinfo=timezone.utc).timestamp() for row in rows]
 
 
 def labels(instance: str) -> dict[str, str]:
@@ -284,21 +306,41 @@ def load_figures(series: Series) -> dict:
     }
 
 
-def count_over(series: Series, metric: str, keep) -> float | None:
-    """How much a counter (summed over the kept instances) grew over the rows: its per-second rates summed."""
-    values = [v for v in row_sums(series, (metric,), keep) if v is not None]
-    return round(sum(values), 1) if values else None
+@dataclass(frozen=True)
+class RawRows:
+    """A raw (-u) export: each row's epoch, and per row the rate since the row before (None on the first)."""
+    epochs: list[float]
+    series: Series
 
 
-def cross_check(nodes: dict[str, dict], lb: dict, counts: dict[str, Series]) -> dict:
-    """Each node's grind-servlet request count against HAProxy's response count for that server, over the
-    step widened to idle seconds (checks and /health requests are in neither count); with both rates."""
+def count_over(rows: RawRows, metric: str, keep, window: Window) -> float | None:
+    """How much a counter (summed over the kept instances) grew from the host's last sample at or before the
+    step's start to its first sample SETTLE_S after the step's end (or, if that one came after the next step
+    had started, its first sample after the end): each row's rate times the time since the row before."""
+    rates, epochs = row_sums(rows.series, (metric,), keep), rows.epochs
+    before = [i for i, t in enumerate(epochs) if t <= window.step_start]
+    settled = [i for i, t in enumerate(epochs) if t >= window.step_end + SETTLE_S
+               and (window.next_start is None or t < window.next_start)]
+    after = settled or [i for i, t in enumerate(epochs) if t >= window.step_end]
+    if not rates or not before or not after:
+        return None
+    first, last = before[-1], after[0]
+    grown = [rates[i] * (epochs[i] - epochs[i - 1]) if rates[i] is not None else None
+             for i in range(first + 1, last + 1)]
+    return None if None in grown else round(sum(grown), 1)
+
+
+def cross_check(nodes: dict[str, dict], lb: dict, counts: dict[str, RawRows], window: Window) -> dict:
+    """Each node's grind-servlet request count against HAProxy's response count for that server over the
+    step (checks and /health requests are in neither count); with both rates."""
     checks = {}
     for node, figures in nodes.items():
-        tomcat = count_over(counts.get(node, {}), OM + "tomcat_servlet_requestcount_total",
-                            lambda i: labels(i).get("servlet") == "grind")
-        haproxy = count_over(counts.get("lb", {}), HA + "haproxy_server_http_responses_total",
-                             lambda i: labels(i).get("server") == node)
+        if node not in counts or "lb" not in counts:
+            continue
+        tomcat = count_over(counts[node], OM + "tomcat_servlet_requestcount_total",
+                            lambda i: labels(i).get("servlet") == "grind", window)
+        haproxy = count_over(counts["lb"], HA + "haproxy_server_http_responses_total",
+                             lambda i: labels(i).get("server") == node, window)
         if tomcat is None or haproxy is None:
             continue
         checks[node] = {"tomcat_requests": tomcat, "haproxy_responses": haproxy,
@@ -308,7 +350,7 @@ def cross_check(nodes: dict[str, dict], lb: dict, counts: dict[str, Series]) -> 
     return checks
 
 
-def figures_for_window(window_dir: Path, cpu_quotas: dict[str, float]) -> dict:
+def figures_for_window(window_dir: Path, window: Window, cpu_quotas: dict[str, float]) -> dict:
     figures: dict = {}
     for host, role in ROLES.items():
         path = window_dir / f"{host}.csv"
@@ -322,9 +364,10 @@ def figures_for_window(window_dir: Path, cpu_quotas: dict[str, float]) -> dict:
         else:
             figures[host] = load_figures(series)
     nodes = {h: f for h, f in figures.items() if ROLES[h] == "node"}
-    counts = {h: read_csv(window_dir / f"{h}-counts.csv") for h in ROLES if (window_dir / f"{h}-counts.csv").is_file()}
+    counts = {h: RawRows(row_epochs(path), read_csv(path)) for h in ROLES
+              if (path := window_dir / f"{h}-counts.csv").is_file()}
     if "lb" in figures:
-        figures["requests_cross_check"] = cross_check(nodes, figures["lb"], counts)
+        figures["requests_cross_check"] = cross_check(nodes, figures["lb"], counts, window)
     return figures
 
 
@@ -350,7 +393,7 @@ def export_run(pcp_dir: Path, export_dir: Path, records: list[dict], cluster_set
         label = f"step-{record['step']:03d}"
         window_dir = export_dir / label
         if label in by_label and window_dir.is_dir():
-            record = {**record, "host_metrics": figures_for_window(window_dir, quotas),
+            record = {**record, "host_metrics": figures_for_window(window_dir, by_label[label], quotas),
                       "metrics_window": {"start_epoch": by_label[label].start, "end_epoch": by_label[label].end}}
         enriched.append(record)
     return enriched

@@ -65,7 +65,7 @@ def test_figures_are_what_the_bench_saw(exported):
         check = record["host_metrics"]["requests_cross_check"]["node1"]
         assert abs(check["diff_pct"]) <= 2, check
         assert check["haproxy_rps"] == pytest.approx(record["achieved_rps"], rel=0.05)
-        # The widened window holds the whole step: every response the generator got went through HAProxy.
+        # The counts span the whole step: every response the generator got went through HAProxy.
         assert check["haproxy_responses"] == pytest.approx(record["responses"], rel=0.01)
 
 
@@ -77,14 +77,41 @@ def test_instance_labels_and_process_names():
     assert export.JAVA.search("/usr/bin/java") and not export.JAVA.search("/usr/bin/javac")
 
 
-def test_windows_cover_whole_seconds_inside_each_step_and_counts_a_wider_span():
+def test_windows_cover_whole_seconds_inside_each_step_and_raw_samples_around_it():
     windows = export.windows_for([{"step": 4, "start_epoch": 100.2, "end_epoch": 120.9},
                                   {"step": 5, "start_epoch": 130.5, "end_epoch": 131.9},
                                   {"step": 6, "start_epoch": 133.7, "end_epoch": 140.1}])
-    # Step 5 is too short for a rate; step 5's counts would have reached into step 6.
-    assert windows == [export.Window("step-004", 101, 120, 100, 123), export.Window("step-006", 134, 140, 133, 143)]
-    assert export.windows_for([{"step": 5, "start_epoch": 130.5, "end_epoch": 133.2},
-                               {"step": 6, "start_epoch": 134.7, "end_epoch": 140.1}])[0].count_end == 134
+    # Step 5 is too short for a rate.
+    assert windows == [export.Window("step-004", 101, 120, 100.2, 120.9, 130.5),
+                       export.Window("step-006", 134, 140, 133.7, 140.1, None)]
+    assert (windows[0].raw_from, windows[0].raw_to) == (97, 124)
+
+
+GRIND = "openmetrics.jvm.tomcat_servlet_requestcount_total"
+RESPONSES = "openmetrics.haproxy.haproxy_server_http_responses_total"
+STEP = export.Window("step-001", 11, 15, 10.5, 15.2, 16.8)
+
+
+def test_counts_run_from_the_last_sample_before_the_step_to_the_first_settled_sample_after_it():
+    # The step ran 10.5..15.2; rows 0.8-1.1 s apart carry the rate since the row before.
+    rows = export.RawRows([8.3, 9.4, 10.4, 11.5, 12.4, 13.4, 14.5, 15.3, 16.4],
+                          {(GRIND, "2 servlet:grind"): [None, 0.0, 0.0, 20.0, 20.0, 20.0, 20.0, 10.0, 5.0],
+                           (GRIND, "1 servlet:health"): [None, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0]})
+    grind = lambda i: export.labels(i).get("servlet") == "grind"  # noqa: E731
+    in_step = 20 * 1.1 + 20 * 0.9 + 20 * 1.0 + 20 * 1.1 + 10 * 0.8  # from 10.4 to 15.3
+    # 15.3 is too soon after the end (15.2 + 0.25): the count runs to 16.4, the first settled sample before
+    # the next step (16.8), and so includes the responses still in flight at the end.
+    assert export.count_over(rows, GRIND, grind, STEP) == pytest.approx(in_step + 5 * 1.1)
+    # If the next step started before that sample, the first sample after the end closes the count.
+    early_next = export.Window("step-001", 11, 15, 10.5, 15.2, 16.0)
+    assert export.count_over(rows, GRIND, grind, early_next) == pytest.approx(in_step)
+    # A gap in the rows inside the span: unknown, not a smaller count.
+    gap = export.RawRows(rows.epochs, {(GRIND, "2 servlet:grind"): [None, 0.0, 0.0, None, 20.0, 20.0, 20.0, 10.0,
+                                                                    5.0]})
+    assert export.count_over(gap, GRIND, grind, STEP) is None
+    # No sample before the step: unknown.
+    late = export.RawRows(rows.epochs[3:], {k: v[3:] for k, v in rows.series.items()})
+    assert export.count_over(late, GRIND, grind, STEP) is None
 
 
 def test_node_figures_from_hand_made_rows():
@@ -113,16 +140,20 @@ def test_node_figures_from_hand_made_rows():
 def test_cross_check_compares_tomcat_with_haproxy_counts_per_node():
     nodes = {"node1": {"grind_requests_per_s": 99.0}, "node2": {"grind_requests_per_s": 0.0}}
     lb = {"servers": {"node1": {"responses_per_s": 100.0}, "node2": {"responses_per_s": 0.0}}}
-    grind = "openmetrics.jvm.tomcat_servlet_requestcount_total"
-    responses = "openmetrics.haproxy.haproxy_server_http_responses_total"
-    # Per-second rates over 1 s rows (the first row has none), summed: the counts.
-    counts = {"node1": {(grind, "2 servlet:grind"): [None, 500.0, 490.0, 0.0],
-                        (grind, "1 servlet:health"): [None, 2.0, 2.0, 2.0]},
-              "node2": {(grind, "2 servlet:grind"): [None, 0.0, 0.0, 0.0]},
-              "lb": {(responses, "3 code:2xx proxy:nodes server:node1"): [None, 500.0, 498.0, 0.0],
-                     (responses, "12 code:5xx proxy:nodes server:node1"): [None, 0.0, 2.0, 0.0],
-                     (responses, "4 code:2xx proxy:nodes server:node2"): [None, 0.0, 0.0, 0.0]}}
-    checks = export.cross_check(nodes, lb, counts)
+    # Each host's own sample times (the loggers are not in step with each other); rates over 1 s rows.
+    counts = {"node1": export.RawRows([9.9, 10.1, 11.1, 12.1, 13.1, 14.1, 15.1, 16.1],
+                                      {(GRIND, "2 servlet:grind"): [None, 0.0, 250.0, 250.0, 245.0, 245.0, 0.0, 0.0],
+                                       (GRIND, "1 servlet:health"): [None, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0]}),
+              "node2": export.RawRows([10.0, 11.0], {(GRIND, "2 servlet:grind"): [None, 0.0]}),
+              "lb": export.RawRows([9.6, 10.4, 11.4, 12.4, 13.4, 14.4, 15.4, 16.4],
+                                   {(RESPONSES, "3 code:2xx proxy:nodes server:node1"):
+                                    [None, 0.0, 300.0, 250.0, 250.0, 200.0, 0.0, 0.0],
+                                    (RESPONSES, "12 code:5xx proxy:nodes server:node1"):
+                                    [None, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+                                    (RESPONSES, "4 code:2xx proxy:nodes server:node2"):
+                                    [None, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]})}
+    step = export.Window("step-001", 11, 15, 10.3, 14.9, 18.0)
+    checks = export.cross_check(nodes, lb, counts, step)
     assert checks["node1"]["tomcat_requests"] == 990 and checks["node1"]["haproxy_responses"] == 1000
     assert checks["node1"]["diff_pct"] == -1.0 and checks["node1"]["tomcat_rps"] == 99.0
-    assert checks["node2"]["diff_pct"] is None    # no traffic: nothing to compare
+    assert "node2" not in checks                  # no sample of node2 after the step: no count to compare
