@@ -20,7 +20,7 @@ SHOW_NODE_STATES := cluster/lb-api.sh "show servers state nodes" \
 	| awk 'NR > 2 && NF > 6 {print $$4, ($$7 % 2 ? "maint" : "ready")}'
 
 .PHONY: help setup images up down status logs test test-unit test-python test-load test-config test-integration \
-	node-maint node-ready bench-single bench-cluster bench-selfcheck bench-overhead
+	node-maint node-ready bench-single bench-cluster bench-selfcheck bench-overhead report compare history
 
 help: ## list the targets
 	@echo "capbench — a horizontal-scaling capacity testbed for Java servers"
@@ -100,3 +100,12 @@ test-config: $(VENV)/.installed images ## settings validation, compose config, h
 
 test-integration: $(VENV)/.installed images ## bring the cluster up under its own project name, check it, tear down
 	$(PYTHON) -m pytest tests/integration
+
+report: $(VENV)/.installed ## rebuild results/RUN/report.html and its figures from the results folder alone
+	@$(PYTHON) -m report build "$(RUN)"
+
+compare: $(VENV)/.installed ## capacity change between runs A= and B= (default: the last two comparable runs)
+	@$(PYTHON) -m report compare $(A) $(B)
+
+history: $(VENV)/.installed ## capacity across runs: a table and results/history.png
+	@$(PYTHON) -m report history

@@ -2,7 +2,8 @@
 # make setup: everything the testbed needs, idempotent (a second run only checks and finds the builds cached).
 #   1. the Docker engine and Compose v2 (installed/started only where missing: see engine.sh)
 #   2. the base image debian:bookworm-slim (pulled, or built with debootstrap where no registry answers)
-#   3. the stats credentials (.capbench/secrets.env) and the test tools (.venv)
+#   3. the stats credentials (.capbench/secrets.env), the test tools (.venv) and headless Chromium (the report
+#      test renders report.html in it)
 #   4. the load generator oha (built from crates.io with cargo; the load image carries it)
 #   5. the webapp WAR (Maven) and the four images
 # Prerequisites it does not install: Java 17 + Maven (to build the WAR), Rust's cargo (to build oha) and
@@ -37,9 +38,10 @@ step "[1/5] Docker engine and Compose"
 cluster/engine.sh ensure
 step "[2/5] base image debian:bookworm-slim"
 cluster/base-image.sh
-step "[3/5] stats credentials and the Python tools (.venv)"
+step "[3/5] stats credentials, the Python tools (.venv) and headless Chromium"
 cluster/secrets.sh >/dev/null
 make --no-print-directory --silent .venv/.installed
+report/install-chromium.sh
 step "[4/5] load generator oha"
 load/install-oha.sh
 step "[5/5] webapp and images"

@@ -36,6 +36,8 @@ from load.settings import BenchSettings, SettingsError, check_for_driver, load_s
 from load.step import StepRecord, judge
 from metrics import export
 from metrics.monitor import Monitor
+from report import build as report_build
+from report import history
 
 PROFILES = ROOT / "cluster" / "profiles"
 TUNABLES = ROOT / "tomcat-conf" / "tunables.env"
@@ -194,7 +196,7 @@ class Bench:
                 "profile": profile_name(), "cluster_settings": cluster_settings(),
                 "compose_version": loadhost.compose_version(), "targets": list(TARGETS[self.kind]),
                 "harness": {"python": platform.python_version(), "host": platform.node()},
-                "git_sha": git_sha(),
+                "git_sha": git_sha(), "nodes": {node: loadhost.node_info(node) for node in loadhost.NODES},
                 "started_epoch": time.time()}
 
     # -- steps ----------------------------------------------------------------------------------------------
@@ -459,6 +461,17 @@ def print_host_figures(summary: dict) -> None:
               f"(pairs {overhead['pair_ratios']}; goal >= {overhead['goal']})")
 
 
+def finish_report(paths: RunPaths, summary: dict) -> None:
+    """One line in results/history.jsonl and report.html; a failure here loses nothing already written."""
+    try:
+        history.append(results_dir() / "history.jsonl",
+                       history.history_line(json.loads(paths.run_json.read_text()), summary))
+        say(f"report: {report_build.build(paths.root)}")
+    except Exception as problem:  # noqa: BLE001 — the run's results are on disk; say what failed, keep going
+        say(f"warning: the report could not be made ({type(problem).__name__}: {problem}); "
+            f"retry with make report RUN={paths.root.name}")
+
+
 def _interrupt(signum, frame) -> None:
     """SIGTERM ends a run as Ctrl-C does: completed steps kept, marked partial."""
     raise KeyboardInterrupt
@@ -536,6 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     if kind != "selfcheck":
         print_table(summary)
         print_host_figures(summary)
+        finish_report(paths, summary)
     say(f"{status}: {len(read_jsonl(paths.steps))} steps in {_mmss(summary['elapsed_s'])} → {paths.root}")
     return code
 

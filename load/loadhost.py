@@ -48,6 +48,16 @@ def compose_version() -> str:
     return done.stdout.strip() or "unknown"
 
 
+def node_info(node: str) -> dict | None:
+    """What the node's JVM actually runs with (the webapp's /info: GC in use, heap, CPUs, versions)."""
+    done = compose("exec", "-T", node, "curl", "-fsS", "--max-time", "3", "http://127.0.0.1:8080/info",
+                   check=False, timeout=30)
+    try:
+        return json.loads(done.stdout) if done.returncode == 0 else None
+    except ValueError:
+        return None
+
+
 class LoadHost:
     def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 120, check: bool = True) -> bytes:
         return compose("exec", "-T", "load", *argv, stdin=stdin, timeout=timeout, check=check).stdout

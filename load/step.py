@@ -47,6 +47,10 @@ class LoadHostUsage:
         return 100.0 * self.cpu_seconds / (self.wall_seconds * self.cpus_available)
 
 
+# The percentiles of the latency spectrum, as HdrHistogram plots them: denser towards the tail.
+SPECTRUM_PERCENTILES = (0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.995, 99.999)
+
+
 @dataclass
 class StepResult:
     """What a driver measured in one step (units: requests/s, ms, s, epoch seconds)."""
@@ -72,6 +76,9 @@ class StepResult:
     late_with_free_connection: int | None = None
     loadhost: LoadHostUsage | None = None
     notes: list[str] = field(default_factory=list)
+    # [percentile, ms] pairs of the corrected latency, SPECTRUM_PERCENTILES then [100, max] (the report's
+    # percentile plot); empty where the tool gives none.
+    latency_spectrum_ms: list[list[float]] = field(default_factory=list)
 
     @property
     def failures(self) -> int:

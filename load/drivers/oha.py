@@ -14,7 +14,7 @@ from pathlib import Path
 from hdrh.histogram import HdrHistogram
 
 from load.drivers import DriverError, Envelope, StepPlan, tool_failure
-from load.step import SLOW_MS, StepResult, Tool, empty_errors, socket_errors
+from load.step import SLOW_MS, SPECTRUM_PERCENTILES, StepResult, Tool, empty_errors, socket_errors
 
 SUMMARY_FILE = "oha.json"
 REQUESTS_DB = "requests.db"
@@ -123,11 +123,13 @@ def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: En
         if duration * 1000.0 > SLOW_MS:
             errors["slow"] += 1
     responses = len(rows)
-    latency = {}
+    latency, spectrum = {}, []
     if responses:
         latency = {name: corrected.get_value_at_percentile(p) / 1000.0
                    for name, p in (("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9))}
         latency["max"] = corrected.get_max_value() / 1000.0
+        spectrum = [[p, corrected.get_value_at_percentile(p) / 1000.0] for p in SPECTRUM_PERCENTILES]
+        spectrum.append([100, latency["max"]])
     return StepResult(
         offered_rps=plan.rate, duration_s=plan.duration_s, connections=plan.connections,
         achieved_rps=round(responses / plan.duration_s, 2), responses=responses, latency_ms=latency,
@@ -136,6 +138,6 @@ def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: En
         mean_service_ms=round(1000.0 * service_total / responses, 3) if responses else None,
         send_lag_ms_p99=lag.get_value_at_percentile(99) / 1000.0 if responses else None,
         late_with_free_connection=late_with_free_connection(rows, plan.connections, cut),
-        loadhost=envelope.usage(),
+        loadhost=envelope.usage(), latency_spectrum_ms=spectrum,
         notes=[f"{cut} connections cut at the end of the step, idle or with a request in flight (not counted)"]
         if cut else [])

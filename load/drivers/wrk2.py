@@ -62,10 +62,12 @@ def parse_report(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -
     latency_us = report["latency_us"]
     latency = {} if report["latency_count"] == 0 else {
         name: latency_us[name] / 1000.0 for name in ("p50", "p90", "p99", "p99.9", "max")}
+    # [percentile, µs] pairs from our reporter (absent in reports of an older capbench.lua).
+    spectrum = [[p, us / 1000.0] for p, us in report.get("spectrum_us", [])] if latency else []
     return StepResult(
         offered_rps=plan.rate, duration_s=plan.duration_s, connections=plan.connections,
         achieved_rps=round(responses / duration_s, 2) if duration_s else 0.0, responses=responses,
         latency_ms=latency, errors=errors, error_messages={}, start_epoch=envelope.start_epoch,
         end_epoch=envelope.end_epoch, tool=tool, intended=round(plan.rate * plan.duration_s),
-        sent=responses + socket_errors(errors), loadhost=envelope.usage(),
+        sent=responses + socket_errors(errors), loadhost=envelope.usage(), latency_spectrum_ms=spectrum,
         notes=[f"latency from {report['latency_count']} responses after wrk2's 10 s calibration"])

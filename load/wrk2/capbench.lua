@@ -56,6 +56,18 @@ local function share_above(latency, limit_us)
    return (100.0 - high) / 100.0
 end
 
+-- The latency spectrum's percentiles: the same as load/step.py's SPECTRUM_PERCENTILES, then 100 (the max).
+local spectrum_percentiles = {0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.995, 99.999}
+
+local function spectrum(latency)
+   local pairs_text = {}
+   for _, p in ipairs(spectrum_percentiles) do
+      pairs_text[#pairs_text + 1] = string.format("[%g, %d]", p, latency:percentile(p))
+   end
+   pairs_text[#pairs_text + 1] = string.format("[100, %d]", latency.max)
+   return "[" .. table.concat(pairs_text, ", ") .. "]"
+end
+
 function done(summary, latency, requests)
    local e = summary.errors
    local fields = {
@@ -69,6 +81,7 @@ function done(summary, latency, requests)
                     '"p99.9": %d, "max": %d}', latency.min, latency.mean, latency:percentile(50),
                     latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.max),
       string.format('"slow_share": %.9f', share_above(latency, slow_us)),
+      '"spectrum_us": ' .. spectrum(latency),
    }
    local path = (os.getenv("CAPBENCH_STEP_DIR") or ".") .. "/wrk2.json"
    local out = assert(io.open(path, "w"))

@@ -89,6 +89,16 @@ def test_quick_bench_cluster(tmp_path):
         at_capacity = summary["targets"][target]["metrics_at_capacity"]
         served = TARGETS[:3] if target == "cluster" else (target,)
         assert all(at_capacity[node]["cpu_pct_of_quota"] > 0 for node in served), at_capacity
+    # The run ends in its report (every figure made) and one line of the capacity history.
+    assert f"capbench: report: {run_dir / 'report.html'}" in done.stdout
+    assert {p.name for p in (run_dir / "figures").iterdir()} >= {
+        "capacity-node1.png", "capacity-cluster.png", "single-vs-cluster.png", "load-balance.png",
+        "latency-spectrum.png"}
+    assert all(step["latency_spectrum_ms"][-1] == [100, step["latency_ms"]["max"]] for step in steps)
+    assert run_json["nodes"]["node1"]["gc"] and run_json["nodes"]["node3"]["heap_max_bytes"] > 0
+    [line] = [json.loads(text) for text in (tmp_path / "history.jsonl").read_text().splitlines()]
+    assert line["run_id"] == run_dir.name and line["capacities"]["cluster"] == summary["cluster_rps"]
+    assert line["efficiency"] == summary["efficiency"] and line["config_hash"]
 
 
 def node_states() -> str:

@@ -10,6 +10,7 @@ import pytest
 from load.drivers import DriverError, Envelope, StepPlan
 from load.drivers.oha import OhaDriver, classify_error, late_with_free_connection
 from load.drivers.wrk2 import Wrk2Driver, thread_count
+from load.step import SPECTRUM_PERCENTILES
 
 DATA = Path(__file__).parent / "data"
 
@@ -35,6 +36,16 @@ def assert_complete(result) -> None:
         assert values == sorted(values) or values[-2] <= values[-1] * 1.001  # HDR rounds p99.9 up to its bucket
 
 
+def assert_spectrum(result) -> None:
+    """The percentile spectrum runs over SPECTRUM_PERCENTILES to 100 = max, rising, through the named ones."""
+    spectrum = dict((p, v) for p, v in result.latency_spectrum_ms)
+    assert list(spectrum) == [*SPECTRUM_PERCENTILES, 100]
+    values = list(spectrum.values())
+    assert all(a <= b * 1.001 for a, b in zip(values, values[1:]))
+    assert spectrum[50] == result.latency_ms["p50"] and spectrum[99] == result.latency_ms["p99"]
+    assert spectrum[100] == result.latency_ms["max"]
+
+
 def test_oha_session_step():
     files, envelope = files_of("oha-session-ok")
     result = OhaDriver().parse(files, plan(200, 3, 16, urls_file="urls.txt"), envelope, "oha 1.16.0")
@@ -44,6 +55,7 @@ def test_oha_session_step():
     assert result.failures == 0 and result.failure_pct == 0
     assert result.intended == 600 and result.sent == 600
     assert result.late_with_free_connection == 0
+    assert_spectrum(result)
     # Our HdrHistogram percentiles agree with oha's own ones (which take the next sample up) within 1 %.
     own = json.loads(files["oha.json"])["latencyPercentiles"]
     assert result.latency_ms["p50"] == pytest.approx(own["p50"] * 1000, rel=0.01)

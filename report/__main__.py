@@ -1,0 +1,79 @@
+"""python -m report build RUN | compare [A B] | history — the report, run comparison and capacity history,
+from the results folder alone (no cluster needed). Exit status: 0 done, 2 bad input (what was wrong is said)."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from report import build, history
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def results_dir() -> Path:
+    return Path(os.environ.get("RESULTS_DIR") or ROOT / "results")
+
+
+def run_folder(run: str) -> Path:
+    """A run id (or a unique prefix of one), or a path to a run's folder."""
+    if not run:
+        raise build.ReportError("RUN is empty: give RUN=<run-id> (a folder under results/)")
+    path = Path(run)
+    if path.is_dir():
+        return path
+    matches = sorted(p for p in results_dir().glob(f"{run}*") if p.is_dir())
+    if len(matches) != 1:
+        recent = ", ".join(p.name for p in sorted(results_dir().glob("2*"))[-3:]) or "none"
+        raise build.ReportError(f"RUN='{run}' matches {len(matches)} folders under {results_dir()} "
+                                f"(latest runs: {recent})")
+    return matches[0]
+
+
+def print_compare(a: dict, b: dict) -> None:
+    print(f"A {a['run_id']} ({a.get('git_sha')})  →  B {b['run_id']} ({b.get('git_sha')})"
+          + ("" if a.get("config_hash") == b.get("config_hash") else "   NOTE: different configurations"))
+    print(f"{'target':<22}{'A /s':>10}{'B /s':>10}{'change':>9}{'noise band':>12}  verdict")
+    for c in history.compare(a, b):
+        change = f"{c.change_pct:+.1f}%" if c.change_pct is not None else "-"
+        verdict = "SIGNIFICANT" if c.significant else "within noise"
+        print(f"{c.target:<22}{c.a_rps or '-':>10}{c.b_rps or '-':>10}{change:>9}{f'±{c.band_pct:g}%':>12}  "
+              f"{verdict} ({c.basis})")
+    if a.get("efficiency") or b.get("efficiency"):
+        print(f"E: {a.get('efficiency')} → {b.get('efficiency')}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m report", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("build", help="write results/<run>/report.html").add_argument("run")
+    cmp = sub.add_parser("compare", help="capacity change between two runs, with its noise band")
+    cmp.add_argument("a", nargs="?")
+    cmp.add_argument("b", nargs="?")
+    sub.add_parser("history", help="plot capacity over the runs in results/history.jsonl")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "build":
+            out = build.build(run_folder(args.run))
+            print(f"report: {out}")
+        elif args.command == "compare":
+            a, b = history.pick(history.read(results_dir() / "history.jsonl"), args.a, args.b)
+            print_compare(a, b)
+        else:
+            lines = history.read(results_dir() / "history.jsonl")
+            if not lines:
+                raise history.CompareError(f"no runs in {results_dir() / 'history.jsonl'} yet: run a bench first")
+            out = history.plot(lines, results_dir() / "history.png")
+            for line in lines[-10:]:
+                caps = ", ".join(f"{t} {c:g}" for t, c in line["capacities"].items() if c)
+                print(f"{line['run_id']:<44} {line.get('config_hash', ''):<13} {caps}")
+            print(f"history: {out}")
+    except (build.ReportError, history.CompareError) as problem:
+        print(f"report: {problem}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""report.html for one run, from its results folder alone: figures/*.png, a summary table, the SLO, the
+driver and versions, the profile, the bottleneck hints at each capacity, the USL fit where there are points.
+The page is self-contained: every figure is inlined, so it opens offline and survives being mailed."""
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from report import figures, hints, usl
+
+NODES = figures.NODES
+TEMPLATE_DIR = Path(__file__).parent
+
+
+class ReportError(ValueError):
+    """The folder is not a run's results folder (what is missing, what is expected)."""
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def load_run(run_dir: Path) -> tuple[dict, dict, list[dict]]:
+    missing = [name for name in ("run.json", "summary.json", "steps.jsonl") if not (run_dir / name).is_file()]
+    if not run_dir.is_dir() or missing:
+        raise ReportError(f"{run_dir} is not a run's results folder: missing {', '.join(missing) or 'the folder'} "
+                          "(give RUN=<run-id> of a folder under results/)")
+    return (json.loads((run_dir / "run.json").read_text()), json.loads((run_dir / "summary.json").read_text()),
+            _read_jsonl(run_dir / "steps.jsonl"))
+
+
+def quotas_of(run: dict) -> dict[str, float]:
+    quotas = {}
+    for n, node in enumerate(NODES, start=1):
+        try:
+            quotas[node] = float(run.get("cluster_settings", {})[f"NODE{n}_CPUS"])
+        except (KeyError, ValueError):
+            pass
+    return quotas
+
+
+def capacity_step(target: str, summary_target: dict, records: list[dict]) -> dict | None:
+    """The step the capacity figure comes from: the one the metrics were taken at, else the last passed step
+    of the target at that rate."""
+    at = (summary_target.get("metrics_at_capacity") or {}).get("step")
+    if at is not None:
+        return next((r for r in records if r["step"] == at), None)
+    cap = summary_target.get("capacity_rps")
+    passed = [r for r in records if r["target"] == target and r.get("passed") and r["offered_rps"] == cap]
+    return passed[-1] if passed else None
+
+
+def next_step_up(target: str, capacity: float | None, records: list[dict]) -> dict | None:
+    """The lowest failed step above the capacity: what broke the SLO there."""
+    if capacity is None:
+        return None
+    above = [r for r in records if r["target"] == target and not r.get("passed") and r["offered_rps"] > capacity
+             and r.get("phase") != "warmup"]
+    return min(above, key=lambda r: r["offered_rps"]) if above else None
+
+
+def spectrum_of(record: dict) -> list[tuple[float, float]]:
+    """The latency spectrum recorded with the step, or its five percentiles where it has none."""
+    if record.get("latency_spectrum_ms"):
+        return [(float(p), float(v)) for p, v in record["latency_spectrum_ms"]]
+    names = {"p50": 50, "p90": 90, "p99": 99, "p99.9": 99.9}
+    return [(p, record["latency_ms"][k]) for k, p in names.items() if record.get("latency_ms", {}).get(k) is not None]
+
+
+def balance_shares(summary: dict, run: dict, record: dict | None) -> dict | None:
+    if record is None or "host_metrics" not in record:
+        return None
+    checks = record["host_metrics"].get("requests_cross_check", {})
+    settings = run.get("cluster_settings", {})
+    weights = {}
+    for n, node in enumerate(NODES, start=1):
+        try:
+            weights[node] = float(settings[f"NODE{n}_WEIGHT"])
+        except (KeyError, ValueError):
+            pass
+    caps = {n: summary["targets"].get(n, {}).get("capacity_rps") for n in NODES}
+
+    def share(values: dict) -> dict:
+        total = sum(v for v in values.values() if v)
+        return {k: (100 * v / total if v and total else None) for k, v in values.items()}
+
+    haproxy = share({n: checks.get(n, {}).get("haproxy_responses") for n in NODES})
+    tomcat = share({n: checks.get(n, {}).get("tomcat_requests") for n in NODES})
+    weight, capacity = share({n: weights.get(n) for n in NODES}), share(caps)
+    return {n: {"haproxy": haproxy[n], "tomcat": tomcat[n], "weight": weight[n], "capacity": capacity[n]}
+            for n in NODES}
+
+
+def usl_section(summary: dict) -> dict:
+    """Points and fit: a concurrency sweep (bench-usl), else the node-count points a cluster run has."""
+    points = summary.get("usl_points")
+    what = "closed connections on node1"
+    if not points and summary.get("kind") == "cluster":
+        what = "nodes in rotation"
+        points = [{"n": 1, "throughput_rps": summary["targets"].get("node1", {}).get("capacity_rps")},
+                  {"n": 3, "throughput_rps": summary.get("cluster_rps")}]
+        points = [p for p in points if p["throughput_rps"]]
+    if not points:
+        return {"what": what, "points": [], "fit": None, "error": "no points: run make bench-usl"}
+    n = [p["n"] for p in points]
+    x = [p["throughput_rps"] for p in points]
+    try:
+        fit = usl.fit(n, x)
+        return {"what": what, "points": points, "fit": fit, "error": None}
+    except usl.UslError as problem:
+        return {"what": what, "points": points, "fit": None, "error": str(problem)}
+
+
+def _inline(path: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode()
+
+
+def build(run_dir: Path) -> Path:
+    run, summary, records = load_run(run_dir)
+    fig_dir = run_dir / "figures"
+    fig_dir.mkdir(exist_ok=True)
+    measured = [r for r in records if r.get("phase") in ("search", "confirm", "warmup")]
+    t0 = min((r["start_epoch"] for r in measured), default=run.get("started_epoch", 0))
+    quotas = quotas_of(run)
+    made: list[tuple[str, Path]] = []
+    rows, hint_blocks, spectra = [], [], {}
+    for target, t in summary.get("targets", {}).items():
+        name = target.split()[0] if target.split()[0] in (*NODES, "cluster") else target
+        cap = t.get("capacity_rps")
+        steps_of = [r for r in measured if r["target"] == name]
+        if steps_of and summary.get("kind") != "overhead":
+            made.append((f"{target}: capacity summary",
+                         figures.capacity_summary(name, measured, cap, t0, fig_dir / f"capacity-{name}.png")))
+        at = capacity_step(name, t, records)
+        up = next_step_up(name, cap, records)
+        found = hints.hints_for((at or {}).get("host_metrics"), at) if at else []
+        hint_blocks.append({"target": target, "step": at, "hints": [asdict(h) for h in found],
+                            "monitored": bool(at and "host_metrics" in at), "next_up": up})
+        if at and at.get("latency_ms"):
+            spectra[f"{name} at {cap:g}/s"] = spectrum_of(at)
+        rows.append({"target": target, "capacity": cap, "repeats": t.get("repeats", []),
+                     "spread_pct": t.get("spread_pct"), "p99": (at or {}).get("latency_ms", {}).get("p99"),
+                     "step": (at or {}).get("step")})
+    if summary.get("kind") == "cluster" and "cluster" in summary.get("targets", {}):
+        made.append(("single vs cluster", figures.single_vs_cluster(summary, quotas, fig_dir / "single-vs-cluster.png")))
+        shares = balance_shares(summary, run, capacity_step("cluster", summary["targets"]["cluster"], records))
+        if shares:
+            made.append(("load balance", figures.load_balance(shares, fig_dir / "load-balance.png")))
+    if spectra:
+        made.append(("latency spectrum", figures.latency_spectrum(spectra, fig_dir / "latency-spectrum.png")))
+    usl_info = usl_section(summary)
+    if usl_info["points"]:
+        made.append(("USL", figures.usl_curve([p["n"] for p in usl_info["points"]],
+                                             [p["throughput_rps"] for p in usl_info["points"]], usl_info["fit"],
+                                             fig_dir / "usl.png", usl_info["what"])))
+    env = Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html"]))
+    html = env.get_template("template.html").render(
+        run=run, summary=summary, rows=rows, hint_blocks=hint_blocks, usl=usl_info,
+        figures=[{"title": title, "src": _inline(path), "file": path.name} for title, path in made],
+        profile=profile_rows(run), thresholds=thresholds())
+    out = run_dir / "report.html"
+    tmp = out.with_suffix(".html.tmp")
+    tmp.write_text(html)
+    tmp.replace(out)
+    return out
+
+
+def profile_rows(run: dict) -> list[dict]:
+    settings = run.get("cluster_settings", {})
+    actual = run.get("nodes", {})
+    rows = []
+    for n, node in enumerate(NODES, start=1):
+        info = actual.get(node) or {}
+        rows.append({"node": node, "cpus": settings.get(f"NODE{n}_CPUS"), "mem": settings.get(f"NODE{n}_MEM"),
+                     "heap": settings.get(f"NODE{n}_HEAP"), "gc_setting": settings.get(f"NODE{n}_GC"),
+                     "gc_used": info.get("gc"), "heap_max_mb": (int(info["heap_max_bytes"]) // 2**20
+                                                               if info.get("heap_max_bytes") else None),
+                     "jvm_cpus": info.get("available_processors"), "java": info.get("java_version"),
+                     "weight": settings.get(f"NODE{n}_WEIGHT")})
+    return rows
+
+
+def thresholds() -> dict:
+    return {"cpu": hints.CPU_SATURATED_PCT, "lock_busy": hints.LOCK_BUSY_THREADS, "lock_cpu": hints.LOCK_CPU_PCT,
+            "gc": hints.GC_BOUND_PCT, "late": hints.GENERATOR_LATE_PCT, "machine": hints.GENERATOR_MACHINE_CPU_PCT}

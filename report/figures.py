@@ -1,0 +1,186 @@
+"""The report's figures (PNG, matplotlib), each made from the run's records alone:
+  capacity-<target>.png   the study's summary figure, over the run's time: throughput (offered, achieved) and
+                          corrected latency; concurrency and failures; per-node CPU % of quota, GC % and heap;
+  single-vs-cluster.png   each node's capacity, their sum and the cluster's, with E; capacity per CPU of quota;
+  load-balance.png        each node's share of the cluster step's requests (HAProxy's and Tomcat's counts)
+                          against its weight's share and its share of the nodes' capacities;
+  latency-spectrum.png    corrected latency by percentile at each target's capacity (log scale, as
+                          HdrHistogram plots it);
+  usl.png                 measured throughput by concurrency and the fitted USL curve (bench-usl)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display on a bench host
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+NODES = ("node1", "node2", "node3")
+NODE_COLOURS = {"node1": "tab:blue", "node2": "tab:orange", "node3": "tab:green", "cluster": "tab:purple"}
+DPI = 100
+
+
+def save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def capacity_summary(target: str, records: list[dict], capacity: float | None, t0: float, path: Path) -> Path:
+    steps = [r for r in records if r["target"] == target]
+    x = np.array([(r["start_epoch"] - t0) / 60 for r in steps])
+    width = np.array([(r["end_epoch"] - r["start_epoch"]) / 60 for r in steps])
+    mid = x + width / 2
+    fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(10, 10), sharex=True)
+    fig.suptitle(f"{target}: capacity {capacity:g}/s" if capacity else f"{target}: no capacity found")
+
+    offered = [r["offered_rps"] for r in steps]
+    top.bar(x, offered, width=width, align="edge", color="lightgrey", label="offered /s")
+    top.plot(mid, [r["achieved_rps"] for r in steps], "o-", color="black", label="achieved /s")
+    failed = [i for i, r in enumerate(steps) if not r.get("passed")]
+    top.plot(mid[failed], [steps[i]["achieved_rps"] for i in failed], "x", color="red", markersize=10,
+             label="SLO broken")
+    if capacity:
+        top.axhline(capacity, color="tab:purple", linestyle="--", linewidth=1, label=f"capacity {capacity:g}/s")
+    top.set_ylabel("requests/s")
+    lat = top.twinx()
+    for name, style in (("p50", ":"), ("p99", "-"), ("p99.9", "--")):
+        lat.plot(mid, [r.get("latency_ms", {}).get(name) or np.nan for r in steps], style, color="tab:red",
+                 label=f"{name} latency", alpha=0.8)
+    lat.set_yscale("log")
+    lat.set_ylabel("corrected latency, ms (log)")
+    _legend(top, lat)
+
+    middle.plot(mid, [r.get("connections") for r in steps], "s-", color="grey", label="generator connections")
+    busy = [_sum_nodes(r, "busy_threads_mean") for r in steps]
+    middle.plot(mid, busy, "o-", color="tab:blue", label="busy Tomcat threads (sum of nodes)")
+    conns = [_sum_nodes(r, "connections_mean") for r in steps]
+    middle.plot(mid, conns, "^-", color="tab:cyan", label="open Tomcat connections (sum)")
+    middle.set_ylabel("concurrency")
+    fail = middle.twinx()
+    fail.plot(mid, [r.get("failure_pct", 0) for r in steps], "x--", color="tab:red", label="failures %")
+    fail.set_ylabel("failures, % of requests")
+    fail.set_ylim(bottom=0)
+    _legend(middle, fail)
+
+    heap = bottom.twinx()
+    for node in (target,) if target in NODES else NODES:  # a node alone: the others are idle
+        cpu = [_node(r, node, "cpu_pct_of_quota") for r in steps]
+        if all(np.isnan(cpu)):
+            continue
+        colour = NODE_COLOURS[node]
+        bottom.plot(mid, cpu, "o-", color=colour, label=f"{node} CPU % of quota")
+        bottom.plot(mid, [_node(r, node, "gc_time_pct") for r in steps], "x--", color=colour,
+                    label=f"{node} % time in GC")
+        heap.plot(mid, [_node(r, node, "heap_used_mb_mean") for r in steps], ":", color=colour,
+                  label=f"{node} heap used MB")
+    bottom.set_ylabel("% (CPU of quota, time in GC)")
+    bottom.set_ylim(bottom=0)
+    heap.set_ylabel("heap used, MB")
+    heap.set_ylim(bottom=0)
+    _legend(bottom, heap)
+    bottom.set_xlabel("minutes since the run started (each bar: one step)")
+    return save(fig, path)
+
+
+def single_vs_cluster(summary: dict, quotas: dict[str, float], path: Path) -> Path:
+    targets = summary["targets"]
+    names = [n for n in (*NODES, "cluster") if n in targets]
+    caps = [targets[n].get("capacity_rps") or 0 for n in names]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5), gridspec_kw={"width_ratios": [3, 2]})
+    labels = [*names[:-1], "ΣX_i", "X_cluster"] if "cluster" in names else names
+    values = [*caps[:-1], summary.get("sum_nodes_rps") or 0, caps[-1]] if "cluster" in names else caps
+    colours = [NODE_COLOURS.get(n, "grey") for n in names[:-1]] + ["lightgrey", NODE_COLOURS["cluster"]] \
+        if "cluster" in names else [NODE_COLOURS.get(n, "grey") for n in names]
+    bars = left.bar(labels, values, color=colours)
+    left.bar_label(bars, fmt="%.0f")
+    e = summary.get("efficiency")
+    left.set_title(f"capacity, requests/s — E = X_cluster / ΣX_i = {e:.3f}" if e else "capacity, requests/s")
+    left.set_ylabel("requests/s at the SLO")
+    per_cpu_names = [n for n in names if n in quotas or n == "cluster"]
+    per_cpu = []
+    for n in per_cpu_names:
+        quota = sum(quotas.get(m, 0) for m in NODES) if n == "cluster" else quotas.get(n)
+        per_cpu.append((targets[n].get("capacity_rps") or 0) / quota if quota else 0)
+    bars = right.bar(per_cpu_names, per_cpu, color=[NODE_COLOURS.get(n, "grey") for n in per_cpu_names])
+    right.bar_label(bars, fmt="%.0f")
+    right.set_title("capacity per CPU of quota")
+    right.set_ylabel("requests/s per CPU")
+    return save(fig, path)
+
+
+def load_balance(shares: dict[str, dict[str, float | None]], path: Path) -> Path:
+    """shares: {node: {"haproxy": %, "tomcat": %, "weight": %, "capacity": %}}."""
+    kinds = (("haproxy", "served (HAProxy count)"), ("tomcat", "served (Tomcat count)"),
+             ("weight", "weight share"), ("capacity", "share of ΣX_i"))
+    nodes = list(shares)
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    step = 0.8 / len(kinds)
+    for k, (kind, label) in enumerate(kinds):
+        values = [shares[n].get(kind) or 0 for n in nodes]
+        bars = ax.bar(np.arange(len(nodes)) + k * step, values, width=step, label=label)
+        ax.bar_label(bars, fmt="%.1f", fontsize=7)
+    ax.set_xticks(np.arange(len(nodes)) + 0.4 - step / 2, nodes)
+    ax.set_ylabel("% of the cluster")
+    ax.set_title("load balance at the cluster's capacity")
+    ax.legend(fontsize=8)
+    return save(fig, path)
+
+
+def latency_spectrum(spectra: dict[str, list[tuple[float, float]]], path: Path) -> Path:
+    """spectra: {label: [(percentile, ms), ...]}; x is 1 / (1 - percentile), log scale."""
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    ticks = [0, 50, 90, 99, 99.9, 99.99, 99.999]
+    for label, points in spectra.items():
+        pts = [(p, v) for p, v in points if p < 100 and v is not None]
+        ax.plot([1 / (1 - p / 100) for p, _ in pts], [v for _, v in pts], "o-", markersize=3, label=label,
+                color=NODE_COLOURS.get(label.split()[0]))
+    ax.set_xscale("log")
+    ax.set_xticks([1 / (1 - t / 100) for t in ticks], [f"{t:g}%" for t in ticks])
+    ax.set_xlabel("percentile")
+    ax.set_ylabel("corrected latency, ms")
+    ax.set_title("latency by percentile at capacity")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    return save(fig, path)
+
+
+def usl_curve(n: list[float], x: list[float], fitted, path: Path, what: str = "concurrency") -> Path:
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    ax.plot(n, x, "o", color="black", label="measured")
+    if fitted is not None:
+        grid = np.linspace(1, max(max(n), (fitted.peak_n or 0) * 1.2), 200)
+        ax.plot(grid, fitted.throughput(grid), "-", color="tab:blue",
+                label=f"USL σ={fitted.sigma:.4f} κ={fitted.kappa:.5f} λ={fitted.lam:.1f} R²={fitted.r_squared:.3f}")
+        ax.plot(grid, fitted.lam * grid, ":", color="grey", label="linear (λN)")
+        if fitted.peak_n:
+            ax.axvline(fitted.peak_n, color="tab:red", linestyle="--", linewidth=1, label=f"N* = {fitted.peak_n:.1f}")
+        ax.set_ylim(0, max(max(x), fitted.peak_x or 0) * 1.3)
+    ax.set_xlabel(what)
+    ax.set_ylabel("throughput, requests/s")
+    ax.set_title("Universal Scalability Law" + ("" if fitted is not None else " (too few points to fit)"))
+    ax.legend(fontsize=8)
+    return save(fig, path)
+
+
+def _node(record: dict, node: str, key: str) -> float:
+    value = (record.get("host_metrics") or {}).get(node, {}).get(key)
+    return np.nan if value is None else value
+
+
+def _sum_nodes(record: dict, key: str) -> float:
+    values = [_node(record, n, key) for n in NODES]
+    present = [v for v in values if not np.isnan(v)]
+    return sum(present) if present else np.nan
+
+
+def _legend(*axes) -> None:
+    handles, labels = [], []
+    for ax in axes:
+        h, lab = ax.get_legend_handles_labels()
+        handles += h
+        labels += lab
+    axes[0].legend(handles, labels, fontsize=7, loc="upper left")

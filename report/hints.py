@@ -1,0 +1,78 @@
+"""Bottleneck hints for the step at a target's capacity, each with the figures behind it.
+
+The rules read the step's host figures (metrics/export.py) and its load-host figures; every threshold is here,
+named, so a reader can see why a hint fired or did not:
+  CPU saturated   a node's java process uses ≥ CPU_SATURATED_PCT of the node's CPU quota;
+  lock-bound      many threads busy (≥ LOCK_BUSY_THREADS) while the CPU stays ≤ LOCK_CPU_PCT of the quota:
+                  requests wait for something other than the CPU (a lock, I/O);
+  GC-bound        ≥ GC_BOUND_PCT of the time in GC pauses;
+  LB queueing     HAProxy queued requests for a server (its maxconn reached) or for the backend;
+  generator-bound the generator sent ≥ GENERATOR_LATE_PCT of its requests late although a connection was free
+                  (it fell behind its own schedule), or the load machine's CPU was nearly all busy: the step
+                  measured the generator as well as the server. (Late sends while every connection was busy
+                  are the server's doing: they are in the corrected latency, not a generator problem.)
+No hint is itself a finding: when none fires, the report says so, and shows what broke the SLO one step up."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+CPU_SATURATED_PCT = 85.0
+LOCK_BUSY_THREADS = 8.0
+LOCK_CPU_PCT = 60.0
+GC_BOUND_PCT = 10.0
+GENERATOR_LATE_PCT = 1.0
+GENERATOR_MACHINE_CPU_PCT = 90.0
+NODES = ("node1", "node2", "node3")
+
+
+@dataclass(frozen=True)
+class Hint:
+    kind: str  # cpu | lock | gc | lb-queue | generator
+    host: str
+    text: str
+    figures: dict = field(default_factory=dict)
+
+
+def hints_for(host_metrics: dict | None, record: dict | None = None) -> list[Hint]:
+    """The hints for one step: host_metrics as in the step record, the record for the load host's figures."""
+    found: list[Hint] = []
+    metrics = host_metrics or {}
+    for node in NODES:
+        f = metrics.get(node)
+        if not f or not f.get("grind_requests_per_s"):
+            continue  # not in rotation in this step
+        cpu, busy, gc = f.get("cpu_pct_of_quota"), f.get("busy_threads_mean"), f.get("gc_time_pct")
+        basis = {"cpu_pct_of_quota": cpu, "cpu_quota": f.get("cpu_quota"), "busy_threads_mean": busy,
+                 "gc_time_pct": gc, "alloc_mb_per_s": f.get("alloc_mb_per_s"),
+                 "grind_requests_per_s": f.get("grind_requests_per_s")}
+        if cpu is not None and cpu >= CPU_SATURATED_PCT:
+            found.append(Hint("cpu", node, f"{node}: CPU saturated — the java process used {cpu:g} % of the "
+                                           f"node's {f.get('cpu_quota')} CPU quota", basis))
+        if busy is not None and cpu is not None and busy >= LOCK_BUSY_THREADS and cpu <= LOCK_CPU_PCT:
+            found.append(Hint("lock", node, f"{node}: lock-bound? {busy:g} threads busy on average while the CPU "
+                                            f"stayed at {cpu:g} % of its quota: requests wait for something "
+                                            "other than the CPU", basis))
+        if gc is not None and gc >= GC_BOUND_PCT:
+            found.append(Hint("gc", node, f"{node}: GC-bound — {gc:g} % of the time in GC, "
+                                          f"{f.get('alloc_mb_per_s')} MB/s allocated", basis))
+    lb = metrics.get("lb") or {}
+    for server, s in (lb.get("servers") or {}).items():
+        if (s.get("queue_max") or 0) > 0:
+            found.append(Hint("lb-queue", "lb", f"lb: HAProxy queued requests for {server} (up to "
+                                                f"{s['queue_max']:g}, mean {s.get('queue_mean')}): the server's "
+                                                "maxconn was reached", {"server": server, **s}))
+    if (lb.get("backend_queue_max") or 0) > 0:
+        found.append(Hint("lb-queue", "lb", f"lb: the backend queue held up to {lb['backend_queue_max']:g} requests",
+                          {"backend_queue_max": lb["backend_queue_max"]}))
+    load = metrics.get("load") or {}
+    record = record or {}
+    late, responses = record.get("late_with_free_connection"), record.get("responses") or 0
+    late_pct = round(100 * late / responses, 2) if late is not None and responses else None
+    machine = load.get("machine_cpu_busy_pct")
+    if (late_pct is not None and late_pct >= GENERATOR_LATE_PCT) or (machine is not None
+                                                                     and machine >= GENERATOR_MACHINE_CPU_PCT):
+        found.append(Hint("generator", "load", f"load: generator-bound? {late_pct} % of the requests went out late "
+                                               f"with a connection free, the machine's CPU was {machine} % busy",
+                          {"late_with_free_connection_pct": late_pct, "machine_cpu_busy_pct": machine,
+                           "generator_cpu_cores": load.get("generator_cpu_cores")}))
+    return found

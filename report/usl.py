@@ -1,0 +1,74 @@
+"""Gunther's Universal Scalability Law fitted to measured points:
+
+    X(N) = λ N / (1 + σ (N - 1) + κ N (N - 1))
+
+N is the concurrency (closed connections on one node, or the number of nodes), X the throughput. σ is the
+share of the work that serializes (contention), κ the cost of keeping N parties coherent (crosstalk), λ the
+throughput of one. With κ > 0 the throughput peaks at N* = sqrt((1 - σ) / κ) and falls beyond it."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy.optimize import curve_fit
+
+KAPPA_NEGLIGIBLE = 1e-6
+MIN_LEVELS = 4  # three parameters: fewer distinct N than this leaves nothing to judge the fit by
+
+
+class UslError(ValueError):
+    """The points cannot support a fit (too few, or not positive)."""
+
+
+@dataclass(frozen=True)
+class UslFit:
+    sigma: float
+    kappa: float
+    lam: float
+    sigma_err: float | None  # one standard error, from the fit's covariance
+    kappa_err: float | None
+    lam_err: float | None
+    r_squared: float
+    points: int
+    peak_n: float | None  # N* (None when κ is negligible: no peak, the curve flattens towards λ/σ)
+    peak_x: float | None
+
+    def throughput(self, n):
+        return usl(np.asarray(n, dtype=float), self.lam, self.sigma, self.kappa)
+
+    def as_dict(self) -> dict:
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
+
+
+def usl(n, lam: float, sigma: float, kappa: float):
+    return lam * n / (1 + sigma * (n - 1) + kappa * n * (n - 1))
+
+
+def fit(concurrency: list[float], throughput: list[float]) -> UslFit:
+    """Least-squares fit with σ in [0, 1], κ ≥ 0, λ > 0; UslError when the points cannot support one."""
+    n = np.asarray(concurrency, dtype=float)
+    x = np.asarray(throughput, dtype=float)
+    if n.shape != x.shape or n.ndim != 1:
+        raise UslError("concurrency and throughput must be lists of the same length")
+    levels = len(set(n.tolist()))
+    if levels < MIN_LEVELS:
+        raise UslError(f"too few points to fit the USL: {levels} distinct concurrency level(s), at least "
+                       f"{MIN_LEVELS} are needed (σ, κ and λ are three unknowns)")
+    if np.any(n < 1) or np.any(x <= 0):
+        raise UslError("every concurrency must be ≥ 1 and every throughput > 0")
+    # λ starts at the best throughput per unit of concurrency seen at the lowest level.
+    lam0 = float(np.max(x[n == n.min()] / n.min()))
+    params, cov = curve_fit(usl, n, x, p0=(lam0, 0.01, 0.0001),
+                            bounds=([0.0, 0.0, 0.0], [np.inf, 1.0, np.inf]), maxfev=20000)
+    lam, sigma, kappa = (float(p) for p in params)
+    errors = [float(math.sqrt(v)) if math.isfinite(v) and v >= 0 else None for v in np.diag(cov)]
+    residual = float(np.sum((x - usl(n, lam, sigma, kappa)) ** 2))
+    total = float(np.sum((x - x.mean()) ** 2))
+    r_squared = 1.0 - residual / total if total > 0 else 1.0
+    # κ too small to change X anywhere in the measured range (below 1 ppm at the highest N) is no evidence of
+    # a peak: N* would be an extrapolation far beyond the points.
+    peak_n = math.sqrt((1 - sigma) / kappa) if kappa * n.max() ** 2 > KAPPA_NEGLIGIBLE else None
+    peak_x = float(usl(peak_n, lam, sigma, kappa)) if peak_n else None
+    return UslFit(sigma=sigma, kappa=kappa, lam=lam, sigma_err=errors[1], kappa_err=errors[2],
+                  lam_err=errors[0], r_squared=r_squared, points=len(n), peak_n=peak_n, peak_x=peak_x)

@@ -1,0 +1,46 @@
+"""The bottleneck rules fire on the figures they name, and only on those."""
+from __future__ import annotations
+
+from report import hints
+
+
+def node(cpu=50.0, busy=2.0, gc=1.0, rps=300.0) -> dict:
+    return {"cpu_pct_of_quota": cpu, "cpu_quota": 0.5, "busy_threads_mean": busy, "gc_time_pct": gc,
+            "alloc_mb_per_s": 900.0, "grind_requests_per_s": rps}
+
+
+def kinds(found) -> list[tuple[str, str]]:
+    return [(h.kind, h.host) for h in found]
+
+
+def test_a_quiet_step_has_no_hint():
+    assert hints.hints_for({"node1": node(), "lb": {"servers": {"node1": {"queue_max": 0}}},
+                            "load": {"machine_cpu_busy_pct": 40.0}},
+                           {"late_with_free_connection": 0, "responses": 1000}) == []
+
+
+def test_cpu_saturation_names_the_node_and_its_figures():
+    found = hints.hints_for({"node1": node(cpu=93.1), "node2": node(cpu=60.0)})
+    assert kinds(found) == [("cpu", "node1")]
+    assert found[0].figures["cpu_pct_of_quota"] == 93.1 and "93.1 %" in found[0].text
+
+
+def test_many_busy_threads_with_cpu_to_spare_is_lock_bound():
+    assert kinds(hints.hints_for({"node1": node(cpu=35.0, busy=40.0)})) == [("lock", "node1")]
+    assert hints.hints_for({"node1": node(cpu=95.0, busy=40.0)})[0].kind == "cpu"  # busy because CPU-bound
+
+
+def test_gc_lb_queue_and_generator_rules():
+    found = hints.hints_for({"node2": node(gc=12.5), "lb": {"servers": {"node2": {"queue_max": 7.0,
+                                                                                  "queue_mean": 1.2}},
+                                                            "backend_queue_max": 0},
+                             "load": {"machine_cpu_busy_pct": 50.0}},
+                            {"late_with_free_connection": 30, "responses": 1000})
+    assert kinds(found) == [("gc", "node2"), ("lb-queue", "lb"), ("generator", "load")]
+    assert found[2].figures["late_with_free_connection_pct"] == 3.0
+
+
+def test_nodes_out_of_rotation_and_missing_figures_fire_nothing():
+    assert hints.hints_for({"node3": node(cpu=99.0, rps=0.0)}) == []
+    assert hints.hints_for({"node1": {"grind_requests_per_s": 10.0}}) == []
+    assert hints.hints_for(None) == []

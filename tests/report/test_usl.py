@@ -1,0 +1,45 @@
+"""The USL fit recovers known parameters from synthetic points and refuses points that cannot support it."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from report import usl
+
+LEVELS = [1, 2, 4, 8, 16, 32]
+
+
+def test_recovers_known_sigma_kappa_lambda_from_exact_points():
+    fit = usl.fit(LEVELS, [usl.usl(n, 120.0, 0.04, 0.0015) for n in LEVELS])
+    assert fit.sigma == pytest.approx(0.04, rel=1e-4) and fit.kappa == pytest.approx(0.0015, rel=1e-4)
+    assert fit.lam == pytest.approx(120.0, rel=1e-4) and fit.r_squared == pytest.approx(1.0)
+    assert fit.peak_n == pytest.approx(math.sqrt(0.96 / 0.0015), rel=1e-3)
+
+
+def test_noisy_points_give_the_parameters_within_their_uncertainty():
+    rng = np.random.default_rng(7)
+    truth = (100.0, 0.05, 0.002)
+    x = [usl.usl(n, *truth) * (1 + rng.normal(0, 0.02)) for n in LEVELS]
+    fit = usl.fit(LEVELS, x)
+    assert abs(fit.sigma - truth[1]) <= 3 * fit.sigma_err
+    assert abs(fit.kappa - truth[2]) <= 3 * fit.kappa_err
+    assert 0.98 < fit.r_squared < 1.0
+
+
+def test_linear_scaling_has_no_peak():
+    fit = usl.fit(LEVELS, [50.0 * n for n in LEVELS])
+    assert fit.sigma == pytest.approx(0, abs=1e-6) and fit.kappa == pytest.approx(0, abs=1e-8)
+    assert fit.peak_n is None and fit.lam == pytest.approx(50.0)
+
+
+@pytest.mark.parametrize("n, x, message", [
+    ([1, 3], [600.0, 1200.0], "too few points"),
+    ([1, 2, 2, 4], [10.0, 18.0, 19.0, 30.0], "3 distinct"),
+    ([0, 1, 2, 4], [1.0, 10.0, 18.0, 30.0], "≥ 1"),
+    ([1, 2, 4, 8], [10.0, 18.0, 0.0, 30.0], "> 0"),
+])
+def test_refuses_points_that_cannot_support_a_fit(n, x, message):
+    with pytest.raises(usl.UslError, match=message):
+        usl.fit(n, x)
