@@ -20,7 +20,8 @@ SHOW_NODE_STATES := cluster/lb-api.sh "show servers state nodes" \
 	| awk 'NR > 2 && NF > 6 {print $$4, ($$7 % 2 ? "maint" : "ready")}'
 
 .PHONY: help setup images up down status logs test test-unit test-python test-load test-config test-integration \
-	node-maint node-ready bench-single bench-cluster bench-selfcheck bench-overhead report compare history
+	node-maint node-ready bench-single bench-cluster bench-selfcheck bench-overhead bench-usl report compare \
+	history
 
 help: ## list the targets
 	@echo "capbench — a horizontal-scaling capacity testbed for Java servers"
@@ -76,7 +77,8 @@ bench-single: ## capacity of node1 alone through HAProxy (VARIANT= LEVEL= QUICK=
 bench-cluster: ## capacity of each node alone, then of all three: ΣX_i, X_cluster, E, X_cluster/X_node1
 bench-selfcheck: ## the generator keeps the offered rate on a trivial endpoint (SELFCHECK_RATE=)
 bench-overhead: ## node1's capacity without and with PCP monitoring (REPEATS= pairs) and the ratio
-bench-single bench-cluster bench-selfcheck bench-overhead: bench-%: $(VENV)/.installed images
+bench-usl: ## node1's throughput at closed-loop concurrencies USL_LEVELS= and the USL fit (σ, κ, N*, R²)
+bench-single bench-cluster bench-selfcheck bench-overhead bench-usl: bench-%: $(VENV)/.installed images
 	@$(BENCH) --check-only $* && cluster/up.sh && $(BENCH) $*
 
 test: $(VENV)/.installed ## every test: JUnit, config, harness, cluster and QUICK bench integration (after make setup)

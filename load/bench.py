@@ -8,6 +8,8 @@ selfcheck: one step on a trivial endpoint (HAProxy's own /lb-health) at SELFCHEC
            generator keeps the offered rate (within 1 %) and what it costs the load host.
 overhead:  node1's capacity without monitoring and with it, alternating (off, on, then on, off, ... REPEATS
            pairs), and the ratio with/without: what PCP costs the measurement.
+usl:       node1's throughput and mean latency at each closed-loop concurrency of USL_LEVELS (no think time),
+           and the Universal Scalability Law fitted to them (report/usl.py): σ, κ, λ, N*, R².
 
 Every run writes results/<run-id>/ (results.py) as it goes; interrupted or failed runs keep their steps and
 are marked partial. Exit status: 0 done, 1 failed, 2 bad settings or cluster not up, 130 interrupted.
@@ -37,12 +39,12 @@ from load.step import StepRecord, judge
 from metrics import export
 from metrics.monitor import Monitor
 from report import build as report_build
-from report import history
+from report import history, usl
 
 PROFILES = ROOT / "cluster" / "profiles"
 TUNABLES = ROOT / "tomcat-conf" / "tunables.env"
 TARGETS = {"single": ("node1",), "cluster": ("node1", "node2", "node3", "cluster"), "selfcheck": ("lb",),
-           "overhead": ("node1",)}
+           "overhead": ("node1",), "usl": ("node1",)}
 IN_ROTATION = {"node1": ("node1",), "node2": ("node2",), "node3": ("node3",), "cluster": loadhost.NODES}
 SELFCHECK_URL = "http://lb:8080/lb-health"
 SELFCHECK_DEFAULT_RATE = 4000.0
@@ -59,8 +61,15 @@ def say(message: str) -> None:
     print(f"capbench: {message}", flush=True)
 
 
-def choose_driver(settings: BenchSettings, environ: dict[str, str]):
-    """The driver LOADGEN asks for, and the user's wrk2 binary when that is the one; SettingsError if absent."""
+def choose_driver(settings: BenchSettings, environ: dict[str, str], closed_loop: bool = False):
+    """The driver LOADGEN asks for, and the user's wrk2 binary when that is the one; SettingsError if absent.
+    A closed loop (bench-usl) needs oha: wrk2 always paces its requests at a rate."""
+    if closed_loop:
+        if settings.loadgen == "wrk2":
+            raise SettingsError("LOADGEN='wrk2' cannot run make bench-usl: its steps are closed loops (each "
+                                "connection sends when answered) and wrk2 always paces at a rate; use LOADGEN=oha "
+                                "or auto")
+        return OhaDriver(), None
     wrk2 = find_wrk2(environ.get("WRK2"))
     if environ.get("WRK2") and not (wrk2.is_file() and os.access(wrk2, os.X_OK)):
         raise SettingsError(f"WRK2='{environ['WRK2']}' is not an executable file: give the path of a wrk2 "
@@ -109,8 +118,9 @@ def selfcheck_rate(settings: BenchSettings) -> float:
 class Progress:
     """One line per step: target, phase, offered, achieved, p99, failures, verdict, elapsed and ETA."""
 
-    def __init__(self, searches: int, step_s: int):
+    def __init__(self, searches: int, step_s: int, steps_per_search: int = STEPS_PER_SEARCH_GUESS):
         self.started = time.monotonic()
+        self.steps_per_search = steps_per_search
         self.searches_left = searches
         self.steps_in_search = 0
         self.finished_search_steps: list[int] = []
@@ -118,8 +128,8 @@ class Progress:
         self.step_s = step_s
 
     def begin(self, target: str, phase: str, number: int, rate: float, duration: int, connections: int) -> float:
-        print(f"  {target:<7} {phase:<7} #{number:<3} {rate:>8.1f}/s {duration:>3}s {connections:>4}c ", end="",
-              flush=True)
+        pace = f"{rate:>8.1f}/s" if rate > 0 else f"{'closed':>10}"
+        print(f"  {target:<7} {phase:<7} #{number:<3} {pace} {duration:>3}s {connections:>4}c ", end="", flush=True)
         return time.monotonic()
 
     def end(self, record: StepRecord, began: float) -> None:
@@ -142,7 +152,7 @@ class Progress:
     def _clock(self) -> str:
         elapsed = time.monotonic() - self.started
         per_search = (statistics.mean(self.finished_search_steps) if self.finished_search_steps
-                      else STEPS_PER_SEARCH_GUESS)
+                      else self.steps_per_search)
         steps_left = max(0.0, per_search - self.steps_in_search) + per_search * max(0, self.searches_left - 1)
         per_step = statistics.mean(self.step_walls) + SETTLE_AFTER_PASS_S if self.step_walls else self.step_s
         return f"elapsed {_mmss(elapsed)}  ETA ~{_mmss(steps_left * per_step)}"
@@ -169,7 +179,9 @@ class Bench:
         self.urls_file: str | None = None
         self.searches: dict[str, list[dict]] = {}
         per_target = 1 if kind == "selfcheck" else settings.repeats * (2 if kind == "overhead" else 1)
-        self.progress = Progress(len(TARGETS[kind]) * per_target, settings.step_s)
+        self.progress = Progress(len(TARGETS[kind]) * per_target, settings.step_s,
+                                 len(settings.usl_levels) if kind == "usl" else STEPS_PER_SEARCH_GUESS)
+        self.usl_points: list[dict] = []  # make bench-usl: one per concurrency level
         # bench-overhead switches monitoring itself; the other benches log the whole run when MONITOR=on.
         self.monitor = Monitor(run_id, paths.root / "pcp") if settings.monitor or kind == "overhead" else None
 
@@ -201,10 +213,11 @@ class Bench:
 
     # -- steps ----------------------------------------------------------------------------------------------
     def measure(self, target: str, repeat: int, rate: float, phase: str, url: str | None = None,
-                duration_s: int | None = None) -> StepRecord:
+                duration_s: int | None = None, closed_connections: int | None = None) -> StepRecord:
+        """One step at `rate`, or with closed_connections: a closed loop of that many (rate 0)."""
         s = self.settings
         self.step_number += 1
-        connections = connections_for(rate, s)
+        connections = closed_connections or connections_for(rate, s)
         single = url is not None or s.scenario == "single"
         plan = StepPlan(url=url or target_url("lb", s), rate=rate, duration_s=duration_s or s.step_s,
                         connections=connections, threads=s.threads, timeout_s=s.timeout_s,
@@ -222,6 +235,8 @@ class Bench:
         result = self.driver.parse(files, plan, envelope, self.version)
         record = judge(self.run_id, self.step_number, phase, target, repeat, plan.url, "single" if single
                        else s.scenario, result, s.slo)
+        if closed_connections:  # no offered rate, so no SLO verdict: the step only has to be valid
+            record.passed, record.slo_broken = record.valid, []
         append_jsonl(self.paths.steps, record.to_json())
         self.progress.end(record, began)
         time.sleep(SETTLE_AFTER_PASS_S if record.passed else SETTLE_AFTER_FAIL_S)
@@ -285,6 +300,20 @@ class Bench:
             say(f"{label} capacity {capacity} ({outcome.status}: {outcome.reason})")
             for warning in outcome.warnings:
                 say(f"warning: {label}: {warning}")
+
+    def usl_sweep(self) -> None:
+        """node1 alone, one closed-loop step per level of USL_LEVELS, after an open-loop warm-up."""
+        s = self.settings
+        self.route("node1")
+        time.sleep(SETTLE_AFTER_PASS_S)
+        if s.warmup_s > 0:
+            self.measure("node1", 0, round(s.start_rate / 2, 1), "warmup",
+                         duration_s=max(s.warmup_s, self.driver.min_step_s))
+        for level in s.usl_levels:
+            record = self.measure("node1", 1, 0, "usl", closed_connections=level)
+            self.usl_points.append({"n": level, "throughput_rps": record.result.achieved_rps,
+                                    "mean_latency_ms": record.result.mean_service_ms, "step": record.step,
+                                    "valid": record.valid})
 
     # -- monitoring -----------------------------------------------------------------------------------------
     def start_monitoring(self) -> None:
@@ -385,6 +414,9 @@ def summarize(bench: Bench, status: str, error: str | None, started: float) -> d
             "cluster_over_node1": round(cluster / node1, 3) if cluster and node1 else None})
     if bench.kind == "overhead":
         summary["overhead"] = overhead_ratio(targets)
+    if bench.kind == "usl":
+        summary["usl_points"] = [p for p in bench.usl_points if p["valid"] and p["throughput_rps"] > 0]
+        summary["usl_fit"] = usl_fit(summary["usl_points"])
     if bench.monitor is not None:
         summary["monitoring"] = bench.monitor.summary()
         records = read_jsonl(bench.paths.steps)
@@ -392,6 +424,32 @@ def summarize(bench: Bench, status: str, error: str | None, started: float) -> d
             target["metrics_at_capacity"] = metrics_at(records, label.split()[0], target["capacity_rps"])
     summary["elapsed_s"] = round(time.time() - started, 1)
     return summary
+
+
+def usl_fit(points: list[dict]) -> dict:
+    """The USL fitted to the sweep's valid points, or why it could not be."""
+    try:
+        fit = usl.fit([p["n"] for p in points], [p["throughput_rps"] for p in points])
+    except usl.UslError as problem:
+        return {"error": str(problem)}
+    return fit.as_dict()
+
+
+def print_usl(summary: dict) -> None:
+    print(f"\n{'connections':>11}{'X /s':>10}{'X/N /s':>9}{'mean ms':>9}{'N = X·R':>9}   (closed loop, node1)")
+    for p in summary.get("usl_points", []):
+        mean = p.get("mean_latency_ms")
+        little = f"{p['throughput_rps'] * mean / 1000:.1f}" if mean else "-"
+        print(f"{p['n']:>11}{p['throughput_rps']:>10.1f}{p['throughput_rps'] / p['n']:>9.1f}"
+              f"{mean if mean is not None else '-':>9}{little:>9}")
+    fit = summary.get("usl_fit") or {}
+    if "error" in fit:
+        print(f"USL: no fit: {fit['error']}")
+    elif fit:
+        peak = f"N* = {fit['peak_n']:.1f} (X {fit['peak_x']:.1f}/s)" if fit.get("peak_n") else "no peak (κ ≈ 0)"
+        err = {k: f"{fit[k]:.2g}" if fit.get(k) is not None else "?" for k in ("sigma_err", "kappa_err", "lam_err")}
+        print(f"USL: σ = {fit['sigma']:.4f} ± {err['sigma_err']}  κ = {fit['kappa']:.6f} ± {err['kappa_err']}  "
+              f"λ = {fit['lam']:.1f} ± {err['lam_err']}/s  {peak}  R² = {fit['r_squared']:.4f}")
 
 
 def metrics_at(records: list[dict], target: str, capacity: float | None) -> dict | None:
@@ -486,7 +544,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = load_settings()
         check_profile()
-        driver, wrk2_local = choose_driver(settings, dict(os.environ))
+        driver, wrk2_local = choose_driver(settings, dict(os.environ), closed_loop=kind == "usl")
         settings = check_for_driver(settings, driver.name)
     except SettingsError as problem:
         for line in str(problem).splitlines():
@@ -515,6 +573,8 @@ def main(argv: list[str] | None = None) -> int:
             bench.start_monitoring()
         if kind == "overhead":
             bench.overhead()
+        elif kind == "usl":
+            bench.usl_sweep()
         elif kind == "selfcheck":
             verdict = bench.selfcheck(selfcheck_rate(settings))
             bench.searches["lb"] = [{"selfcheck": verdict, "status": "selfcheck", "capacity_rps": None}]
@@ -546,8 +606,11 @@ def main(argv: list[str] | None = None) -> int:
         write_json(paths.summary, summary)
         if status != "partial":
             paths.partial_marker.unlink()
+    if kind == "usl":
+        print_usl(summary)
     if kind != "selfcheck":
-        print_table(summary)
+        if kind != "usl":
+            print_table(summary)
         print_host_figures(summary)
         finish_report(paths, summary)
     say(f"{status}: {len(read_jsonl(paths.steps))} steps in {_mmss(summary['elapsed_s'])} → {paths.root}")

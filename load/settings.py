@@ -12,6 +12,7 @@ VARIANTS = ("v1", "v1-nosync", "v2", "v3")
 SCENARIOS = ("session", "single")
 LOADGENS = ("auto", "oha", "wrk2")
 MAX_CONNECTIONS = 4000  # HAProxy's frontend maxconn (haproxy/haproxy.cfg)
+USL_MIN_LEVELS = 4  # the USL has three unknowns: fewer levels leave nothing to judge its fit by (report/usl.py)
 # wrk2 spends its first 10 s calibrating and resets its latency histogram after them; 10 s more are measured.
 WRK2_MIN_STEP_S = 20
 
@@ -50,6 +51,7 @@ class BenchSettings:
     quick: bool
     monitor: bool
     selfcheck_rate: float | None  # None: auto, twice the highest cluster capacity measured so far
+    usl_levels: tuple[int, ...] = (1, 2, 4, 8, 16, 32)  # make bench-usl: closed connections per step
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -91,6 +93,17 @@ class _Checker:
             self._bad(key, (f"{also} or " if also else "") + f"a number {bound} to {high:.10g}")
             return high
         return value
+
+    def levels(self, key: str, minimum: int, high: int) -> tuple[int, ...]:
+        """Space-separated integers from 1 to high, rising, at least `minimum` of them."""
+        text = self.raw.get(key, "")
+        values = tuple(int(v) for v in text.split()) if re.fullmatch(r"[1-9][0-9]{0,8}( +[1-9][0-9]{0,8})*",
+                                                                     text) else ()
+        if len(values) < minimum or any(b <= a for a, b in zip(values, values[1:])) or values[-1] > high:
+            self._bad(key, f"at least {minimum} rising integers from 1 to {high}, space-separated "
+                           "(e.g. '1 2 4 8 16 32')")
+            return tuple(range(1, minimum + 1))
+        return values
 
     def choice(self, key: str, choices: tuple[str, ...]) -> str:
         value = self.raw.get(key, "")
@@ -139,6 +152,7 @@ def load_settings(environ: dict[str, str] | None = None, env_file: Path = BENCH_
         monitor=check.choice("MONITOR", ("on", "off")) == "on",
         selfcheck_rate=None if raw.get("SELFCHECK_RATE") == "auto" else check.number(
             "SELFCHECK_RATE", 0, 1_000_000, low_open=True, also="auto"),
+        usl_levels=check.levels("QUICK_USL_LEVELS" if quick else "USL_LEVELS", USL_MIN_LEVELS, MAX_CONNECTIONS),
     )
     if check.errors:
         raise SettingsError("\n".join(check.errors))

@@ -18,7 +18,7 @@ LOADHOST_LIB = "/opt/capbench/load"
 class StepPlan:
     """What to send in one step. Paths are on the load host."""
     url: str  # the target with variant and level, without a user id
-    rate: float  # requests per second, in total
+    rate: float  # requests per second, in total; 0: a closed loop (oha only: make bench-usl)
     duration_s: int
     connections: int
     threads: int

@@ -52,8 +52,11 @@ class OhaDriver:
 
     def argv(self, plan: StepPlan) -> list[str]:
         target = ["--urls-from-file", plan.urls_file] if plan.urls_file else [plan.url]
+        # Rate 0: a closed loop (each connection sends its next request when the last is answered), where
+        # there is no schedule to correct latency against.
+        pace = ["-q", f"{plan.rate:g}", "--latency-correction"] if plan.rate > 0 else []
         return [self.binary, "--no-tui", "--output-format", "json", "-o", SUMMARY_FILE,
-                "--db-url", REQUESTS_DB, "-q", f"{plan.rate:g}", "--latency-correction",
+                "--db-url", REQUESTS_DB, *pace,
                 "-z", f"{plan.duration_s}s", "-c", str(plan.connections), "-t", f"{plan.timeout_s}s",
                 *target]
 
@@ -134,7 +137,8 @@ def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: En
         offered_rps=plan.rate, duration_s=plan.duration_s, connections=plan.connections,
         achieved_rps=round(responses / plan.duration_s, 2), responses=responses, latency_ms=latency,
         errors=errors, error_messages=messages, start_epoch=envelope.start_epoch, end_epoch=envelope.end_epoch,
-        tool=tool, intended=round(plan.rate * plan.duration_s), sent=responses + socket_errors(errors),
+        tool=tool, intended=round(plan.rate * plan.duration_s) if plan.rate > 0 else None,
+        sent=responses + socket_errors(errors),
         mean_service_ms=round(1000.0 * service_total / responses, 3) if responses else None,
         send_lag_ms_p99=lag.get_value_at_percentile(99) / 1000.0 if responses else None,
         late_with_free_connection=late_with_free_connection(rows, plan.connections, cut),

@@ -101,6 +101,26 @@ def test_quick_bench_cluster(tmp_path):
     assert line["efficiency"] == summary["efficiency"] and line["config_hash"]
 
 
+def test_quick_bench_usl_sweeps_closed_loops_and_fits(tmp_path):
+    done = run(["make", "--no-print-directory", "bench-usl", "QUICK=1"],
+               env={**ENV, "RESULTS_DIR": str(tmp_path)}, timeout=900)
+    run_dir = only_run(tmp_path)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "complete"
+    points = summary["usl_points"]
+    assert [p["n"] for p in points] == [1, 2, 4, 8]
+    for point in points:
+        # A closed loop without think time keeps exactly N requests in the system: Little's law, N = X·R.
+        assert point["throughput_rps"] * point["mean_latency_ms"] / 1000 == pytest.approx(point["n"], rel=0.1)
+    usl_steps = [s for s in steps_of(run_dir) if s["phase"] == "usl"]
+    assert [s["connections"] for s in usl_steps] == [1, 2, 4, 8]
+    assert all("-q" not in s["tool"]["argv"] and s["intended"] is None for s in usl_steps)
+    fit = summary["usl_fit"]
+    assert 0 <= fit["sigma"] <= 1 and fit["kappa"] >= 0 and fit["lam"] > 0 and fit["r_squared"] is not None
+    assert "USL: σ = " in done.stdout and (run_dir / "figures" / "usl.png").is_file()
+    assert "σ (contention)" in (run_dir / "report.html").read_text()
+
+
 def node_states() -> str:
     return run([str(ROOT / "cluster" / "lb-api.sh"), "show servers state nodes"], env=ENV).stdout
 
@@ -156,3 +176,6 @@ def test_quick_bench_single_with_wrk2(tmp_path):
     for step in steps_of(run_dir):
         assert_step_complete(step)
         assert step["duration_s"] >= 20  # past wrk2's calibration
+        # Our done() reporter's latency spectrum, from 0 to 100 (= the max).
+        assert [p for p, _ in step["latency_spectrum_ms"]][::7] == [0, 99, 100]
+        assert step["latency_spectrum_ms"][-1][1] == step["latency_ms"]["max"]

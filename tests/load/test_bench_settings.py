@@ -63,6 +63,11 @@ BAD = [
     ({"USERS": "0"}, "USERS='0'"),
     ({"SELFCHECK_RATE": "0"}, "SELFCHECK_RATE='0' is not allowed: use auto or a number above 0 to 1000000"),
     ({"TIMEOUT_S": "0"}, "TIMEOUT_S='0'"),
+    ({"USL_LEVELS": "1 2 4"}, "USL_LEVELS='1 2 4' is not allowed: use at least 4 rising integers from 1 to 4000"),
+    ({"USL_LEVELS": "1 2 2 4"}, "USL_LEVELS='1 2 2 4'"),
+    ({"USL_LEVELS": "0 1 2 4"}, "USL_LEVELS='0 1 2 4'"),
+    ({"USL_LEVELS": "1,2,4,8"}, "USL_LEVELS='1,2,4,8'"),
+    ({"USL_LEVELS": "1 2 4 4001"}, "USL_LEVELS='1 2 4 4001'"),
 ]
 
 
@@ -100,6 +105,16 @@ def test_driver_choice(tmp_path, monkeypatch):
     assert driver.name == "wrk2" and binary == fake
     assert choose_driver(settings(), {})[0].name == "wrk2"  # found on PATH
     assert choose_driver(settings(LOADGEN="oha"), {"WRK2": str(fake)})[0].name == "oha"
+    # bench-usl's closed loops: oha even where wrk2 would be chosen; an explicit wrk2 is refused.
+    assert choose_driver(settings(), {"WRK2": str(fake)}, closed_loop=True)[0].name == "oha"
+    with pytest.raises(SettingsError, match="LOADGEN='wrk2' cannot run make bench-usl"):
+        choose_driver(settings(LOADGEN="wrk2"), {"WRK2": str(fake)}, closed_loop=True)
+
+
+def test_usl_levels():
+    assert settings().usl_levels == (1, 2, 4, 8, 16, 32)
+    assert settings(QUICK="1").usl_levels == (1, 2, 4, 8)
+    assert settings(USL_LEVELS="2  3 5 7 11").usl_levels == (2, 3, 5, 7, 11)
 
 
 def bench(*args: str, **env: str) -> subprocess.CompletedProcess:

@@ -153,3 +153,11 @@ def test_wrk2_threads_never_exceed_connections_nor_go_below_one_request_per_seco
     assert thread_count(wanted, connections, rate) == expected
     argv = Wrk2Driver().argv(plan(rate, 20, connections))
     assert argv[argv.index("-t") + 1] == str(expected) and argv[argv.index("-R") + 1] == f"{rate:g}"
+
+
+def test_oha_closed_loop_has_no_rate_and_no_correction():
+    argv = OhaDriver().argv(plan(0, 20, 8))
+    assert "-q" not in argv and "--latency-correction" not in argv
+    assert argv[argv.index("-c") + 1] == "8" and argv[argv.index("-z") + 1] == "20s"
+    paced = OhaDriver().argv(plan(250, 20, 25))
+    assert paced[paced.index("-q") + 1] == "250" and "--latency-correction" in paced
