@@ -37,7 +37,7 @@ def print_compare(a: dict, b: dict) -> None:
     print(f"{'target':<22}{'A /s':>10}{'B /s':>10}{'change':>9}{'noise band':>12}  verdict")
     for c in history.compare(a, b):
         change = f"{c.change_pct:+.1f}%" if c.change_pct is not None else "-"
-        verdict = "SIGNIFICANT" if c.significant else "within noise"
+        verdict = {True: "SIGNIFICANT", False: "within noise", None: "CANNOT TELL"}[c.significant]
         print(f"{c.target:<22}{c.a_rps or '-':>10}{c.b_rps or '-':>10}{change:>9}{f'±{c.band_pct:g}%':>12}  "
               f"{verdict} ({c.basis})")
     if a.get("efficiency") or b.get("efficiency"):

@@ -2,10 +2,11 @@
 capacities, E, driver), and two runs of the same configuration are compared with the noise band their repeats
 and the search's resolution give.
 
-A change counts as significant only when it is larger than the noise band: the widest of the two runs' repeat
-spreads ((max - min) / median of each target's capacities) and the search's precision (the capacity is only
-known to within that step, see load/search.py). With a single repeat the band is the precision alone, which
-understates the run-to-run noise on a shared machine: the comparison says so."""
+A change counts as significant only when both runs have repeats (REPEATS ≥ 2) and it is larger than the noise
+band: the widest of the two runs' repeat spreads ((max - min) / median of each target's capacities) and the
+search's precision (the capacity is only known to within that step, see load/search.py). With a single
+repeat on either side the run-to-run noise is unmeasured (on our shared machines two runs of the same code
+have differed by 25 %): a change beyond the precision is then "cannot tell", not significant."""
 from __future__ import annotations
 
 import fcntl
@@ -22,7 +23,8 @@ NOT_CONFIG = {"repeats", "max_steps", "selfcheck_rate", "monitor"}
 
 def config_hash(run: dict) -> str:
     """What makes two runs comparable: the kind, the bench settings, the driver and the cluster's settings."""
-    settings = {k: v for k, v in run.get("settings", {}).items() if k not in NOT_CONFIG}
+    settings = {k: v for k, v in run.get("settings", {}).items() if k not in NOT_CONFIG
+                and (k != "usl_levels" or run.get("kind") == "usl")}  # the levels matter to bench-usl only
     basis = {"kind": run.get("kind"), "settings": settings, "driver": (run.get("driver") or {}).get("name"),
              "profile": run.get("profile"), "cluster": run.get("cluster_settings", {})}
     return hashlib.sha256(json.dumps(basis, sort_keys=True).encode()).hexdigest()[:12]
@@ -36,7 +38,10 @@ def history_line(run: dict, summary: dict) -> dict:
             "precision_pct": run.get("settings", {}).get("precision_pct"),
             "capacities": {t: v.get("capacity_rps") for t, v in targets.items()},
             "repeats": {t: v.get("repeats", []) for t, v in targets.items()},
-            "efficiency": summary.get("efficiency"), "cluster_over_node1": summary.get("cluster_over_node1")}
+            "efficiency": summary.get("efficiency"), "cluster_over_node1": summary.get("cluster_over_node1"),
+            "usl": {k: (summary.get("usl_fit") or {}).get(k) for k in ("sigma", "kappa", "lam", "peak_n",
+                                                                       "r_squared")} if "usl_fit" in summary
+            else None}
 
 
 def append(path: Path, line: dict) -> None:
@@ -81,14 +86,14 @@ def pick(history: list[dict], a: str | None, b: str | None) -> tuple[dict, dict]
         return find(a), find(b)
     if a or b:
         raise CompareError("give both A= and B=, or neither (then the last two comparable runs are compared)")
-    complete = [h for h in history if h.get("status") == "complete"]
+    complete = [h for h in history if h.get("status") == "complete" and any(h.get("capacities", {}).values())]
     for newer in reversed(complete):
         older = [h for h in complete if h["config_hash"] == newer["config_hash"] and h is not newer
                  and complete.index(h) < complete.index(newer)]
         if older:
             return older[-1], newer
-    raise CompareError("no two complete runs with the same configuration in the history: run the same bench "
-                       "twice, or name two runs with A= and B=")
+    raise CompareError("no two complete runs with capacities and the same configuration in the history: run "
+                       "the same bench twice, or name two runs with A= and B=")
 
 
 def _spread_pct(caps: list[float]) -> float:
@@ -107,7 +112,7 @@ class Change:
     b_rps: float | None
     change_pct: float | None
     band_pct: float
-    significant: bool
+    significant: bool | None  # None: beyond the precision, but the run-to-run noise was not measured
     basis: str  # how the band was made
 
 
@@ -119,11 +124,13 @@ def compare(a: dict, b: dict) -> list[Change]:
         ra, rb = a.get("repeats", {}).get(target, []), b.get("repeats", {}).get(target, [])
         spread = max(_spread_pct(ra), _spread_pct(rb))
         band = max(precision, spread)
+        repeated = len(ra) > 1 and len(rb) > 1
         basis = (f"repeat spread {spread:.1f} %" if spread >= precision else f"search precision {precision:g} %") + \
-            ("" if len(ra) > 1 and len(rb) > 1 else "; one repeat: run-to-run noise unmeasured (REPEATS=3)")
+            ("" if repeated else "; one repeat: run-to-run noise unmeasured, run both with REPEATS=3")
         change = round(100 * (cb - ca) / ca, 1) if ca and cb else None
+        beyond = change is not None and abs(change) > band
         changes.append(Change(target, ca, cb, change, round(band, 1),
-                              change is not None and abs(change) > band, basis))
+                              beyond if repeated or not beyond else None, basis))
     return changes
 
 

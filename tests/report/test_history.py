@@ -35,6 +35,9 @@ def test_config_hash_ignores_repeats_but_not_the_workload():
     assert history.config_hash(RUN) == history.config_hash({**RUN, "settings": {**RUN["settings"], "repeats": 1}})
     assert history.config_hash(RUN) != history.config_hash({**RUN, "settings": {**RUN["settings"], "level": 14}})
     assert history.config_hash(RUN) != history.config_hash({**RUN, "cluster_settings": {"NODE1_CPUS": "0.6"}})
+    levels = {**RUN, "settings": {**RUN["settings"], "usl_levels": [1, 2, 4, 8]}}
+    assert history.config_hash(RUN) == history.config_hash(levels)  # not a bench-usl setting
+    assert history.config_hash({**levels, "kind": "usl"}) != history.config_hash({**RUN, "kind": "usl"})
 
 
 def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path):
@@ -43,8 +46,11 @@ def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path
     for run, s in ((RUN, summary("r1", [600, 610, 620])), (other, summary("r2", [900, 910, 905])),
                    (RUN, summary("r3", [640, 650, 655])), (RUN, summary("r4", [700], status="partial"))):
         history.append(path, history.history_line(run, s))
+    usl_run = {**summary("r5", [1]), "targets": {}, "usl_fit": {"sigma": 0.6}}  # no capacity to compare
+    history.append(path, history.history_line(RUN, usl_run))
     a, b = history.pick(history.read(path), None, None)
     assert (a["run_id"], b["run_id"]) == ("r1", "r3")
+    assert history.read(path)[-1]["usl"]["sigma"] == 0.6
     assert history.pick(history.read(path), "r2", "r4")[1]["run_id"] == "r4"
     with pytest.raises(history.CompareError, match="matches 0 runs"):
         history.pick(history.read(path), "r9", "r1")
@@ -60,8 +66,11 @@ def test_a_change_beyond_the_repeat_spread_is_significant_and_one_within_it_is_n
     assert up.change_pct == pytest.approx(13.1) and up.band_pct == 5.0 and up.significant
     [flat] = history.compare(a, c)
     assert flat.band_pct == pytest.approx(8.3) and not flat.significant
-    single = history.history_line(RUN, summary("d", [700]))
-    assert "one repeat" in history.compare(a, single)[0].basis
+    # One repeat on a side: beyond the precision is "cannot tell" (None), within it is still not significant.
+    [once] = history.compare(a, history.history_line(RUN, summary("d", [700])))
+    assert once.significant is None and "one repeat" in once.basis
+    [close] = history.compare(a, history.history_line(RUN, summary("e", [620])))
+    assert close.significant is False
 
 
 def test_a_torn_last_line_is_skipped(tmp_path):
