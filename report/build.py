@@ -155,6 +155,9 @@ def build(run_dir: Path) -> Path:
     if spectra:
         made.append(("latency spectrum", figures.latency_spectrum(spectra, fig_dir / "latency-spectrum.png")))
     usl_info = usl_section(summary)
+    by_step = {r["step"]: r for r in records}
+    for point in usl_info["points"]:  # what node1 did at each level, where it was monitored
+        point["node1"] = (by_step.get(point.get("step"), {}).get("host_metrics") or {}).get("node1")
     if usl_info["points"]:
         made.append(("USL", figures.usl_curve([p["n"] for p in usl_info["points"]],
                                              [p["throughput_rps"] for p in usl_info["points"]], usl_info["fit"],
