@@ -143,7 +143,7 @@ def build(run_dir: Path) -> Path:
         hint_blocks.append({"target": target, "step": at, "hints": [asdict(h) for h in found],
                             "monitored": bool(at and "host_metrics" in at), "next_up": up})
         if at and at.get("latency_ms"):
-            spectra[f"{name} at {cap:g}/s"] = spectrum_of(at)
+            spectra[f"{target} at {cap:g}/s"] = spectrum_of(at)  # overhead runs: "node1 monitor on" etc.
         rows.append({"target": target, "capacity": cap, "repeats": t.get("repeats", []),
                      "spread_pct": t.get("spread_pct"), "p99": (at or {}).get("latency_ms", {}).get("p99"),
                      "step": (at or {}).get("step")})
