@@ -15,6 +15,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only: no display on a bench host
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 import numpy as np  # noqa: E402
 
 NODES = ("node1", "node2", "node3")
@@ -159,6 +160,11 @@ def usl_curve(n: list[float], x: list[float], fitted, path: Path, what: str = "c
         if fitted.peak_n:
             ax.axvline(fitted.peak_n, color="tab:red", linestyle="--", linewidth=1, label=f"N* = {fitted.peak_n:.1f}")
         ax.set_ylim(0, max(max(x), fitted.peak_x or 0) * 1.3)
+    else:
+        ax.set_ylim(0, max(x) * 1.3)  # from zero, so the points' ratio reads right even without a curve
+        ax.text(0.5, 0.5, f"{len(set(n))} distinct N: the USL needs at least 4 (make bench-usl)",
+                transform=ax.transAxes, ha="center", color="grey")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # connections and nodes are whole
     ax.set_xlabel(what)
     ax.set_ylabel("throughput, requests/s")
     ax.set_title("Universal Scalability Law" + ("" if fitted is not None else " (too few points to fit)"))

@@ -4,7 +4,8 @@
 
 N is the concurrency (closed connections on one node, or the number of nodes), X the throughput. σ is the
 share of the work that serializes (contention), κ the cost of keeping N parties coherent (crosstalk), λ the
-throughput of one. With κ > 0 the throughput peaks at N* = sqrt((1 - σ) / κ) and falls beyond it."""
+throughput of one. With κ > 0 the throughput peaks at N* = sqrt((1 - σ) / κ) (at least 1: with σ = 1 it
+only falls from N = 1) and falls beyond it."""
 from __future__ import annotations
 
 import math
@@ -68,7 +69,9 @@ def fit(concurrency: list[float], throughput: list[float]) -> UslFit:
     r_squared = 1.0 - residual / total if total > 0 else 1.0
     # κ too small to change X anywhere in the measured range (below 1 ppm at the highest N) is no evidence of
     # a peak: N* would be an extrapolation far beyond the points.
-    peak_n = math.sqrt((1 - sigma) / kappa) if kappa * n.max() ** 2 > KAPPA_NEGLIGIBLE else None
+    # N* below 1 (σ ≈ 1: every unit of work serialized) means the curve only falls from N = 1: the peak
+    # among real concurrencies is N = 1 itself.
+    peak_n = max(1.0, math.sqrt((1 - sigma) / kappa)) if kappa * n.max() ** 2 > KAPPA_NEGLIGIBLE else None
     peak_x = float(usl(peak_n, lam, sigma, kappa)) if peak_n else None
     return UslFit(sigma=sigma, kappa=kappa, lam=lam, sigma_err=errors[1], kappa_err=errors[2],
                   lam_err=errors[0], r_squared=r_squared, points=len(n), peak_n=peak_n, peak_x=peak_x)

@@ -34,6 +34,13 @@ def test_linear_scaling_has_no_peak():
     assert fit.peak_n is None and fit.lam == pytest.approx(50.0)
 
 
+def test_fully_serialized_work_peaks_at_one():
+    # σ = 1 (one lock, or a CPU quota one request already fills): X only falls as N grows; N* is 1, not 0.
+    fit = usl.fit(LEVELS, [usl.usl(n, 700.0, 1.0, 0.003) for n in LEVELS])
+    assert fit.sigma == pytest.approx(1.0, abs=1e-3) and fit.peak_n == 1.0
+    assert fit.peak_x == pytest.approx(700.0, rel=1e-3)
+
+
 @pytest.mark.parametrize("n, x, message", [
     ([1, 3], [600.0, 1200.0], "too few points"),
     ([1, 2, 2, 4], [10.0, 18.0, 19.0, 30.0], "3 distinct"),
