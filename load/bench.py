@@ -450,6 +450,8 @@ def print_usl(summary: dict) -> None:
         err = {k: f"{fit[k]:.2g}" if fit.get(k) is not None else "?" for k in ("sigma_err", "kappa_err", "lam_err")}
         print(f"USL: σ = {fit['sigma']:.4f} ± {err['sigma_err']}  κ = {fit['kappa']:.6f} ± {err['kappa_err']}  "
               f"λ = {fit['lam']:.1f} ± {err['lam_err']}/s  {peak}  R² = {fit['r_squared']:.4f}")
+        for caveat in fit.get("caveats", []):
+            print(f"USL: note: {caveat}")
 
 
 def metrics_at(records: list[dict], target: str, capacity: float | None) -> dict | None:

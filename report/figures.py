@@ -158,7 +158,8 @@ def usl_curve(n: list[float], x: list[float], fitted, path: Path, what: str = "c
                 label=f"USL σ={fitted.sigma:.4f} κ={fitted.kappa:.5f} λ={fitted.lam:.1f} R²={fitted.r_squared:.3f}")
         ax.plot(grid, fitted.lam * grid, ":", color="grey", label="linear (λN)")
         if fitted.peak_n:
-            ax.axvline(fitted.peak_n, color="tab:red", linestyle="--", linewidth=1, label=f"N* = {fitted.peak_n:.1f}")
+            ax.axvline(fitted.peak_n, color="tab:red", linestyle="--", linewidth=1, label=f"N* = {fitted.peak_n:.1f}"
+                       + (" (extrapolated)" if fitted.peak_n > max(n) else ""))
         ax.set_ylim(0, max(max(x), fitted.peak_x or 0) * 1.3)
     else:
         ax.set_ylim(0, max(x) * 1.3)  # from zero, so the points' ratio reads right even without a curve

@@ -15,6 +15,7 @@ import numpy as np
 from scipy.optimize import curve_fit
 
 KAPPA_NEGLIGIBLE = 1e-6
+GOOD_R_SQUARED = 0.9  # below it the fit explains too little of the points to read its parameters bare
 MIN_LEVELS = 4  # three parameters: fewer distinct N than this leaves nothing to judge the fit by
 
 
@@ -34,12 +35,28 @@ class UslFit:
     points: int
     peak_n: float | None  # N* (None when κ is negligible: no peak, the curve flattens towards λ/σ)
     peak_x: float | None
+    n_max: float  # the largest N measured: an N* beyond it is an extrapolation
 
     def throughput(self, n):
         return usl(np.asarray(n, dtype=float), self.lam, self.sigma, self.kappa)
 
+    def caveats(self) -> list[str]:
+        """What a reader must know before trusting σ, κ or N*: said with the fit, never left out."""
+        said = []
+        if self.peak_n and self.peak_n > self.n_max:
+            said.append(f"N* = {self.peak_n:.1f} lies beyond the largest N measured ({self.n_max:g}): an "
+                        "extrapolation, measure up to it before relying on it")
+        if self.peak_n and self.kappa_err is not None and self.kappa_err >= self.kappa:
+            said.append(f"κ = {self.kappa:.2g} is within one standard error ({self.kappa_err:.2g}) of 0: the points do "
+                        "not show that throughput falls, so N* is not established")
+        if self.r_squared < GOOD_R_SQUARED:
+            said.append(f"R² = {self.r_squared:.2f} < {GOOD_R_SQUARED}: the points scatter about the curve (run-to-run "
+                        "noise, or a system the USL does not describe); read σ and κ with their errors")
+        return said
+
     def as_dict(self) -> dict:
-        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
+        values = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
+        return {**values, "caveats": self.caveats()}
 
 
 def usl(n, lam: float, sigma: float, kappa: float):
@@ -74,4 +91,5 @@ def fit(concurrency: list[float], throughput: list[float]) -> UslFit:
     peak_n = max(1.0, math.sqrt((1 - sigma) / kappa)) if kappa * n.max() ** 2 > KAPPA_NEGLIGIBLE else None
     peak_x = float(usl(peak_n, lam, sigma, kappa)) if peak_n else None
     return UslFit(sigma=sigma, kappa=kappa, lam=lam, sigma_err=errors[1], kappa_err=errors[2],
-                  lam_err=errors[0], r_squared=r_squared, points=len(n), peak_n=peak_n, peak_x=peak_x)
+                  lam_err=errors[0], r_squared=r_squared, points=len(n), peak_n=peak_n, peak_x=peak_x,
+                  n_max=float(n.max()))

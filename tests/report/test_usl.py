@@ -41,6 +41,21 @@ def test_fully_serialized_work_peaks_at_one():
     assert fit.peak_x == pytest.approx(700.0, rel=1e-3)
 
 
+def test_a_good_fit_inside_the_measured_range_has_no_caveat():
+    fit = usl.fit(LEVELS, [usl.usl(n, 120.0, 0.04, 0.02) for n in LEVELS])  # N* = 6.9, inside 1..32
+    assert fit.caveats() == [] and fit.as_dict()["caveats"] == []
+
+
+def test_an_extrapolated_peak_an_unproven_kappa_and_a_poor_r_squared_are_said():
+    # Throughput that rises and then only wobbles (as bench-usl measured on a 1.5-CPU node): a tiny κ whose
+    # error exceeds it puts N* far beyond the last level.
+    fit = usl.fit(LEVELS, [921.0, 1805.0, 1753.0, 1827.0, 2016.0, 2110.0])
+    said = " | ".join(fit.caveats())
+    assert fit.peak_n is not None and fit.peak_n > 32
+    assert "beyond the largest N measured (32)" in said
+    assert "within one standard error" in said and "R² = " in said
+
+
 @pytest.mark.parametrize("n, x, message", [
     ([1, 3], [600.0, 1200.0], "too few points"),
     ([1, 2, 2, 4], [10.0, 18.0, 19.0, 30.0], "3 distinct"),
