@@ -35,6 +35,7 @@ def history_line(run: dict, summary: dict) -> dict:
     return {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "run_id": summary.get("run_id"),
             "kind": summary.get("kind"), "status": summary.get("status"), "git_sha": run.get("git_sha"),
             "config_hash": config_hash(run), "driver": summary.get("driver"),
+            "workload": "{variant} level {level}".format(**{"variant": "?", "level": "?", **run.get("settings", {})}),
             "precision_pct": run.get("settings", {}).get("precision_pct"),
             "capacities": {t: v.get("capacity_rps") for t, v in targets.items()},
             "repeats": {t: v.get("repeats", []) for t, v in targets.items()},
@@ -134,22 +135,38 @@ def compare(a: dict, b: dict) -> list[Change]:
     return changes
 
 
+def series(lines: list[dict]) -> dict[tuple[str, str], list[int]]:
+    """Which runs to join with a line: per target, the runs of one configuration (x = position among the runs
+    with capacities). A line between two configurations would read as a trend that is really a change of
+    workload."""
+    joined: dict[tuple[str, str], list[int]] = {}
+    for i, line in enumerate(lines):
+        for target, capacity in line.get("capacities", {}).items():
+            if capacity:
+                joined.setdefault((target, line.get("config_hash", "")), []).append(i)
+    return joined
+
+
 def plot(lines: list[dict], path: Path) -> Path:
-    """Capacity per target over the runs (x: run order, labelled with the git sha); one marker per repeat."""
+    """Capacity per target over the runs that found one (x: run order, labelled with git sha, kind and
+    workload); runs of one configuration joined; one grey dot per repeat."""
     from report import figures  # matplotlib only when plotting
     plt = figures.plt
+    lines = [line for line in lines if any((line.get("capacities") or {}).values())]
     fig, ax = plt.subplots(figsize=(11, 5))
-    targets = sorted({t for line in lines for t in line.get("capacities", {})})
-    for target in targets:
-        xs = [i for i, line in enumerate(lines) if line["capacities"].get(target)]
-        ax.plot(xs, [lines[i]["capacities"][target] for i in xs], "o-", label=target,
-                color=figures.NODE_COLOURS.get(target.split()[0]))
+    labelled: set[str] = set()
+    for (target, _), xs in series(lines).items():
+        colour = figures.NODE_COLOURS.get(target.split()[0])
+        ax.plot(xs, [lines[i]["capacities"][target] for i in xs], "o-", color=colour,
+                label=None if target in labelled else target)
+        labelled.add(target)
         for i in xs:
             reps = lines[i].get("repeats", {}).get(target, [])
             ax.plot([i] * len(reps), reps, ".", color="grey", markersize=4)
-    ax.set_xticks(range(len(lines)), [f"{line.get('git_sha', '?')}\n{line.get('kind', '')}" for line in lines],
-                  fontsize=7, rotation=45)
+    ax.set_xticks(range(len(lines)), [f"{line.get('git_sha', '?')}\n{line.get('kind', '')}\n"
+                                      f"{line.get('workload', '')}" for line in lines], fontsize=7, rotation=45)
+    ax.set_ylim(bottom=0)
     ax.set_ylabel("capacity, requests/s")
-    ax.set_title("capacity across runs (grey dots: each repeat)")
+    ax.set_title("capacity across runs (lines join runs of one configuration; grey dots: each repeat)")
     ax.legend(fontsize=8)
     return figures.save(fig, path)

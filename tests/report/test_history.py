@@ -92,3 +92,10 @@ def test_make_compare_prints_each_change_and_its_verdict(tmp_path, monkeypatch, 
     assert "A r1 (abc1234)  →  B r2 (abc1234)" in out
     assert "node1" in out and "+13.1%" in out and "SIGNIFICANT" in out
     assert main(["history"]) == 0 and (tmp_path / "history.png").is_file()
+
+
+def test_the_history_plot_joins_only_runs_of_one_configuration():
+    lines = [{"config_hash": "a", "capacities": {"node1": 500.0}},
+             {"config_hash": "b", "capacities": {"node1": 900.0}},  # another variant: not a trend
+             {"config_hash": "a", "capacities": {"node1": 520.0, "cluster": 1200.0}}]
+    assert history.series(lines) == {("node1", "a"): [0, 2], ("node1", "b"): [1], ("cluster", "a"): [2]}
