@@ -20,8 +20,8 @@ SHOW_NODE_STATES := cluster/lb-api.sh "show servers state nodes" \
 	| awk 'NR > 2 && NF > 6 {print $$4, ($$7 % 2 ? "maint" : "ready")}'
 
 .PHONY: help setup images up down status logs test test-unit test-python test-load test-config test-integration \
-	node-maint node-ready bench-single bench-cluster bench-selfcheck bench-overhead bench-usl report compare \
-	history
+	node-maint node-ready bench-single bench-cluster bench-selfcheck bench-overhead bench-usl bench-variants tune \
+	report compare history
 
 help: ## list the targets
 	@echo "capbench — a horizontal-scaling capacity testbed for Java servers"
@@ -74,12 +74,17 @@ node-ready: ## put NODE (node1..3) back into the balancer's rotation
 # Bench settings (load/bench.env) are checked before the cluster is touched; then the cluster is brought up with
 # the requested settings (a no-op when it already is) and the harness runs on the load host.
 bench-single: ## capacity of node1 alone through HAProxy (VARIANT= LEVEL= QUICK=1 LOADGEN= WRK2= ...)
-bench-cluster: ## capacity of each node alone, then of all three: ΣX_i, X_cluster, E, X_cluster/X_node1
+bench-cluster: ## capacity of each node alone, then of all three: ΣX_i, X_cluster, E (WEIGHTS=auto: 3 balancings)
 bench-selfcheck: ## the generator keeps the offered rate on a trivial endpoint (SELFCHECK_RATE=)
 bench-overhead: ## node1's capacity without and with PCP monitoring (REPEATS= pairs) and the ratio
 bench-usl: ## node1's throughput at closed-loop concurrencies USL_LEVELS= and the USL fit (σ, κ, N*, R²)
-bench-single bench-cluster bench-selfcheck bench-overhead bench-usl: bench-%: $(VENV)/.installed images
+bench-variants: ## the study's steps: VARIANTS on node1 and the cluster, with GC, CPU and thread-dump lock evidence
+bench-single bench-cluster bench-selfcheck bench-overhead bench-usl bench-variants: bench-%: $(VENV)/.installed images
 	@$(BENCH) --check-only $* && cluster/up.sh && $(BENCH) $*
+
+# The sweep is checked (every point through the cluster's own settings rules) before the cluster is touched.
+tune: $(VENV)/.installed images ## capacity per setting: MAXTHREADS=4,16,64,200 [PROTOCOL=nio,nio2 ...] or SWEEP=file.yaml
+	@$(PYTHON) -m load.tune --check-only && cluster/up.sh && $(PYTHON) -m load.tune
 
 test: $(VENV)/.installed ## every test: JUnit, config, harness, cluster and QUICK bench integration (after make setup)
 	@launched=; if ! docker info >/dev/null 2>&1; then cluster/engine.sh ensure; launched=1; fi; \

@@ -124,6 +124,7 @@ check_profile() {
         check_int "NODE${n}_WEIGHT" 1 256
         check_int "NODE${n}_MAXCONN" 0 100000
     done
+    check_choice LB_BALANCE roundrobin leastconn
     check_size LB_MEM 64
     check_size LOAD_MEM 64
     check_size CONTROLLER_MEM 64

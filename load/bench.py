@@ -10,6 +10,12 @@ overhead:  node1's capacity without monitoring and with it, alternating (off, on
            pairs), and the ratio with/without: what PCP costs the measurement.
 usl:       node1's throughput and mean latency at each closed-loop concurrency of USL_LEVELS (no think time),
            and the Universal Scalability Law fitted to them (report/usl.py): σ, κ, λ, N*, R².
+variants:  the study's investigation: for each of VARIANTS, node1's capacity and the cluster's, then one more
+           step at each capacity during which thread dumps of every node in rotation are sampled (lock evidence,
+           load/threaddump.py) beside the PCP figures (allocation rate, % time in GC, CPU of quota).
+
+bench-cluster with WEIGHTS=auto measures the cluster three times after the nodes: equal weights, weights in
+proportion to the node capacities just measured, and leastconn (equal weights), each with its E.
 
 Every run writes results/<run-id>/ (results.py) as it goes; interrupted or failed runs keep their steps and
 are marked partial. Exit status: 0 done, 1 failed, 2 bad settings or cluster not up, 130 interrupted.
@@ -23,8 +29,11 @@ import platform
 import re
 import signal
 import statistics
+import subprocess
 import sys
+import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from load import ROOT, loadhost
@@ -36,6 +45,7 @@ from load.scenario import connections_for, target_url, user_ids
 from load.search import find_capacity
 from load.settings import BenchSettings, SettingsError, check_for_driver, load_settings, read_env_file
 from load.step import StepRecord, judge
+from load import threaddump
 from metrics import export
 from metrics.monitor import Monitor
 from report import build as report_build
@@ -44,7 +54,7 @@ from report import history, usl
 PROFILES = ROOT / "cluster" / "profiles"
 TUNABLES = ROOT / "tomcat-conf" / "tunables.env"
 TARGETS = {"single": ("node1",), "cluster": ("node1", "node2", "node3", "cluster"), "selfcheck": ("lb",),
-           "overhead": ("node1",), "usl": ("node1",)}
+           "overhead": ("node1",), "usl": ("node1",), "variants": ("node1", "cluster")}
 IN_ROTATION = {"node1": ("node1",), "node2": ("node2",), "node3": ("node3",), "cluster": loadhost.NODES}
 SELFCHECK_URL = "http://lb:8080/lb-health"
 SELFCHECK_DEFAULT_RATE = 4000.0
@@ -55,6 +65,27 @@ SETTLE_AFTER_PASS_S = 1
 SETTLE_AFTER_FAIL_S = 5
 DRAIN_MAX_S = 120
 STEPS_PER_SEARCH_GUESS = 10  # for the ETA until a search has finished
+DUMPS_PER_STEP = 4  # thread dumps of each node in rotation during a bench-variants evidence step
+# WEIGHTS=auto: the balancing choices the cluster is measured under (label, HAProxy balance, weights)
+BALANCING = (("equal", "roundrobin", "equal"), ("weighted", "roundrobin", "capacity"), ("leastconn", "leastconn", "equal"))
+AUTO_WEIGHT_MAX = 100  # the fastest node's weight under WEIGHTS=auto (HAProxy allows 1..256)
+
+
+def searches_planned(kind: str, settings: BenchSettings) -> int:
+    """How many capacity searches a run makes (for the ETA)."""
+    if kind == "selfcheck":
+        return 1
+    if kind == "variants":
+        return 2 * len(settings.variants) * settings.repeats
+    if kind == "cluster" and settings.weights == "auto":
+        return (len(loadhost.NODES) + len(BALANCING)) * settings.repeats
+    return len(TARGETS[kind]) * settings.repeats * (2 if kind == "overhead" else 1)
+
+
+def capacity_weights(capacities: dict[str, float]) -> dict[str, int]:
+    """HAProxy weights in proportion to the nodes' capacities, the fastest at AUTO_WEIGHT_MAX."""
+    top = max(capacities.values())
+    return {node: max(1, round(AUTO_WEIGHT_MAX * cap / top)) for node, cap in capacities.items()}
 
 
 def say(message: str) -> None:
@@ -178,8 +209,10 @@ class Bench:
         self.users_file: str | None = None
         self.urls_file: str | None = None
         self.searches: dict[str, list[dict]] = {}
-        per_target = 1 if kind == "selfcheck" else settings.repeats * (2 if kind == "overhead" else 1)
-        self.progress = Progress(len(TARGETS[kind]) * per_target, settings.step_s,
+        self.label: str | None = None  # what the steps being measured belong to, e.g. "node1 v2", "cluster equal"
+        self.evidence: dict[str, dict] = {}  # bench-variants: per label, the evidence step and its thread dumps
+        self.balancing: dict[str, dict] = {}  # WEIGHTS=auto: per choice, the balance and weights measured under
+        self.progress = Progress(searches_planned(kind, settings), settings.step_s,
                                  len(settings.usl_levels) if kind == "usl" else STEPS_PER_SEARCH_GUESS)
         self.usl_points: list[dict] = []  # make bench-usl: one per concurrency level
         # bench-overhead switches monitoring itself; the other benches log the whole run when MONITOR=on.
@@ -237,7 +270,7 @@ class Bench:
                        else s.scenario, result, s.slo)
         if closed_connections:  # no offered rate, so no SLO verdict: the step only has to be valid
             record.passed, record.slo_broken = record.valid, []
-        append_jsonl(self.paths.steps, record.to_json())
+        append_jsonl(self.paths.steps, {**record.to_json(), "label": self.label or target})
         self.progress.end(record, began)
         time.sleep(SETTLE_AFTER_PASS_S if record.passed else SETTLE_AFTER_FAIL_S)
         if not record.passed and target != "lb":
@@ -274,15 +307,18 @@ class Bench:
             raise loadhost.ClusterError(f"HAProxy should send {target}'s traffic to {', '.join(nodes_in)} "
                                         f"but these answered: {seen}")
 
-    def search(self, target: str, label: str | None = None, repeats: int | None = None) -> None:
-        """REPEATS capacity searches of the target (or `repeats`), recorded under `label` (default: the target)."""
+    def search(self, target: str, label: str | None = None, repeats: int | None = None,
+               estimate: float | None = None) -> None:
+        """REPEATS capacity searches of the target (or `repeats`), recorded under `label` (default: the target),
+        starting near `estimate` (default: for the cluster, the sum of its nodes' capacities)."""
         s = self.settings
         label = label or target
+        self.label = label
         self.route(target)
         # The routing check's requests end well before the warm-up starts: the request counts of each step
         # (metrics/export.py) run from a sample before it to one after it, and must hold only its traffic.
         time.sleep(SETTLE_AFTER_PASS_S)
-        estimate = self._estimate(target)
+        estimate = estimate or self._estimate(target)
         warm_rate = min(s.start_rate, estimate / 4) if estimate else s.start_rate
         if s.warmup_s > 0:
             self.measure(target, 0, round(warm_rate / 2, 1), "warmup", duration_s=max(s.warmup_s,
@@ -300,6 +336,130 @@ class Bench:
             say(f"{label} capacity {capacity} ({outcome.status}: {outcome.reason})")
             for warning in outcome.warnings:
                 say(f"warning: {label}: {warning}")
+
+    def cluster(self) -> None:
+        """Each node alone, then the cluster under the balancing WEIGHTS asks for."""
+        for node in loadhost.NODES:
+            self.search(node)
+        if self.settings.weights == "profile":
+            self.search("cluster")
+            return
+        if self.settings.weights == "equal":
+            try:
+                self.balance("equal", "roundrobin", {node: 1 for node in loadhost.NODES})
+                self.search("cluster")
+            finally:
+                self.restore_balancer()
+            return
+        capacities = {node: capacity_of(self.searches.get(node, [])) for node in loadhost.NODES}
+        missing = [node for node, cap in capacities.items() if not cap]
+        if missing:
+            raise loadhost.ClusterError(f"WEIGHTS=auto needs each node's capacity; none was found for "
+                                        f"{', '.join(missing)}")
+        proportional = capacity_weights(capacities)
+        try:
+            for choice, algorithm, weights in BALANCING:
+                self.balance(choice, algorithm,
+                             proportional if weights == "capacity" else {node: 1 for node in loadhost.NODES})
+                self.search("cluster", label=f"cluster {choice}")
+        finally:
+            self.restore_balancer()
+
+    def balance(self, choice: str, algorithm: str, weights: dict[str, int]) -> None:
+        """Puts the balancer in this configuration: the algorithm needs a new HAProxy (monitoring pauses while
+        it is re-created, as its host's logger would lose its pmcd), the weights go through the runtime API."""
+        running = self.balancing_running()
+        if algorithm != running:
+            say(f"balancer: re-creating it with balance {algorithm}")
+            self._with_monitoring_paused(lambda: loadhost.recreate_balancer({"LB_BALANCE": algorithm}))
+        loadhost.set_weights(weights)
+        self.balancing[choice] = {"balance": algorithm, "weights": weights}
+        say(f"balancer: {choice}: balance {algorithm}, weights "
+            + ", ".join(f"{node} {w}" for node, w in weights.items()))
+
+    def balancing_running(self) -> str:
+        chosen = [b["balance"] for b in self.balancing.values()]
+        return chosen[-1] if chosen else cluster_settings().get("LB_BALANCE", "roundrobin")
+
+    def restore_balancer(self) -> None:
+        """Back to the profile's balancer: its algorithm and weights (the documented end state)."""
+        settings = cluster_settings()
+        if self.balancing_running() != settings.get("LB_BALANCE", "roundrobin"):
+            self._with_monitoring_paused(lambda: loadhost.recreate_balancer(
+                {"LB_BALANCE": settings.get("LB_BALANCE", "roundrobin")}))
+        loadhost.set_weights({node: int(settings[f"NODE{n}_WEIGHT"]) for n, node in enumerate(loadhost.NODES, 1)})
+        self.balancing["restored"] = {"balance": settings.get("LB_BALANCE", "roundrobin")}
+
+    def _with_monitoring_paused(self, action) -> None:
+        logging = self.monitor is not None and self.monitor.logging
+        if logging:
+            self.monitor.stop()
+        action()
+        if logging:
+            self.start_monitoring()
+
+    def variants(self) -> None:
+        """The study's steps: each variant's capacity on node1 and on the cluster, with lock evidence."""
+        quotas = {node: float(cluster_settings()[f"NODE{n}_CPUS"]) for n, node in enumerate(loadhost.NODES, 1)}
+        for variant in self.settings.variants:
+            self.use_variant(variant)
+            self.search("node1", label=f"node1 {variant}")
+            self.gather_evidence("node1", f"node1 {variant}")
+            node1 = capacity_of(self.searches.get(f"node1 {variant}", []))
+            # The cluster starts near node1's capacity scaled by the quotas (the nodes alone are not measured).
+            guess = node1 * sum(quotas.values()) / quotas["node1"] if node1 else None
+            self.search("cluster", label=f"cluster {variant}", estimate=guess)
+            self.gather_evidence("cluster", f"cluster {variant}")
+
+    def use_variant(self, variant: str) -> None:
+        """The requests ask for this variant from now on (the URLs on the load host are written anew)."""
+        self.settings = replace(self.settings, variant=variant)
+        if self.urls_file:
+            base = target_url("lb", self.settings)
+            self.host.put(self.urls_file, "".join(f"{base}&user={u}\n" for u in user_ids(self.settings.users))
+                          .encode())
+
+    def gather_evidence(self, target: str, label: str) -> None:
+        """One more step at the capacity found, with DUMPS_PER_STEP thread dumps of each node in rotation
+        spread over it. Kept apart from the search: the dumps (short safepoints) must not move the capacity."""
+        capacity = capacity_of(self.searches.get(label, []))
+        if not capacity:
+            return
+        nodes = IN_ROTATION[target]
+        pids = {node: loadhost.java_pid(node) for node in nodes}
+        dumps: dict[str, list[str]] = {node: [] for node in nodes}
+        errors: list[str] = []
+        step_s = self.settings.step_s
+
+        def sample(node: str) -> None:
+            """Dumps at 1/5, 2/5, 3/5, 4/5 of the step (DUMPS_PER_STEP = 4), each node on its own thread."""
+            began = time.monotonic()
+            for k in range(1, DUMPS_PER_STEP + 1):
+                time.sleep(max(0.0, began + k * step_s / (DUMPS_PER_STEP + 1) - time.monotonic()))
+                try:
+                    dumps[node].append(loadhost.thread_dump(node, pids[node]))
+                except (loadhost.ClusterError, OSError, subprocess.TimeoutExpired) as problem:
+                    errors.append(f"{node}: {problem}")
+
+        # The samplers start when the step is sent to the load host; the generator starts within a second.
+        samplers = [threading.Thread(target=sample, args=(node,), daemon=True) for node in nodes]
+        self.label = label
+        for sampler in samplers:
+            sampler.start()
+        record = self.measure(target, 0, capacity, "evidence")
+        for sampler in samplers:
+            sampler.join(timeout=60)
+        raw = self.paths.root / "raw"
+        locks = {}
+        for node, texts in dumps.items():
+            for k, text in enumerate(texts, start=1):
+                (raw / f"step-{record.step:03d}-{node}-threaddump-{k}.txt").write_text(text)
+            locks[node] = threaddump.summarize(texts)
+        self.evidence[label] = {"step": record.step, "offered_rps": capacity, "passed": record.passed,
+                                "p99_ms": record.result.latency_ms.get("p99"), "thread_dumps": locks,
+                                "dump_errors": errors}
+        for node in nodes:
+            say(f"{label} at {capacity:g}/s: {node}: {threaddump.describe(locks[node])}")
 
     def usl_sweep(self) -> None:
         """node1 alone, one closed-loop step per level of USL_LEVELS, after an open-loop warm-up."""
@@ -359,6 +519,13 @@ class Bench:
         caps = [capacity_of(self.searches.get(n, [])) for n in loadhost.NODES]
         return sum(caps) if all(caps) else None
 
+    def selfcheck_run(self) -> tuple[str, str | None, int]:
+        verdict = self.selfcheck(selfcheck_rate(self.settings))
+        self.searches["lb"] = [{"selfcheck": verdict, "status": "selfcheck", "capacity_rps": None}]
+        if verdict["passed"]:
+            return "complete", None, 0
+        return "failed", "the generator did not keep the offered rate", 1
+
     def selfcheck(self, rate: float) -> dict:
         record = self.measure("lb", 1, rate, "selfcheck", url=SELFCHECK_URL,
                               duration_s=max(self.settings.step_s, self.driver.min_step_s))
@@ -408,10 +575,22 @@ def summarize(bench: Bench, status: str, error: str | None, started: float) -> d
                "targets": targets, "steps": bench.step_number}
     if bench.kind == "cluster":
         node1 = node_caps[0]
-        summary.update({
-            "sum_nodes_rps": node_sum, "cluster_rps": cluster,
-            "efficiency": round(cluster / node_sum, 3) if cluster and node_sum else None,
-            "cluster_over_node1": round(cluster / node1, 3) if cluster and node1 else None})
+
+        def gains(x: float | None) -> dict:
+            return {"efficiency": round(x / node_sum, 3) if x and node_sum else None,
+                    "cluster_over_node1": round(x / node1, 3) if x and node1 else None}
+        if bench.balancing:  # WEIGHTS=equal or auto: the cluster measured under each balancing choice
+            summary["balancing"] = {
+                choice: {**b, "capacity_rps": targets.get(f"cluster {choice}", targets.get("cluster", {}))
+                         .get("capacity_rps"), "label": f"cluster {choice}" if f"cluster {choice}" in targets
+                         else "cluster"} for choice, b in bench.balancing.items() if choice != "restored"}
+            for b in summary["balancing"].values():
+                b.update(gains(b["capacity_rps"]))
+            if cluster is None:  # WEIGHTS=auto: the cluster's capacity is the one under capacity weights
+                cluster = summary["balancing"].get("weighted", {}).get("capacity_rps")
+        summary.update({"sum_nodes_rps": node_sum, "cluster_rps": cluster, **gains(cluster)})
+    if bench.kind == "variants":
+        summary["variants"] = variants_summary(bench, targets)
     if bench.kind == "overhead":
         summary["overhead"] = overhead_ratio(targets)
     if bench.kind == "usl":
@@ -421,9 +600,21 @@ def summarize(bench: Bench, status: str, error: str | None, started: float) -> d
         summary["monitoring"] = bench.monitor.summary()
         records = read_jsonl(bench.paths.steps)
         for label, target in targets.items():
-            target["metrics_at_capacity"] = metrics_at(records, label.split()[0], target["capacity_rps"])
+            target["metrics_at_capacity"] = metrics_at(records, label, target["capacity_rps"])
     summary["elapsed_s"] = round(time.time() - started, 1)
     return summary
+
+
+def variants_summary(bench: Bench, targets: dict) -> dict:
+    """Per variant: node1's and the cluster's capacity, the scale-out gain, and each evidence step."""
+    out = {}
+    for variant in bench.settings.variants:
+        node1 = targets.get(f"node1 {variant}", {}).get("capacity_rps")
+        cluster = targets.get(f"cluster {variant}", {}).get("capacity_rps")
+        out[variant] = {"node1_rps": node1, "cluster_rps": cluster,
+                        "cluster_over_node1": round(cluster / node1, 3) if node1 and cluster else None,
+                        "evidence": {where: bench.evidence.get(f"{where} {variant}") for where in ("node1", "cluster")}}
+    return out
 
 
 def usl_fit(points: list[dict]) -> dict:
@@ -454,13 +645,19 @@ def print_usl(summary: dict) -> None:
             print(f"USL: note: {caveat}")
 
 
-def metrics_at(records: list[dict], target: str, capacity: float | None) -> dict | None:
-    """The host figures of the target's last logged, passed step at the capacity found (with REPEATS, the
-    median's rate may not have been measured: then None)."""
+def of_label(record: dict, label: str) -> bool:
+    """Whether a step belongs to a search label ("node1", "cluster v2", "node1 monitor on"); steps recorded
+    before steps carried their label belong to the label's first word, their target."""
+    return record["label"] == label if "label" in record else record["target"] == label.split()[0]
+
+
+def metrics_at(records: list[dict], label: str, capacity: float | None) -> dict | None:
+    """The host figures of the label's last logged, passed search step at the capacity found (with REPEATS,
+    the median's rate may not have been measured: then None). Evidence steps (thread dumps) are left out."""
     if capacity is None:
         return None
-    at = [r for r in records if r["target"] == target and r.get("passed") and r["offered_rps"] == capacity
-          and "host_metrics" in r]
+    at = [r for r in records if of_label(r, label) and r.get("passed") and r["offered_rps"] == capacity
+          and "host_metrics" in r and r.get("phase") != "evidence"]
     return {"step": at[-1]["step"], **at[-1]["host_metrics"]} if at else None
 
 
@@ -493,6 +690,25 @@ def print_table(summary: dict) -> None:
         print(f"{'X_cluster':<10}{fmt(summary['cluster_rps'], '/s'):>12}")
         print(f"E = X_cluster / ΣX_i = {fmt(summary['efficiency'])}    "
               f"X_cluster / X_node1 = {fmt(summary['cluster_over_node1'])}")
+    for choice, b in summary.get("balancing", {}).items():
+        weights = ":".join(str(w) for w in b["weights"].values())
+        print(f"  balancing {choice:<10} balance {b['balance']:<10} weights {weights:<10} "
+              f"X_cluster {fmt(b['capacity_rps'], '/s') if b['capacity_rps'] else 'none':>9}  E {fmt(b['efficiency'])}")
+
+
+def print_variants(summary: dict) -> None:
+    """The study's table: each variant on node1 and on the cluster, with what the evidence steps showed."""
+    print(f"\n{'variant':<10}{'node1 /s':>9}{'cluster /s':>11}{'cl/node1':>9}   at node1's capacity: "
+          "alloc MB/s, GC %, CPU % of quota; request threads")
+    for variant, v in summary.get("variants", {}).items():
+        node1 = summary["targets"].get(f"node1 {variant}", {}).get("metrics_at_capacity") or {}
+        figures = node1.get("node1") or {}
+        dumps = ((v["evidence"].get("node1") or {}).get("thread_dumps") or {}).get("node1")
+        cells = [f"{v[k]:.1f}" if v[k] else "none" for k in ("node1_rps", "cluster_rps")]
+        gain = f"{v['cluster_over_node1']:.2f}" if v["cluster_over_node1"] else "-"
+        print(f"{variant:<10}{cells[0]:>9}{cells[1]:>11}{gain:>9}   {figures.get('alloc_mb_per_s', '-')} MB/s, "
+              f"GC {figures.get('gc_time_pct', '-')} %, CPU {figures.get('cpu_pct_of_quota', '-')} %; "
+              f"{threaddump.describe(dumps) if dumps else 'no thread dumps'}")
 
 
 def print_host_figures(summary: dict) -> None:
@@ -561,31 +777,33 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     run_id, paths = new_run(kind)
-    paths.partial_marker.write_text("this run has not ended normally\n")
     bench = Bench(kind, settings, driver, wrk2_local, run_id, paths)
     say(f"run {run_id}: {kind} with {driver.name}, {settings.variant} level {settings.level}, "
         f"{settings.scenario} scenario, steps of {settings.step_s} s → {paths.root}")
+    signal.signal(signal.SIGTERM, _interrupt)
+    bodies = {"overhead": bench.overhead, "usl": bench.usl_sweep, "selfcheck": bench.selfcheck_run,
+              "cluster": bench.cluster, "variants": bench.variants}
+    summary, code = execute(bench, bodies.get(kind, lambda: bench.search("node1")))
+    report(bench, summary)
+    return code
+
+
+def execute(bench: Bench, body) -> tuple[dict, int]:
+    """Runs `body` (the bench's measurements) with monitoring around it, and always writes what was measured:
+    steps, archives, run.json and summary.json; PARTIAL stays when it did not end normally. A body may return
+    (status, error, exit code) for an outcome of its own (the self-check's verdict)."""
+    paths, kind = bench.paths, bench.kind
+    paths.partial_marker.write_text("this run has not ended normally\n")
     started = time.time()
     status, error, code = "complete", None, 0
-    signal.signal(signal.SIGTERM, _interrupt)
     try:
         bench.prepare()
         write_json(paths.run_json, bench.run_json())
         if bench.monitor is not None and kind != "overhead":
             bench.start_monitoring()
-        if kind == "overhead":
-            bench.overhead()
-        elif kind == "usl":
-            bench.usl_sweep()
-        elif kind == "selfcheck":
-            verdict = bench.selfcheck(selfcheck_rate(settings))
-            bench.searches["lb"] = [{"selfcheck": verdict, "status": "selfcheck", "capacity_rps": None}]
-            code = 0 if verdict["passed"] else 1
-            status = "complete" if verdict["passed"] else "failed"
-            error = None if verdict["passed"] else "the generator did not keep the offered rate"
-        else:
-            for target in TARGETS[kind]:
-                bench.search(target)
+        outcome = body()
+        if outcome:
+            status, error, code = outcome
     except KeyboardInterrupt:
         status, error, code = "partial", "interrupted", 130
         say("interrupted: keeping the completed steps; a generator still running on the load host was stopped")
@@ -608,15 +826,23 @@ def main(argv: list[str] | None = None) -> int:
         write_json(paths.summary, summary)
         if status != "partial":
             paths.partial_marker.unlink()
+    return summary, code
+
+
+def report(bench: Bench, summary: dict) -> None:
+    """The console's tables, the history line and report.html."""
+    kind = bench.kind
     if kind == "usl":
         print_usl(summary)
+    if kind == "variants":
+        print_variants(summary)
     if kind != "selfcheck":
         if kind != "usl":
             print_table(summary)
         print_host_figures(summary)
-        finish_report(paths, summary)
-    say(f"{status}: {len(read_jsonl(paths.steps))} steps in {_mmss(summary['elapsed_s'])} → {paths.root}")
-    return code
+        finish_report(bench.paths, summary)
+    say(f"{summary['status']}: {len(read_jsonl(bench.paths.steps))} steps in {_mmss(summary['elapsed_s'])} "
+        f"→ {bench.paths.root}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import tarfile
 from pathlib import Path
@@ -23,9 +24,11 @@ class ClusterError(RuntimeError):
     """The cluster is not in a state to bench (not up, unhealthy, a node that does not come back)."""
 
 
-def compose(*args: str, stdin: bytes | None = None, timeout: float = 120, check: bool = True
-            ) -> subprocess.CompletedProcess:
-    done = subprocess.run([COMPOSE, *args], input=stdin, capture_output=True, timeout=timeout, cwd=ROOT)
+def compose(*args: str, stdin: bytes | None = None, timeout: float = 120, check: bool = True,
+            settings: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """cluster/compose.sh with the environment's settings, and `settings` over them."""
+    env = {**os.environ, **settings} if settings else None
+    done = subprocess.run([COMPOSE, *args], input=stdin, capture_output=True, timeout=timeout, cwd=ROOT, env=env)
     if check and done.returncode != 0:
         raise ClusterError(f"compose {' '.join(args[:3])} exited {done.returncode}: "
                            f"{done.stderr.decode(errors='replace').strip()[-400:]}")
@@ -119,3 +122,34 @@ def set_rotation(nodes_in: tuple[str, ...]) -> None:
         answer = lb_api(f"set server nodes/{node} state {state}").strip()
         if answer:
             raise ClusterError(f"HAProxy refused to set {node} {state}: {answer}")
+
+
+def set_weights(weights: dict[str, int]) -> None:
+    """Sets each node's balancer weight through the runtime API (no restart; HAProxy keeps its state)."""
+    for node, weight in weights.items():
+        answer = lb_api(f"set weight nodes/{node} {weight}").strip()
+        if answer:
+            raise ClusterError(f"HAProxy refused weight {weight} for {node}: {answer}")
+
+
+def recreate_balancer(settings: dict[str, str]) -> None:
+    """Re-creates the balancer with these settings over the current ones (e.g. LB_BALANCE=leastconn, which
+    the runtime API cannot change) and waits until it is healthy. The nodes keep running."""
+    compose("up", "--detach", "--no-build", "--no-deps", "--wait", "--wait-timeout", "120", "lb",
+            settings=settings, timeout=240)
+
+
+def java_pid(node: str) -> str:
+    """The pid of the node's JVM inside its container (the one process whose executable is java)."""
+    script = 'for d in /proc/[0-9]*; do case "$(readlink "$d/exe" 2>/dev/null)" in */java) echo "${d#/proc/}"; ' \
+             'exit 0;; esac; done; exit 1'
+    done = compose("exec", "-T", node, "sh", "-c", script, check=False, timeout=30)
+    pid = done.stdout.decode().strip()
+    if done.returncode != 0 or not pid.isdigit():
+        raise ClusterError(f"no java process found on {node}")
+    return pid
+
+
+def thread_dump(node: str, pid: str) -> str:
+    """One thread dump of the node's JVM (jattach, the JVM's attach API: what jcmd Thread.print prints)."""
+    return compose("exec", "-T", node, "jattach", pid, "threaddump", timeout=30).stdout.decode(errors="replace")

@@ -2,8 +2,13 @@
 
 Grow the rate by a factor until a step fails, then bisect between the highest pass and the lowest failure
 until they are within the asked precision, then measure the candidate once more: a lucky pass on a noisy
-(or non-monotonic) server is caught, reported as a warning, and the bisection goes on below it. No rate
-above a failure is tried, so the capacity is always the highest pass below the lowest failure. A step in
+(or non-monotonic) server is caught, reported as a warning, and the bisection goes on below it.
+The search's first failure is measured once more too (phase "recheck"): early in a search a JVM that has
+just started, or just switched to other work, is still compiling (and the other nodes of a cluster may not
+have served a request yet), and one such failure would otherwise cap the search far below the capacity. When
+the recheck passes, that failure is set aside with a warning and the search grows on; every later failure
+bounds it. No rate above a (standing) failure is tried, so the capacity is always the highest pass below the
+lowest failure. A step in
 which the generator fell behind stops the search without a capacity: that step measured the load host, not
 the server. Pure logic: `measure` runs a step (a real one, or a simulated server in the tests).
 """
@@ -83,7 +88,19 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
 
     try:
         rate = start_rate
-        while step(rate, "search"):  # grow until a failure
+        rechecked = False
+        while True:  # grow until a failure that stands
+            if step(rate, "search"):
+                rate *= growth
+                continue
+            if rechecked:
+                break
+            rechecked = True
+            if not step(rate, "recheck"):
+                break
+            failures.remove(round(rate, 1))
+            warnings.append(f"{round(rate, 1):g}/s failed, then passed when measured again (a transient: JIT "
+                            "compilation, a first GC, nodes not yet warm); the search went on above it")
             rate *= growth
         while bracket()[0] is None:  # the first step failed: come down
             rate = bracket()[1] / growth

@@ -11,6 +11,7 @@ BENCH_ENV = Path(__file__).resolve().parent / "bench.env"
 VARIANTS = ("v1", "v1-nosync", "v2", "v3")
 SCENARIOS = ("session", "single")
 LOADGENS = ("auto", "oha", "wrk2")
+WEIGHTS = ("profile", "equal", "auto")
 MAX_CONNECTIONS = 4000  # HAProxy's frontend maxconn (haproxy/haproxy.cfg)
 USL_MIN_LEVELS = 4  # the USL has three unknowns: fewer levels leave nothing to judge its fit by (report/usl.py)
 # wrk2 spends its first 10 s calibrating and resets its latency histogram after them; 10 s more are measured.
@@ -52,6 +53,8 @@ class BenchSettings:
     monitor: bool
     selfcheck_rate: float | None  # None: auto, twice the highest cluster capacity measured so far
     usl_levels: tuple[int, ...] = (1, 2, 4, 8, 16, 32)  # make bench-usl: closed connections per step
+    variants: tuple[str, ...] = VARIANTS  # make bench-variants
+    weights: str = "profile"  # make bench-cluster: the balancer's weights (WEIGHTS)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -105,6 +108,14 @@ class _Checker:
             return tuple(range(1, minimum + 1))
         return values
 
+    def choices(self, key: str, choices: tuple[str, ...]) -> tuple[str, ...]:
+        """Space-separated, each one of `choices`, none twice, at least one."""
+        values = tuple(self.raw.get(key, "").split())
+        if not values or len(set(values)) != len(values) or any(v not in choices for v in values):
+            self._bad(key, "one or more of " + ", ".join(choices) + ", space-separated, each once")
+            return choices
+        return values
+
     def choice(self, key: str, choices: tuple[str, ...]) -> str:
         value = self.raw.get(key, "")
         if value not in choices:
@@ -152,6 +163,8 @@ def load_settings(environ: dict[str, str] | None = None, env_file: Path = BENCH_
         monitor=check.choice("MONITOR", ("on", "off")) == "on",
         selfcheck_rate=None if raw.get("SELFCHECK_RATE") == "auto" else check.number(
             "SELFCHECK_RATE", 0, 1_000_000, low_open=True, also="auto"),
+        variants=check.choices("VARIANTS", VARIANTS),
+        weights=check.choice("WEIGHTS", WEIGHTS),
         usl_levels=check.levels("QUICK_USL_LEVELS" if quick else "USL_LEVELS", USL_MIN_LEVELS, MAX_CONNECTIONS),
     )
     if check.errors:

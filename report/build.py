@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from report import figures, hints, usl
+from report import figures, hints, story, usl
 
 NODES = figures.NODES
 TEMPLATE_DIR = Path(__file__).parent
@@ -33,6 +33,15 @@ def load_run(run_dir: Path) -> tuple[dict, dict, list[dict]]:
                           "(give RUN=<run-id> of a folder under results/)")
     return (json.loads((run_dir / "run.json").read_text()), json.loads((run_dir / "summary.json").read_text()),
             _read_jsonl(run_dir / "steps.jsonl"))
+
+
+def of_label(record: dict, label: str) -> bool:
+    """Whether a step belongs to a search label (as load/bench.py records it; older runs: the target)."""
+    return record["label"] == label if "label" in record else record["target"] == label.split()[0]
+
+
+def slug(label: str) -> str:
+    return "-".join(label.split())
 
 
 def quotas_of(run: dict) -> dict[str, float]:
@@ -73,17 +82,20 @@ def spectrum_of(record: dict) -> list[tuple[float, float]]:
     return [(p, record["latency_ms"][k]) for k, p in names.items() if record.get("latency_ms", {}).get(k) is not None]
 
 
-def balance_shares(summary: dict, run: dict, record: dict | None) -> dict | None:
+def balance_shares(summary: dict, run: dict, record: dict | None, weights: dict | None = None) -> dict | None:
+    """Each node's share of the step's requests, its weight's share (the profile's, or `weights` the run set
+    through the runtime API) and its share of the nodes' capacities."""
     if record is None or "host_metrics" not in record:
         return None
     checks = record["host_metrics"].get("requests_cross_check", {})
     settings = run.get("cluster_settings", {})
-    weights = {}
-    for n, node in enumerate(NODES, start=1):
-        try:
-            weights[node] = float(settings[f"NODE{n}_WEIGHT"])
-        except (KeyError, ValueError):
-            pass
+    if weights is None:
+        weights = {}
+        for n, node in enumerate(NODES, start=1):
+            try:
+                weights[node] = float(settings[f"NODE{n}_WEIGHT"])
+            except (KeyError, ValueError):
+                pass
     caps = {n: summary["targets"].get(n, {}).get("capacity_rps") for n in NODES}
 
     def share(values: dict) -> dict:
@@ -125,7 +137,7 @@ def build(run_dir: Path) -> Path:
     run, summary, records = load_run(run_dir)
     fig_dir = run_dir / "figures"
     fig_dir.mkdir(exist_ok=True)
-    measured = [r for r in records if r.get("phase") in ("search", "confirm", "warmup")]
+    measured = [r for r in records if r.get("phase") in ("search", "recheck", "confirm", "warmup")]
     t0 = min((r["start_epoch"] for r in measured), default=run.get("started_epoch", 0))
     quotas = quotas_of(run)
     made: list[tuple[str, Path]] = []
@@ -133,12 +145,14 @@ def build(run_dir: Path) -> Path:
     for target, t in summary.get("targets", {}).items():
         name = target.split()[0] if target.split()[0] in (*NODES, "cluster") else target
         cap = t.get("capacity_rps")
-        steps_of = [r for r in measured if r["target"] == name]
+        steps_of = [r for r in measured if of_label(r, target)]
         if steps_of and summary.get("kind") != "overhead":
             made.append((f"{target}: capacity summary",
-                         figures.capacity_summary(name, measured, cap, t0, fig_dir / f"capacity-{name}.png")))
-        at = capacity_step(name, t, records)
-        up = next_step_up(name, cap, records)
+                         figures.capacity_summary(name, steps_of, cap, t0, fig_dir / f"capacity-{slug(target)}.png",
+                                                  title=target)))
+        own = [r for r in records if of_label(r, target) and r.get("phase") != "evidence"]
+        at = capacity_step(name, t, own)
+        up = next_step_up(name, cap, own)
         found = hints.hints_for((at or {}).get("host_metrics"), at) if at else []
         hint_blocks.append({"target": target, "step": at, "hints": [asdict(h) for h in found],
                             "monitored": bool(at and "host_metrics" in at), "next_up": up})
@@ -147,11 +161,24 @@ def build(run_dir: Path) -> Path:
         rows.append({"target": target, "capacity": cap, "repeats": t.get("repeats", []),
                      "spread_pct": t.get("spread_pct"), "p99": (at or {}).get("latency_ms", {}).get("p99"),
                      "step": (at or {}).get("step")})
-    if summary.get("kind") == "cluster" and "cluster" in summary.get("targets", {}):
+    # The cluster's capacity: its one search, or under WEIGHTS=auto the search under capacity weights.
+    cluster_label = "cluster" if "cluster" in summary.get("targets", {}) else \
+        (summary.get("balancing") or {}).get("weighted", {}).get("label")
+    if summary.get("kind") == "cluster" and cluster_label in summary.get("targets", {}):
         made.append(("single vs cluster", figures.single_vs_cluster(summary, quotas, fig_dir / "single-vs-cluster.png")))
-        shares = balance_shares(summary, run, capacity_step("cluster", summary["targets"]["cluster"], records))
+        weights = (summary.get("balancing") or {}).get("weighted", {}).get("weights")
+        shares = balance_shares(summary, run, capacity_step("cluster", summary["targets"][cluster_label], records),
+                                weights)
         if shares:
             made.append(("load balance", figures.load_balance(shares, fig_dir / "load-balance.png")))
+    choices = summary.get("balancing") or {}
+    if len(choices) > 1:
+        made.append(("balancing choices", figures.balancing(choices, summary.get("sum_nodes_rps"),
+                                                            fig_dir / "balancing.png")))
+    variant_rows = story.variant_lines(summary) if summary.get("kind") == "variants" else []
+    noise = noise_band_pct(run, summary)
+    if variant_rows:
+        made.append(("the study's investigation", figures.variants(variant_rows, fig_dir / "variants.png")))
     if spectra:
         made.append(("latency spectrum", figures.latency_spectrum(spectra, fig_dir / "latency-spectrum.png")))
     usl_info = usl_section(summary)
@@ -164,7 +191,8 @@ def build(run_dir: Path) -> Path:
                                              fig_dir / "usl.png", usl_info["what"])))
     env = Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html"]))
     html = env.get_template("template.html").render(
-        run=run, summary=summary, rows=rows, hint_blocks=hint_blocks, usl=usl_info,
+        run=run, summary=summary, rows=rows, hint_blocks=hint_blocks, usl=usl_info, choices=choices,
+        variants=variant_rows, story=story.story(summary, noise) if variant_rows else [], noise_pct=noise,
         figures=[{"title": title, "src": _inline(path), "file": path.name} for title, path in made],
         profile=profile_rows(run), thresholds=thresholds())
     out = run_dir / "report.html"
@@ -172,6 +200,13 @@ def build(run_dir: Path) -> Path:
     tmp.write_text(html)
     tmp.replace(out)
     return out
+
+
+def noise_band_pct(run: dict, summary: dict) -> float:
+    """The band within which two capacities of this run cannot be told apart: the search's precision, or the
+    widest repeat spread where searches were repeated."""
+    spreads = [t.get("spread_pct") or 0.0 for t in summary.get("targets", {}).values()]
+    return max([run.get("settings", {}).get("precision_pct") or 0.0, *spreads])
 
 
 def profile_rows(run: dict) -> list[dict]:

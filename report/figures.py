@@ -6,7 +6,10 @@
                           against its weight's share and its share of the nodes' capacities;
   latency-spectrum.png    corrected latency by percentile at each target's capacity (log scale, as
                           HdrHistogram plots it);
-  usl.png                 measured throughput by concurrency and the fitted USL curve (bench-usl)."""
+  usl.png                 measured throughput by concurrency and the fitted USL curve (bench-usl);
+  balancing.png           the cluster's capacity under each balancing choice, with E (WEIGHTS=auto);
+  variants.png            each Grinder variant's capacity on node1 and on the cluster, with the evidence at
+                          node1's capacity: allocation rate, % time in GC, request threads blocked (bench-variants)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,13 +33,16 @@ def save(fig, path: Path) -> Path:
     return path
 
 
-def capacity_summary(target: str, records: list[dict], capacity: float | None, t0: float, path: Path) -> Path:
+def capacity_summary(target: str, records: list[dict], capacity: float | None, t0: float, path: Path,
+                     title: str | None = None) -> Path:
+    """title: the search's label where it is not the target alone (e.g. "cluster v2")."""
     steps = [r for r in records if r["target"] == target]
     x = np.array([(r["start_epoch"] - t0) / 60 for r in steps])
     width = np.array([(r["end_epoch"] - r["start_epoch"]) / 60 for r in steps])
     mid = x + width / 2
     fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(10, 10), sharex=True)
-    fig.suptitle(f"{target}: capacity {capacity:g}/s" if capacity else f"{target}: no capacity found")
+    title = title or target
+    fig.suptitle(f"{title}: capacity {capacity:g}/s" if capacity else f"{title}: no capacity found")
 
     offered = [r["offered_rps"] for r in steps]
     top.bar(x, offered, width=width, align="edge", color="lightgrey", label="offered /s")
@@ -88,7 +94,8 @@ def capacity_summary(target: str, records: list[dict], capacity: float | None, t
 
 
 def single_vs_cluster(summary: dict, quotas: dict[str, float], path: Path) -> Path:
-    targets = summary["targets"]
+    # The cluster's capacity is the summary's (under WEIGHTS=auto: the one under capacity weights).
+    targets = {**summary["targets"], "cluster": {"capacity_rps": summary.get("cluster_rps")}}
     names = [n for n in (*NODES, "cluster") if n in targets]
     caps = [targets[n].get("capacity_rps") or 0 for n in names]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5), gridspec_kw={"width_ratios": [3, 2]})
@@ -191,3 +198,52 @@ def _legend(*axes) -> None:
         handles += h
         labels += lab
     axes[0].legend(handles, labels, fontsize=7, loc="upper left")
+
+
+def balancing(choices: dict[str, dict], sum_nodes: float | None, path: Path) -> Path:
+    """choices: {label: {"capacity_rps", "efficiency", "balance", "weights"}}, measured in one run."""
+    labels = list(choices)
+    caps = [choices[c].get("capacity_rps") or 0 for c in labels]
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    bars = ax.bar([f"{c}\n{choices[c]['balance']} "
+                   + ":".join(str(w) for w in choices[c]["weights"].values()) for c in labels], caps,
+                  color=["tab:gray", "tab:purple", "tab:cyan"][:len(labels)])
+    ax.bar_label(bars, labels=[f"{cap:.0f}/s\nE = {choices[c]['efficiency']:.3f}" if choices[c].get("efficiency")
+                               else f"{cap:.0f}/s" for c, cap in zip(labels, caps)])
+    if sum_nodes:
+        ax.axhline(sum_nodes, color="black", linestyle="--", label=f"ΣX_i = {sum_nodes:.0f}/s (E = 1)")
+        ax.legend(loc="lower right")
+    ax.set_ylim(0, max([*caps, sum_nodes or 0]) * 1.25 or 1)
+    ax.set_ylabel("cluster capacity, requests/s at the SLO")
+    ax.set_title("the cluster under each balancing choice (weights node1:node2:node3)")
+    return save(fig, path)
+
+
+def variants(rows: list[dict], path: Path) -> Path:
+    """rows: [{"variant", "node1_rps", "cluster_rps", "alloc_mb_per_s", "gc_time_pct", "blocked"}] in order."""
+    names = [r["variant"] for r in rows]
+    x = np.arange(len(names))
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 8), sharex=True)
+    for offset, key, label, colour in ((-0.2, "node1_rps", "node1 alone", NODE_COLOURS["node1"]),
+                                       (0.2, "cluster_rps", "cluster (3 nodes)", NODE_COLOURS["cluster"])):
+        bars = top.bar(x + offset, [r[key] or 0 for r in rows], width=0.4, label=label, color=colour)
+        top.bar_label(bars, fmt="%.0f")
+    top.set_ylabel("capacity, requests/s at the SLO")
+    top.set_title("the study's investigation: capacity of each Grinder variant")
+    top.legend()
+    bars = bottom.bar(x - 0.27, [r["alloc_mb_per_s"] or 0 for r in rows], width=0.27, color="tab:brown",
+                      label="allocation, MB/s")
+    bottom.bar_label(bars, fmt="%.0f", fontsize=8)
+    bottom.set_ylabel("MB/s allocated (node1 at capacity)")
+    right = bottom.twinx()
+    bars = right.bar(x, [r["gc_time_pct"] or 0 for r in rows], width=0.27, color="tab:olive", label="% time in GC")
+    right.bar_label(bars, fmt="%.1f", fontsize=8)
+    bars = right.bar(x + 0.27, [r["blocked"] or 0 for r in rows], width=0.27, color="tab:red",
+                     label="request threads BLOCKED (mean of dumps)")
+    right.bar_label(bars, fmt="%.1f", fontsize=8)
+    right.set_ylabel("% time in GC · threads blocked")
+    handles = bottom.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
+    bottom.legend(handles, [h.get_label() for h in handles], fontsize=8, loc="upper right")
+    bottom.set_xticks(x, names)
+    bottom.set_title("evidence at node1's capacity (PCP and thread dumps)")
+    return save(fig, path)

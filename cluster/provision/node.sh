@@ -9,8 +9,10 @@ source "$(dirname "$0")/lib.sh"
 
 packages() {
     # tomcat10-common is Tomcat itself (bin/ and lib/); the tomcat10 package would add only a systemd unit, a
-    # default ROOT app and /etc/tomcat10, none of which a node uses.
-    apt_install openjdk-17-jre-headless tomcat10-common curl tini "${PCP_PACKAGES[@]}"
+    # default ROOT app and /etc/tomcat10, none of which a node uses. jattach takes thread dumps through the
+    # JVM's attach API, as jcmd Thread.print does, without starting a second JVM inside the node's CPU quota
+    # (make bench-variants samples them during the step at capacity).
+    apt_install openjdk-17-jre-headless tomcat10-common curl tini jattach "${PCP_PACKAGES[@]}"
     ensure_user tomcat /opt/capbench/tomcat
 }
 

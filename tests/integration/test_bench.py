@@ -1,6 +1,7 @@
-"""The capacity benches for real: `make bench-cluster QUICK=1` on the real cluster (project capbench-it, so a
-cluster of yours is untouched) with the packaged driver; an interrupted bench keeps its steps and says it is
-partial; the generator self-check; and, when a wrk2 binary is given (WRK2=…), the same with wrk2."""
+"""The capacity benches for real: `make bench-cluster QUICK=1 WEIGHTS=auto` on the real cluster (project
+capbench-it, so a cluster of yours is untouched) with the packaged driver; bench-variants with thread dumps;
+make tune interrupted and resumed; an interrupted bench keeps its steps and says it is partial; the generator
+self-check; and, when a wrk2 binary is given (WRK2=…), the same with wrk2."""
 from __future__ import annotations
 
 import json
@@ -17,7 +18,9 @@ from conftest import ROOT, compose, run
 
 # Its own project, stats port and bench network: a cluster of yours (10.89.0.0/24) can stay up.
 ENV = {"COMPOSE_PROJECT_NAME": "capbench-it", "STATS_PORT": "0", "BENCH_NET_PREFIX": "10.89.1"}
-TARGETS = ("node1", "node2", "node3", "cluster")
+NODES = ("node1", "node2", "node3")
+CHOICES = ("equal", "weighted", "leastconn")  # WEIGHTS=auto's balancings
+TARGETS = (*NODES, *(f"cluster {choice}" for choice in CHOICES))
 STEP_FIELDS = ("run_id", "step", "phase", "target", "url", "offered_rps", "duration_s", "connections",
                "achieved_rps", "responses", "latency_ms", "errors", "start_epoch", "end_epoch", "tool",
                "valid", "passed", "failures", "failure_pct", "loadhost")
@@ -49,8 +52,8 @@ def assert_step_complete(step: dict) -> None:
     assert step["tool"]["name"] and step["tool"]["version"] and step["tool"]["argv"]
 
 
-def test_quick_bench_cluster(tmp_path):
-    done = run(["make", "--no-print-directory", "bench-cluster", "QUICK=1"],
+def test_quick_bench_cluster_with_auto_weights(tmp_path):
+    done = run(["make", "--no-print-directory", "bench-cluster", "QUICK=1", "WEIGHTS=auto"],
                env={**ENV, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha"}, timeout=1800)
     run_dir = only_run(tmp_path)
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -64,14 +67,33 @@ def test_quick_bench_cluster(tmp_path):
         assert capacity and capacity > 0, (target, summary["targets"][target])
         # The capacity is the offered rate of a passing step of that target, and no step of it below that
         # rate failed after its search began (the search never reports a rate above a failure).
-        passed = [s["offered_rps"] for s in steps if s["target"] == target and s["passed"] and s["phase"] != "warmup"]
-        failed = [s["offered_rps"] for s in steps if s["target"] == target and not s["passed"]
+        passed = [s["offered_rps"] for s in steps if s["label"] == target and s["passed"] and s["phase"] != "warmup"]
+        failed = [s["offered_rps"] for s in steps if s["label"] == target and not s["passed"]
                   and s["phase"] != "warmup"]
         assert capacity in passed and (not failed or capacity < min(failed))
-    node_sum = sum(summary["targets"][n]["capacity_rps"] for n in TARGETS[:3])
+    node_sum = sum(summary["targets"][n]["capacity_rps"] for n in NODES)
     assert summary["sum_nodes_rps"] == pytest.approx(node_sum)
+    # WEIGHTS=auto: the cluster under each balancing, with its E; weights follow the node capacities; the
+    # cluster's capacity is the one under those weights.
+    balancing = summary["balancing"]
+    assert list(balancing) == list(CHOICES)
+    for choice in CHOICES:
+        b = balancing[choice]
+        assert b["efficiency"] == pytest.approx(b["capacity_rps"] / node_sum, abs=1e-3)
+        assert b["capacity_rps"] == summary["targets"][f"cluster {choice}"]["capacity_rps"]
+        assert f"balancing {choice}" in done.stdout
+    assert balancing["equal"]["weights"] == balancing["leastconn"]["weights"] == {n: 1 for n in NODES}
+    assert (balancing["equal"]["balance"], balancing["leastconn"]["balance"]) == ("roundrobin", "leastconn")
+    fastest = max(NODES, key=lambda n: summary["targets"][n]["capacity_rps"])
+    assert balancing["weighted"]["weights"][fastest] == 100
+    assert summary["cluster_rps"] == balancing["weighted"]["capacity_rps"]
     assert summary["efficiency"] == pytest.approx(summary["cluster_rps"] / node_sum, abs=1e-3)
     assert "E = X_cluster / ΣX_i = " in done.stdout and "X_cluster / X_node1 = " in done.stdout
+    # The balancer is back to the profile's: roundrobin (re-created after leastconn), weights 5:4:3.
+    rows = [line.split() for line in node_states().splitlines()[2:] if line.strip()]
+    assert {row[3]: row[7] for row in rows} == {"node1": "5", "node2": "4", "node3": "3"}  # srv_uweight
+    algorithm = compose("exec", "-T", "lb", "sh", "-c", "echo $LB_BALANCE", env=ENV).stdout.strip()
+    assert algorithm == "roundrobin"
     run_json = json.loads((run_dir / "run.json").read_text())
     assert run_json["settings"]["quick"] and run_json["driver"]["version"] == "oha 1.16.0"
     assert run_json["git_sha"]
@@ -81,23 +103,23 @@ def test_quick_bench_cluster(tmp_path):
     assert all("host_metrics" in step for step in steps)
     # Every node's archive has values during every step: heap, GC, thread pool, requests, the java process CPU.
     for step in steps:
-        for node in TARGETS[:3]:
+        for node in NODES:
             figures = step["host_metrics"][node]
             for key in ("cpu_pct_of_quota", "heap_used_mb_mean", "gc_per_s", "busy_threads_mean", "requests_per_s"):
                 assert figures[key] is not None, (step["step"], node, key)
     for target in TARGETS:
         at_capacity = summary["targets"][target]["metrics_at_capacity"]
-        served = TARGETS[:3] if target == "cluster" else (target,)
+        served = NODES if target.startswith("cluster") else (target,)
         assert all(at_capacity[node]["cpu_pct_of_quota"] > 0 for node in served), at_capacity
     # The run ends in its report (every figure made) and one line of the capacity history.
     assert f"capbench: report: {run_dir / 'report.html'}" in done.stdout
     assert {p.name for p in (run_dir / "figures").iterdir()} >= {
-        "capacity-node1.png", "capacity-cluster.png", "single-vs-cluster.png", "load-balance.png",
-        "latency-spectrum.png"}
+        "capacity-node1.png", "capacity-cluster-weighted.png", "single-vs-cluster.png", "load-balance.png",
+        "latency-spectrum.png", "balancing.png"}
     assert all(step["latency_spectrum_ms"][-1] == [100, step["latency_ms"]["max"]] for step in steps)
     assert run_json["nodes"]["node1"]["gc"] and run_json["nodes"]["node3"]["heap_max_bytes"] > 0
     [line] = [json.loads(text) for text in (tmp_path / "history.jsonl").read_text().splitlines()]
-    assert line["run_id"] == run_dir.name and line["capacities"]["cluster"] == summary["cluster_rps"]
+    assert line["run_id"] == run_dir.name and line["capacities"]["cluster weighted"] == summary["cluster_rps"]
     assert line["efficiency"] == summary["efficiency"] and line["config_hash"]
 
 
@@ -119,6 +141,78 @@ def test_quick_bench_usl_sweeps_closed_loops_and_fits(tmp_path):
     assert 0 <= fit["sigma"] <= 1 and fit["kappa"] >= 0 and fit["lam"] > 0 and fit["r_squared"] is not None
     assert "USL: σ = " in done.stdout and (run_dir / "figures" / "usl.png").is_file()
     assert "σ (contention)" in (run_dir / "report.html").read_text()
+
+
+def test_quick_bench_variants_records_capacities_gc_and_locks(tmp_path):
+    done = run(["make", "--no-print-directory", "bench-variants", "QUICK=1", "VARIANTS=v1 v3"],
+               env={**ENV, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha"}, timeout=1800)
+    run_dir = only_run(tmp_path)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "complete" and list(summary["variants"]) == ["v1", "v3"]
+    steps = steps_of(run_dir)
+    for variant in ("v1", "v3"):
+        v = summary["variants"][variant]
+        assert v["node1_rps"] > 0 and v["cluster_rps"] > 0, v
+        # Every step of the variant asked for it.
+        assert all(f"variant={variant}&" in s["url"] for s in steps if s["label"].endswith(variant)), variant
+        figures = summary["targets"][f"node1 {variant}"]["metrics_at_capacity"]["node1"]
+        assert figures["alloc_mb_per_s"] > 0 and figures["gc_time_pct"] is not None
+        for where, nodes in (("node1", NODES[:1]), ("cluster", NODES)):
+            evidence = v["evidence"][where]
+            assert evidence["offered_rps"] == v[f"{where}_rps"] and not evidence["dump_errors"]
+            for node in nodes:
+                dumps = evidence["thread_dumps"][node]
+                assert dumps["dumps"] == 4 and dumps["unreadable"] == 0 and dumps["request_threads"] >= 1
+                assert len(list((run_dir / "raw").glob(f"step-{evidence['step']:03d}-{node}-threaddump-*.txt"))) == 4
+    # v1 grinds on one synchronized instance: at its capacity request threads queue for that monitor and no
+    # other; v3's threads can only wait for one of its pool's ReusingGrinders.
+    def blocked(variant):
+        found = {}
+        for evidence in summary["variants"][variant]["evidence"].values():
+            for dumps in evidence["thread_dumps"].values():
+                for monitor, mean in dumps["blocked_on"].items():
+                    found[monitor] = found.get(monitor, 0) + mean
+        return found
+    assert set(blocked("v1")) == {"capbench.grinder.SynchronizedAllocatingGrinder"}, blocked("v1")
+    assert set(blocked("v3")) <= {"capbench.grinder.ReusingGrinder"}, blocked("v3")
+    assert "blocked on capbench.grinder.SynchronizedAllocatingGrinder" in done.stdout
+    page = (run_dir / "report.html").read_text()
+    assert "The study&#39;s investigation, with our numbers" in page and (run_dir / "figures" / "variants.png").is_file()
+
+
+def test_quick_tune_resumes_after_an_interruption(tmp_path):
+    env = {**os.environ, **ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha",
+           "MAXTHREADS": "4,200"}
+    tune = subprocess.Popen([sys.executable, "-m", "load.tune"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    seen = []
+    for line in tune.stdout:  # interrupt once the first point is finished and the second has begun
+        seen.append(line)
+        if "point 2/2: MAXTHREADS=200" in line:
+            break
+    tune.send_signal(signal.SIGINT)
+    output = "".join(seen) + tune.communicate(timeout=600)[0]
+    assert tune.returncode == 130, output
+    assert "interrupted: the finished points are kept" in output
+    [root] = [p for p in tmp_path.iterdir() if p.name.endswith("-tune")]
+    assert json.loads((root / "tune.json").read_text())["status"] == "partial"
+    done = run(["make", "--no-print-directory", "tune", "MAXTHREADS=4,200"],
+               env={**ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha"}, timeout=1800)
+    assert f"resuming: 1 finished before are kept → {root}" in done.stdout
+    assert "point 1/2: MAXTHREADS=4: finished before, kept" in done.stdout
+    tune_json = json.loads((root / "tune.json").read_text())
+    assert tune_json["status"] == "complete"
+    rows = {r["label"]: r for r in tune_json["rows"]}
+    assert set(rows) == {"MAXTHREADS=4", "MAXTHREADS=200"} and rows["MAXTHREADS=200"]["baseline"]
+    assert all(r["capacity_rps"] > 0 for r in rows.values()), rows
+    # Each point ran with its setting: node1's thread pool capped at 4 threads in the first.
+    first = json.loads(next((root / "points").glob("01-*/summary.json")).read_text())
+    assert first["targets"]["node1"]["metrics_at_capacity"]["node1"]["max_threads"] == 4
+    assert tune_json["analysis"]["best"] in rows and tune_json["analysis"]["recommendation"]
+    assert (root / "figures" / "tune.png").is_file() and "Recommended" in (root / "tune.html").read_text()
+    # The cluster is back at its configured settings: Tomcat's default pool of 200.
+    node_env = compose("exec", "-T", "node1", "sh", "-c", "echo $TOMCAT_MAX_THREADS", env=ENV).stdout.strip()
+    assert node_env == "200"
 
 
 def node_states() -> str:

@@ -1,0 +1,88 @@
+"""The study's investigation told with a bench-variants run's own numbers: what bound each variant at node1's
+capacity (lock, GC, CPU: the figures behind each word), what each change did to capacity, what scale-out
+gave, and where our measurements agree with the study's findings or not. Every sentence comes from the run's
+summary; nothing is assumed.
+
+The study's findings (one JVM per machine, 2008): removing the lock alone made things slightly worse (more GC
+pressure); reusing buffers raised throughput dramatically; the pool of 10 raised it again; three balanced
+machines gave more than three times one."""
+from __future__ import annotations
+
+from report import hints
+
+LOCK_BLOCKED_THREADS = 1.0  # request threads BLOCKED on one monitor, mean of the dumps: others queue on a lock
+# The study's claims, as (from, to, what it found, test of the ratio to / from).
+STUDY = (
+    ("v1", "v1-nosync", "removing the lock alone made it slightly worse", lambda r: r < 1.0),
+    ("v1-nosync", "v2", "reusing buffers raised throughput dramatically", lambda r: r > 1.5),
+    ("v2", "v3", "the pool raised it again", lambda r: r > 1.0),
+)
+
+
+def node1_figures(summary: dict, variant: str) -> dict:
+    at = summary["targets"].get(f"node1 {variant}", {}).get("metrics_at_capacity") or {}
+    return at.get("node1") or {}
+
+
+def node1_dumps(variant_summary: dict) -> dict:
+    return (((variant_summary.get("evidence") or {}).get("node1") or {}).get("thread_dumps") or {}).get("node1") or {}
+
+
+def bound_by(figures: dict, dumps: dict) -> list[str]:
+    """What held the variant at node1's capacity, each with its figure."""
+    found = []
+    for monitor, count in (dumps.get("blocked_on") or {}).items():
+        if count >= LOCK_BLOCKED_THREADS:
+            found.append(f"lock-bound: {count:g} request threads BLOCKED on {monitor} (mean of "
+                         f"{dumps['dumps']} dumps)")
+    gc, cpu, alloc = figures.get("gc_time_pct"), figures.get("cpu_pct_of_quota"), figures.get("alloc_mb_per_s")
+    if gc is not None and gc >= hints.GC_BOUND_PCT:
+        found.append(f"GC-bound: {gc:g} % of the time in GC at {alloc} MB/s allocated")
+    if cpu is not None and cpu >= hints.CPU_SATURATED_PCT:
+        found.append(f"CPU-saturated: {cpu:g} % of node1's CPU quota")
+    return found
+
+
+def variant_lines(summary: dict) -> list[dict]:
+    """One entry per variant: its capacities, its evidence, and what bound it."""
+    rows = []
+    for variant, v in (summary.get("variants") or {}).items():
+        figures, dumps = node1_figures(summary, variant), node1_dumps(v)
+        rows.append({"variant": variant, "node1_rps": v.get("node1_rps"), "cluster_rps": v.get("cluster_rps"),
+                     "cluster_over_node1": v.get("cluster_over_node1"), "alloc_mb_per_s": figures.get("alloc_mb_per_s"),
+                     "gc_time_pct": figures.get("gc_time_pct"), "cpu_pct_of_quota": figures.get("cpu_pct_of_quota"),
+                     "busy_threads_mean": figures.get("busy_threads_mean"),
+                     "blocked": sum((dumps.get("blocked_on") or {}).values()) if dumps else None,
+                     "dumps": dumps, "bound_by": bound_by(figures, dumps)})
+    return rows
+
+
+def story(summary: dict, noise_pct: float) -> list[str]:
+    """The paragraphs: each variant, each of the study's claims against ours, the scale-out."""
+    rows = {r["variant"]: r for r in variant_lines(summary)}
+    lines = []
+    for r in rows.values():
+        if r["node1_rps"] is None:
+            lines.append(f"{r['variant']}: no capacity found on node1.")
+            continue
+        bound = "; ".join(r["bound_by"]) or "no rule fired (neither lock, GC nor CPU past its threshold)"
+        lines.append(f"{r['variant']}: node1 {r['node1_rps']:g}/s — {bound}.")
+    for before, after, claim, agrees in STUDY:
+        a, b = rows.get(before, {}).get("node1_rps"), rows.get(after, {}).get("node1_rps")
+        if not a or not b:
+            continue
+        ratio = b / a
+        change = f"{100 * (ratio - 1):+.0f} %"
+        within = abs(100 * (ratio - 1)) <= noise_pct
+        verdict = ("within the noise band, so we cannot tell" if within
+                   else "as the study found" if agrees(ratio) else "unlike the study")
+        gc_a, gc_b = rows[before].get("gc_time_pct"), rows[after].get("gc_time_pct")
+        al_a, al_b = rows[before].get("alloc_mb_per_s"), rows[after].get("alloc_mb_per_s")
+        lines.append(f"{before} → {after}: node1 {a:g} → {b:g}/s ({change}, noise band ±{noise_pct:g} %: {verdict}; "
+                     f"the study: {claim}). Allocation {al_a} → {al_b} MB/s, time in GC {gc_a} → {gc_b} %.")
+    for r in rows.values():
+        if r["cluster_over_node1"]:
+            lines.append(f"scale-out with {r['variant']}: the cluster {r['cluster_rps']:g}/s = "
+                         f"{r['cluster_over_node1']:.2f} × node1 (the study: more than 3 × with three equal "
+                         "machines; ours are unequal, see the profile's CPU quotas).")
+    return lines

@@ -1,0 +1,166 @@
+"""make tune's analysis, from the points' summaries alone: each setting's capacity and its effect against the
+baseline (Tomcat's defaults and the profile's balancer), the best setting and its margin over the noise band,
+a recommendation grounded in the measurements (Little's law for thread counts), the figure (bars for a list,
+a heatmap for a 2-D grid) and tune.html.
+
+Noise band: the search's precision, or the widest spread of the compared points' repeats. With one repeat
+per point the run-to-run noise of the machine is not measured, so a margin beyond the precision is "cannot
+tell", not significant (as make compare says)."""
+from __future__ import annotations
+
+import base64
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from jinja2 import Environment, FileSystemLoader, select_autoescape  # noqa: E402
+
+TEMPLATE_DIR = Path(__file__).parent
+
+
+def band_pct(precision_pct: float, *points: dict) -> float:
+    return max([precision_pct, *[p.get("spread_pct") or 0.0 for p in points]])
+
+
+def analyse(points: list[dict], precision_pct: float) -> dict:
+    """points: [{"label", "values": {NAME: value}, "baseline": bool, "capacity_rps", "repeats": [...],
+    "spread_pct", "figures": {node figures at capacity}}]. Returns the best, margins, verdict, recommendation."""
+    measured = [p for p in points if p.get("capacity_rps")]
+    baseline = next((p for p in points if p.get("baseline")), None)
+    for p in points:
+        base = (baseline or {}).get("capacity_rps")
+        p["vs_baseline_pct"] = (round(100 * (p["capacity_rps"] / base - 1), 1)
+                                if p.get("capacity_rps") and base else None)
+    if not measured:
+        return {"best": None, "verdict": "no point found a capacity", "recommendation": "nothing to recommend: "
+                "no setting met the SLO at any rate tried", "band_pct": precision_pct, "within_band": []}
+    ranked = sorted(measured, key=lambda p: p["capacity_rps"], reverse=True)
+    best = ranked[0]
+    runner = ranked[1] if len(ranked) > 1 else None
+    band = band_pct(precision_pct, best, *([runner] if runner else []))
+    margin = round(100 * (best["capacity_rps"] / runner["capacity_rps"] - 1), 1) if runner else None
+    repeated = all(len(p.get("repeats") or []) >= 2 for p in (best, runner) if p)
+    if runner is None:
+        verdict = "only one point has a capacity"
+    elif margin <= band:
+        verdict = f"within the noise band: {best['label']} and {runner['label']} cannot be told apart"
+    elif repeated:
+        verdict = f"significant: {margin:g} % over the next best, beyond the band ±{band:g} %"
+    else:
+        verdict = (f"cannot tell: {margin:g} % over the next best is beyond the search precision ±{band:g} %, "
+                   "but with one repeat per point the run-to-run noise is not measured (REPEATS=3 measures it)")
+    floor = best["capacity_rps"] * (1 - band / 100)
+    within = [p["label"] for p in measured if p["capacity_rps"] >= floor]
+    return {"best": best["label"], "best_rps": best["capacity_rps"], "runner_up": runner["label"] if runner else None,
+            "margin_pct": margin, "band_pct": round(band, 1), "verdict": verdict, "within_band": within,
+            "little": little(best), "recommendation": recommend(points, best, baseline, within)}
+
+
+def little(point: dict) -> dict | None:
+    """Little's law at the point's capacity: threads busy = throughput × the time Tomcat holds a thread per
+    request, against the busy threads PCP measured."""
+    f = point.get("figures") or {}
+    x, ms = point.get("capacity_rps"), f.get("grind_ms_per_request")
+    if not x or ms is None:
+        return None
+    return {"throughput_rps": x, "ms_per_request": ms, "threads_needed": round(x * ms / 1000, 2),
+            "busy_threads_measured": f.get("busy_threads_mean")}
+
+
+def recommend(points: list[dict], best: dict, baseline: dict | None, within: list[str]) -> str:
+    by_label = {p["label"]: p for p in points}
+    text = []
+    law = little(best)
+    if law:
+        text.append(f"Little's law at the best point ({best['label']}): {law['throughput_rps']:g}/s × "
+                    f"{law['ms_per_request']:g} ms per request in Tomcat = {law['threads_needed']:g} threads busy "
+                    f"on average (PCP measured {law['busy_threads_measured']}).")
+    threads = [by_label[label] for label in within if "MAXTHREADS" in by_label[label].get("values", {})]
+    if threads:
+        fewest = min(threads, key=lambda p: int(p["values"]["MAXTHREADS"]))
+        n = int(fewest["values"]["MAXTHREADS"])
+        need = math.ceil(law["threads_needed"]) if law else None
+        relation = ("" if need is None else f", at least the {need} that Little's law asks for" if n >= need
+                    else f", below the {need} of Little's law: requests waited in the connector's queue instead "
+                         "of on a thread, at no cost to capacity")
+        text.append(f"Recommended: {fewest['label']}, the fewest threads whose capacity is within the noise band of "
+                    f"the best{relation}; more threads only add requests waiting inside the node.")
+    elif baseline is not None and baseline["label"] in within:
+        text.append("Keep the baseline: no setting beat it beyond the noise band.")
+    else:
+        text.append(f"Recommended: {best['label']}"
+                    + (f", {best['vs_baseline_pct']:+g} % over the baseline." if best.get("vs_baseline_pct") is not None
+                       else "."))
+    return " ".join(text)
+
+
+def figure(points: list[dict], parameters: list[str], analysis: dict, path: Path) -> Path:
+    """A heatmap for a full 2-D grid, else bars per setting (min..max of the repeats as error bars)."""
+    grid = [p for p in points if not p.get("baseline") or all(k in p["values"] for k in parameters)]
+    if len(parameters) == 2 and len(grid) == len({p["values"][parameters[0]] for p in grid}) * len(
+            {p["values"][parameters[1]] for p in grid}):
+        return _heatmap(grid, parameters, analysis, path)
+    fig, ax = plt.subplots(figsize=(max(7, 1.3 * len(points)), 4.8))
+    caps = [p.get("capacity_rps") or 0 for p in points]
+    low = [c - min(p.get("repeats") or [c]) for c, p in zip(caps, points)]
+    high = [max(p.get("repeats") or [c]) - c for c, p in zip(caps, points)]
+    colours = ["tab:gray" if p.get("baseline") else "tab:purple" if p["label"] == analysis.get("best") else "tab:blue"
+               for p in points]
+    bars = ax.bar([p["label"].replace(" ", "\n") for p in points], caps, color=colours, yerr=[low, high], capsize=4)
+    ax.bar_label(bars, fmt="%.0f")
+    if analysis.get("best_rps"):
+        floor = analysis["best_rps"] * (1 - analysis["band_pct"] / 100)
+        ax.axhspan(floor, analysis["best_rps"], color="tab:purple", alpha=0.12,
+                   label=f"noise band of the best (±{analysis['band_pct']:g} %)")
+        ax.legend(loc="lower right", fontsize=8)
+    ax.set_ylabel("capacity, requests/s at the SLO")
+    ax.set_title("capacity per setting (grey: baseline, purple: best)")
+    return _save(fig, path)
+
+
+def _heatmap(points: list[dict], parameters: list[str], analysis: dict, path: Path) -> Path:
+    rows = sorted({p["values"][parameters[0]] for p in points}, key=_order)
+    cols = sorted({p["values"][parameters[1]] for p in points}, key=_order)
+    data = np.full((len(rows), len(cols)), np.nan)
+    for p in points:
+        data[rows.index(p["values"][parameters[0]]), cols.index(p["values"][parameters[1]])] = p.get("capacity_rps") or np.nan
+    fig, ax = plt.subplots(figsize=(2 + 1.6 * len(cols), 1.5 + 1.0 * len(rows)))
+    image = ax.imshow(data, cmap="viridis", aspect="auto")
+    for i in range(len(rows)):
+        for j in range(len(cols)):
+            text = "none" if np.isnan(data[i, j]) else f"{data[i, j]:.0f}"
+            ax.text(j, i, text, ha="center", va="center", color="white" if np.isnan(data[i, j]) or
+                    data[i, j] < np.nanmean(data) else "black")
+    ax.set_xticks(range(len(cols)), cols)
+    ax.set_yticks(range(len(rows)), rows)
+    ax.set_xlabel(parameters[1])
+    ax.set_ylabel(parameters[0])
+    fig.colorbar(image, label="capacity, requests/s")
+    ax.set_title(f"capacity per setting (best: {analysis.get('best')})")
+    return _save(fig, path)
+
+
+def _order(value: str):
+    return (0, int(value), "") if value.lstrip("-").isdigit() else (1, 0, value)
+
+
+def _save(fig, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def page(tune: dict, points: list[dict], analysis: dict, figure_path: Path, out: Path) -> Path:
+    env = Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html"]))
+    src = "data:image/png;base64," + base64.b64encode(figure_path.read_bytes()).decode()
+    html = env.get_template("tune.html").render(tune=tune, points=points, analysis=analysis, figure=src)
+    tmp = out.with_suffix(".html.tmp")
+    tmp.write_text(html)
+    tmp.replace(out)
+    return out

@@ -1,0 +1,67 @@
+"""make tune's analysis: the best setting and its margin against the noise band, the effect against the
+baseline, Little's law in the recommendation, the figure (bars, heatmap) and the page."""
+from report import tune
+
+
+def point(label, cap, values, repeats=None, baseline=False, figures=None):
+    return {"label": label, "values": values, "capacity_rps": cap, "repeats": repeats or ([cap] if cap else []),
+            "spread_pct": (round(100 * (max(repeats) - min(repeats)) / sorted(repeats)[len(repeats) // 2], 1)
+                           if repeats and len(repeats) > 1 else None),
+            "baseline": baseline, "figures": figures, "folder": label, "p99_ms": 100.0, "status": "complete"}
+
+
+def threads_sweep(repeats=False):
+    figs = {"grind_ms_per_request": 20.0, "busy_threads_mean": 11.8, "cpu_pct_of_quota": 90, "gc_time_pct": 3}
+    return [point("MAXTHREADS=1", 300, {"MAXTHREADS": "1"}, [290, 300, 310] if repeats else None),
+            point("MAXTHREADS=4", 560, {"MAXTHREADS": "4"}, [550, 560, 570] if repeats else None, figures=figs),
+            point("MAXTHREADS=16", 600, {"MAXTHREADS": "16"}, [590, 600, 610] if repeats else None, figures=figs),
+            point("MAXTHREADS=200", 480, {"MAXTHREADS": "200"}, [470, 480, 490] if repeats else None,
+                  baseline=True, figures=figs)]
+
+
+def test_best_within_band_cannot_be_told_apart_and_the_fewest_threads_is_recommended():
+    points = threads_sweep()
+    result = tune.analyse(points, precision_pct=10)
+    assert result["best"] == "MAXTHREADS=16" and result["runner_up"] == "MAXTHREADS=4"
+    assert result["margin_pct"] == 7.1 and result["band_pct"] == 10
+    assert result["verdict"].startswith("within the noise band")
+    assert result["within_band"] == ["MAXTHREADS=4", "MAXTHREADS=16"]
+    assert [p["vs_baseline_pct"] for p in points] == [-37.5, 16.7, 25.0, 0.0]
+    # Little's law at the best: 600/s × 20 ms = 12 threads; 4 is below it, and the text says so.
+    assert result["little"]["threads_needed"] == 12.0
+    assert "Recommended: MAXTHREADS=4" in result["recommendation"]
+    assert "below the 12 of Little's law" in result["recommendation"]
+
+
+def test_a_margin_beyond_the_precision_with_one_repeat_is_cannot_tell_and_with_repeats_significant():
+    assert tune.analyse(threads_sweep(), precision_pct=5)["verdict"].startswith("cannot tell: 7.1 %")
+    result = tune.analyse(threads_sweep(repeats=True), precision_pct=5)
+    assert result["verdict"] == "significant: 7.1 % over the next best, beyond the band ±5 %"
+    assert result["within_band"] == ["MAXTHREADS=16"]
+    assert "Recommended: MAXTHREADS=16" in result["recommendation"]
+    assert "at least the 12 that Little's law asks for" in result["recommendation"]
+
+
+def test_keep_the_baseline_when_nothing_beats_it_beyond_the_band():
+    points = [point("baseline", 500, {}, baseline=True), point("PROTOCOL=nio2", 510, {"PROTOCOL": "nio2"})]
+    result = tune.analyse(points, precision_pct=5)
+    assert "Keep the baseline" in result["recommendation"]
+    none = tune.analyse([point("baseline", None, {}, baseline=True)], precision_pct=5)
+    assert none["best"] is None and "no setting met the SLO" in none["recommendation"]
+
+
+def test_figures_bars_for_a_list_and_a_heatmap_for_a_grid_and_the_page(tmp_path):
+    points = threads_sweep()
+    result = tune.analyse(points, 5)
+    bars = tune.figure(points, ["MAXTHREADS"], result, tmp_path / "bars.png")
+    grid = [point(f"PROTOCOL={p} MAXTHREADS={t}", c, {"PROTOCOL": p, "MAXTHREADS": t})
+            for p, t, c in (("nio", "4", 500), ("nio", "200", 450), ("nio2", "4", 520), ("nio2", "200", None))]
+    heat = tune.figure(grid, ["PROTOCOL", "MAXTHREADS"], tune.analyse(grid, 5), tmp_path / "heat.png")
+    for png in (bars, heat):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    page = tune.page({"run_id": "t", "status": "complete", "target": "node1", "parameters": ["MAXTHREADS"],
+                      "settings": {"variant": "v1", "level": 13, "step_s": 5, "repeats": 1}, "profile": "small",
+                      "figures_of": "node1"}, points, result, bars, tmp_path / "tune.html")
+    html = page.read_text()
+    assert "data:image/png;base64," in html and "MAXTHREADS=16" in html and result["recommendation"] in html.replace(
+        "&#39;", "'")
