@@ -752,6 +752,21 @@ def finish_report(paths: RunPaths, summary: dict) -> None:
             f"retry with make report RUN={paths.root.name}")
 
 
+def refuse(problem: Exception) -> int:
+    """Bad input: each problem on a line of its own, before anything starts; exit status 2."""
+    for line in str(problem).splitlines():
+        print(f"capbench: {line}", file=sys.stderr)
+    return 2
+
+
+def cluster_not_up() -> bool:
+    down = loadhost.unhealthy_services()
+    if down:
+        print(f"capbench: the cluster is not up ({', '.join(down)} not running and healthy): run make up first",
+              file=sys.stderr)
+    return bool(down)
+
+
 def _interrupt(signum, frame) -> None:
     """SIGTERM ends a run as Ctrl-C does: completed steps kept, marked partial."""
     raise KeyboardInterrupt
@@ -769,15 +784,10 @@ def main(argv: list[str] | None = None) -> int:
         driver, wrk2_local = choose_driver(settings, dict(os.environ), closed_loop=kind == "usl")
         settings = check_for_driver(settings, driver.name)
     except SettingsError as problem:
-        for line in str(problem).splitlines():
-            print(f"capbench: {line}", file=sys.stderr)
-        return 2
+        return refuse(problem)
     if args.check_only:
         return 0
-    down = loadhost.unhealthy_services()
-    if down:
-        print(f"capbench: the cluster is not up ({', '.join(down)} not running and healthy): run make up first",
-              file=sys.stderr)
+    if cluster_not_up():
         return 2
 
     run_id, paths = new_run(kind)

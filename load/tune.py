@@ -329,15 +329,10 @@ def main(argv: list[str] | None = None) -> int:
         resolve(sweep, base)
         check_points(sweep)
     except (SettingsError, SweepError) as problem:
-        for line in str(problem).splitlines():
-            print(f"capbench: {line}", file=sys.stderr)
-        return 2
+        return bench.refuse(problem)
     if args.check_only:
         return 0
-    down = loadhost.unhealthy_services()
-    if down:
-        print(f"capbench: the cluster is not up ({', '.join(down)} not running and healthy): run make up first",
-              file=sys.stderr)
+    if bench.cluster_not_up():
         return 2
 
     digest = sweep_hash(sweep, settings.as_dict(), driver.name)

@@ -192,7 +192,10 @@ def build(run_dir: Path) -> Path:
     env = Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html"]))
     html = env.get_template("template.html").render(
         run=run, summary=summary, rows=rows, hint_blocks=hint_blocks, usl=usl_info, choices=choices,
-        variants=variant_rows, story=story.story(summary, noise) if variant_rows else [], noise_pct=noise,
+        variants=variant_rows, noise_pct=noise,
+        story=story.story(summary, noise, repeated=any(len(t.get("repeats", [])) > 1 for t in summary["targets"].values()),
+                          quota_ratio=sum(quotas.values()) / quotas["node1"] if quotas.get("node1") else None)
+        if variant_rows else [],
         figures=[{"title": title, "src": _inline(path), "file": path.name} for title, path in made],
         profile=profile_rows(run), thresholds=thresholds())
     out = run_dir / "report.html"

@@ -57,8 +57,10 @@ def variant_lines(summary: dict) -> list[dict]:
     return rows
 
 
-def story(summary: dict, noise_pct: float) -> list[str]:
-    """The paragraphs: each variant, each of the study's claims against ours, the scale-out."""
+def story(summary: dict, noise_pct: float, repeated: bool = False, quota_ratio: float | None = None) -> list[str]:
+    """The paragraphs: each variant, each of the study's claims against ours, the scale-out. repeated: the
+    searches were repeated, so the band holds the run-to-run noise; quota_ratio: the nodes' CPU quotas over
+    node1's (the cluster's ideal gain)."""
     rows = {r["variant"]: r for r in variant_lines(summary)}
     lines = []
     for r in rows.values():
@@ -76,13 +78,18 @@ def story(summary: dict, noise_pct: float) -> list[str]:
         within = abs(100 * (ratio - 1)) <= noise_pct
         verdict = ("within the noise band, so we cannot tell" if within
                    else "as the study found" if agrees(ratio) else "unlike the study")
+        if not within and not repeated:
+            verdict += " — beyond the search's precision, but with one repeat the run-to-run noise is unmeasured"
+
         gc_a, gc_b = rows[before].get("gc_time_pct"), rows[after].get("gc_time_pct")
         al_a, al_b = rows[before].get("alloc_mb_per_s"), rows[after].get("alloc_mb_per_s")
         lines.append(f"{before} → {after}: node1 {a:g} → {b:g}/s ({change}, noise band ±{noise_pct:g} %: {verdict}; "
                      f"the study: {claim}). Allocation {al_a} → {al_b} MB/s, time in GC {gc_a} → {gc_b} %.")
     for r in rows.values():
         if r["cluster_over_node1"]:
+            ideal = (f"; with these CPU quotas the ideal is {quota_ratio:.2f} ×, so "
+                     f"{r['cluster_over_node1'] / quota_ratio:.2f} of it") if quota_ratio else ""
             lines.append(f"scale-out with {r['variant']}: the cluster {r['cluster_rps']:g}/s = "
                          f"{r['cluster_over_node1']:.2f} × node1 (the study: more than 3 × with three equal "
-                         "machines; ours are unequal, see the profile's CPU quotas).")
+                         f"machines{ideal}).")
     return lines
