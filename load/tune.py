@@ -266,51 +266,17 @@ def bring_up(label: str) -> None:
     say(f"{label}: {done.stdout.strip().splitlines()[-1] if done.stdout.strip() else 'up'}")
 
 
-def point_row(point: Point, folder: Path, summary: dict | None, target: str) -> dict:
-    t = (summary or {}).get("targets", {}).get(target, {})
-    at = t.get("metrics_at_capacity") or {}
-    node = "node1" if target == "node1" else None
-    figures = at.get(node) if node else _cluster_figures(at)
-    return {"label": point.label, "values": point.values, "env": point.env, "baseline": point.baseline,
-            "folder": folder.name, "status": (summary or {}).get("status", "not run"),
-            "capacity_rps": t.get("capacity_rps"), "repeats": t.get("repeats", []), "spread_pct": t.get("spread_pct"),
-            "figures": figures, "p99_ms": _p99_at(folder, at.get("step"))}
-
-
-def _cluster_figures(at: dict) -> dict | None:
-    """For a cluster point: the sums over the nodes (busy threads, throughput) and Tomcat's mean time per
-    request weighted by each node's requests."""
-    nodes = [at.get(n) for n in loadhost.NODES if at.get(n) and at[n].get("grind_requests_per_s")]
-    if not nodes:
-        return None
-    rps = sum(n["grind_requests_per_s"] for n in nodes)
-    ms = [n.get("grind_ms_per_request") for n in nodes]
-    return {"busy_threads_mean": round(sum(n.get("busy_threads_mean") or 0 for n in nodes), 2),
-            "grind_ms_per_request": round(sum(m * n["grind_requests_per_s"] for m, n in zip(ms, nodes)) / rps, 3)
-            if all(m is not None for m in ms) else None,
-            "cpu_pct_of_quota": max(n.get("cpu_pct_of_quota") or 0 for n in nodes),
-            "gc_time_pct": max(n.get("gc_time_pct") or 0 for n in nodes)}
-
-
-def _p99_at(folder: Path, step: int | None) -> float | None:
-    if step is None or not (folder / "steps.jsonl").exists():
-        return None
-    for line in (folder / "steps.jsonl").read_text().splitlines():
-        record = json.loads(line)
-        if record.get("step") == step:
-            return record.get("latency_ms", {}).get("p99")
-    return None
-
-
 def print_rows(rows: list[dict]) -> None:
-    print(f"\n{'setting':<40}{'capacity/s':>11}{'vs base':>9}{'CPU %q':>8}{'GC %':>7}{'busy thr':>9}{'ms/req':>8}")
+    print(f"\n{'setting':<40}{'capacity/s':>11}{'vs base':>9}{'CPU %q':>8}{'GC %':>7}{'busy thr':>9}"
+          f"{'CPU cores':>10}")
     for r in rows:
         f = r.get("figures") or {}
         cap = f"{r['capacity_rps']:.1f}" if r.get("capacity_rps") else r["status"] if r["status"] != "complete" else "none"
         vs = f"{r['vs_baseline_pct']:+.1f}%" if r.get("vs_baseline_pct") is not None else "-"
-        cells = [f.get("cpu_pct_of_quota"), f.get("gc_time_pct"), f.get("busy_threads_mean"), f.get("grind_ms_per_request")]
+        cores = round(f["cpu_cores"], 2) if f.get("cpu_cores") is not None else None
+        cells = [f.get("cpu_pct_of_quota"), f.get("gc_time_pct"), f.get("busy_threads_mean"), cores]
         print(f"{r['label'][:39]:<40}{cap:>11}{vs:>9}" + "".join(f"{'-' if v is None else v:>{w}}"
-                                                             for v, w in zip(cells, (8, 7, 9, 8))))
+                                                             for v, w in zip(cells, (8, 7, 9, 10))))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -354,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     write_json(root / "tune.json", tune)
     signal.signal(signal.SIGTERM, bench._interrupt)
     original = {k: os.environ.get(k) for p in sweep.points for k in p.env}
-    started, code, rows = time.monotonic(), 0, []
+    started, code, finished_points = time.monotonic(), 0, 0
     measured_s: list[float] = []  # wall time of each point measured now (for the ETA)
     try:
         for index, point in enumerate(sweep.points, 1):
@@ -376,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
                 code = code or point_code
             else:
                 say(f"point {index}/{len(sweep.points)}: {point.label}: finished before, kept")
-            rows.append(point_row(point, folder, summary, sweep.target))
+            finished_points += 1
         tune["status"] = "complete"
     except KeyboardInterrupt:
         tune["status"] = "partial"
@@ -393,16 +359,16 @@ def main(argv: list[str] | None = None) -> int:
         except (loadhost.ClusterError, KeyboardInterrupt) as problem:
             say(f"warning: the cluster could not be brought back to its settings: {problem or 'interrupted'}; "
                 "run make up")
-    analysis = tune_report.analyse(rows, settings.precision_pct)
-    tune.update({"rows": rows, "analysis": analysis})
     write_json(root / "tune.json", tune)
-    print_rows(rows)
-    figure = tune_report.figure(rows, sweep.parameters, analysis, root / "figures" / "tune.png") if rows else None
-    if figure:
-        say(f"report: {tune_report.page(tune, rows, analysis, figure, root / 'tune.html')}")
+    # The rows, analysis, figure and page come from the points' folders (as make report RUN=<tune-run> does).
+    say(f"report: {tune_report.rebuild(root)}")
+    result = json.loads((root / "tune.json").read_text())
+    analysis = result["analysis"]
+    print_rows([r for r in result["rows"] if r["status"] != "not run"])
     say(f"best: {analysis.get('best')} — {analysis['verdict']}")
     say(analysis["recommendation"])
-    say(f"{tune['status']}: {len(rows)} of {len(sweep.points)} points in {bench._mmss(time.monotonic() - started)} → {root}")
+    say(f"{tune['status']}: {finished_points} of {len(sweep.points)} points in "
+        f"{bench._mmss(time.monotonic() - started)} → {root}")
     return code
 
 

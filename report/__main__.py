@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from report import build, history
+from report import build, history, tune
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
-            out = build.build(run_folder(args.run))
+            folder = run_folder(args.run)
+            out = tune.rebuild(folder) if (folder / "tune.json").is_file() else build.build(folder)
             print(f"report: {out}")
         elif args.command == "compare":
             a, b = history.pick(history.read(results_dir() / "history.jsonl"), args.a, args.b)

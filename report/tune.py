@@ -9,6 +9,7 @@ tell", not significant (as make compare says)."""
 from __future__ import annotations
 
 import base64
+import json
 import math
 from pathlib import Path
 
@@ -20,6 +21,75 @@ import numpy as np  # noqa: E402
 from jinja2 import Environment, FileSystemLoader, select_autoescape  # noqa: E402
 
 TEMPLATE_DIR = Path(__file__).parent
+NODES = ("node1", "node2", "node3")
+
+
+def point_row(label: str, values: dict, env: dict, baseline: bool, folder: Path, summary: dict | None,
+              target: str) -> dict:
+    """One setting's row from its run folder: capacity, repeats, the node figures at capacity, p99 there."""
+    t = (summary or {}).get("targets", {}).get(target, {})
+    at = t.get("metrics_at_capacity") or {}
+    figures = _node_figures(at.get("node1")) if target == "node1" else _cluster_figures(at)
+    return {"label": label, "values": values, "env": env, "baseline": baseline,
+            "folder": folder.name, "status": (summary or {}).get("status", "not run"),
+            "capacity_rps": t.get("capacity_rps"), "repeats": t.get("repeats", []), "spread_pct": t.get("spread_pct"),
+            "figures": figures, "p99_ms": _p99_at(folder, at.get("step"))}
+
+
+def _cores(figures: dict) -> float | None:
+    """CPU cores the node's java used: its % of quota times the quota."""
+    pct, quota = figures.get("cpu_pct_of_quota"), figures.get("cpu_quota")
+    return pct / 100 * quota if pct is not None and quota else None
+
+
+def _node_figures(figures: dict | None) -> dict | None:
+    return {**figures, "cpu_cores": _cores(figures)} if figures else None
+
+
+def _cluster_figures(at: dict) -> dict | None:
+    """For a cluster point: busy threads and CPU cores summed over the nodes, CPU % and GC % of the busiest."""
+    nodes = [at.get(n) for n in NODES if at.get(n) and at[n].get("grind_requests_per_s")]
+    if not nodes:
+        return None
+    cores = [_cores(n) for n in nodes]
+    return {"busy_threads_mean": round(sum(n.get("busy_threads_mean") or 0 for n in nodes), 2),
+            "cpu_cores": sum(cores) if all(c is not None for c in cores) else None,
+            "cpu_pct_of_quota": max(n.get("cpu_pct_of_quota") or 0 for n in nodes),
+            "gc_time_pct": max(n.get("gc_time_pct") or 0 for n in nodes),
+            "alloc_mb_per_s": round(sum(n.get("alloc_mb_per_s") or 0 for n in nodes), 1)}
+
+
+def _p99_at(folder: Path, step: int | None) -> float | None:
+    if step is None or not (folder / "steps.jsonl").exists():
+        return None
+    for line in (folder / "steps.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if record.get("step") == step:
+            return record.get("latency_ms", {}).get("p99")
+    return None
+
+
+def rebuild(root: Path) -> Path:
+    """tune.html again from the tune run's folder alone (make report RUN=<tune-run>): the rows from each
+    point's summary, the analysis, the figure and the page."""
+    tune = json.loads((root / "tune.json").read_text())
+    rows = []
+    for index, point in enumerate(tune["points"], 1):
+        folders = [f for f in (root / "points").glob(f"{index:02d}-*") if ".interrupted-" not in f.name]
+        folder = folders[0] if folders else root / "points" / f"{index:02d}-missing"
+        try:
+            summary = json.loads((folder / "summary.json").read_text())
+        except (OSError, ValueError):
+            summary = None
+        rows.append(point_row(point["label"], point["values"], point["env"], point["baseline"], folder, summary,
+                              tune["target"]))
+    analysis = analyse(rows, tune["settings"]["precision_pct"])
+    tune.update({"rows": rows, "analysis": analysis})
+    tmp = root / "tune.json.tmp"
+    tmp.write_text(json.dumps(tune, indent=2) + "\n")
+    tmp.replace(root / "tune.json")
+    return page(tune, rows, analysis, figure(rows, tune["parameters"], analysis, root / "figures" / "tune.png"),
+                root / "tune.html")
 
 
 def band_pct(precision_pct: float, *points: dict) -> float:
@@ -61,13 +131,16 @@ def analyse(points: list[dict], precision_pct: float) -> dict:
 
 
 def little(point: dict) -> dict | None:
-    """Little's law at the point's capacity: threads busy = throughput × the time Tomcat holds a thread per
-    request, against the busy threads PCP measured."""
+    """Little's law at the point's capacity: threads running = throughput × the CPU time each request needs
+    (its service demand: the CPU the node's java used over the requests it served, from PCP), against the busy
+    threads PCP measured. (Tomcat's own processing time counts whole milliseconds per request, too coarse
+    for requests under a millisecond.)"""
     f = point.get("figures") or {}
-    x, ms = point.get("capacity_rps"), f.get("grind_ms_per_request")
-    if not x or ms is None:
+    x, cores = point.get("capacity_rps"), f.get("cpu_cores")
+    if not x or cores is None:
         return None
-    return {"throughput_rps": x, "ms_per_request": ms, "threads_needed": round(x * ms / 1000, 2),
+    demand_ms = 1000 * cores / x
+    return {"throughput_rps": x, "cpu_ms_per_request": round(demand_ms, 3), "threads_needed": round(cores, 2),
             "busy_threads_measured": f.get("busy_threads_mean")}
 
 
@@ -77,8 +150,9 @@ def recommend(points: list[dict], best: dict, baseline: dict | None, within: lis
     law = little(best)
     if law:
         text.append(f"Little's law at the best point ({best['label']}): {law['throughput_rps']:g}/s × "
-                    f"{law['ms_per_request']:g} ms per request in Tomcat = {law['threads_needed']:g} threads busy "
-                    f"on average (PCP measured {law['busy_threads_measured']}).")
+                    f"{law['cpu_ms_per_request']:g} ms of CPU per request = {law['threads_needed']:g} threads "
+                    f"running on average; PCP measured {law['busy_threads_measured']} busy (the others waited: "
+                    "for a lock, the CPU quota or I/O).")
     threads = [by_label[label] for label in within if "MAXTHREADS" in by_label[label].get("values", {})]
     if threads:
         fewest = min(threads, key=lambda p: int(p["values"]["MAXTHREADS"]))
@@ -86,7 +160,7 @@ def recommend(points: list[dict], best: dict, baseline: dict | None, within: lis
         need = math.ceil(law["threads_needed"]) if law else None
         relation = ("" if need is None else f", at least the {need} that Little's law asks for" if n >= need
                     else f", below the {need} of Little's law: requests waited in the connector's queue instead "
-                         "of on a thread, at no cost to capacity")
+                         "of on a thread, at no cost to capacity within the band")
         text.append(f"Recommended: {fewest['label']}, the fewest threads whose capacity is within the noise band of "
                     f"the best{relation}; more threads only add requests waiting inside the node.")
     elif baseline is not None and baseline["label"] in within:

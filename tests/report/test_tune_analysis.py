@@ -11,7 +11,8 @@ def point(label, cap, values, repeats=None, baseline=False, figures=None):
 
 
 def threads_sweep(repeats=False):
-    figs = {"grind_ms_per_request": 20.0, "busy_threads_mean": 11.8, "cpu_pct_of_quota": 90, "gc_time_pct": 3}
+    # 75 % of a 16-CPU quota = 12 cores at 600/s: 20 ms of CPU per request.
+    figs = {"cpu_cores": 12.0, "busy_threads_mean": 30.5, "cpu_pct_of_quota": 75, "cpu_quota": 16, "gc_time_pct": 3}
     return [point("MAXTHREADS=1", 300, {"MAXTHREADS": "1"}, [290, 300, 310] if repeats else None),
             point("MAXTHREADS=4", 560, {"MAXTHREADS": "4"}, [550, 560, 570] if repeats else None, figures=figs),
             point("MAXTHREADS=16", 600, {"MAXTHREADS": "16"}, [590, 600, 610] if repeats else None, figures=figs),
@@ -28,7 +29,10 @@ def test_best_within_band_cannot_be_told_apart_and_the_fewest_threads_is_recomme
     assert result["within_band"] == ["MAXTHREADS=4", "MAXTHREADS=16"]
     assert [p["vs_baseline_pct"] for p in points] == [-37.5, 16.7, 25.0, 0.0]
     # Little's law at the best: 600/s × 20 ms = 12 threads; 4 is below it, and the text says so.
-    assert result["little"]["threads_needed"] == 12.0
+    assert result["little"] == {"throughput_rps": 600, "cpu_ms_per_request": 20.0, "threads_needed": 12.0,
+                                "busy_threads_measured": 30.5}
+    assert "600/s × 20 ms of CPU per request = 12 threads running on average; PCP measured 30.5 busy" in \
+        result["recommendation"]
     assert "Recommended: MAXTHREADS=4" in result["recommendation"]
     assert "below the 12 of Little's law" in result["recommendation"]
 
@@ -65,3 +69,27 @@ def test_figures_bars_for_a_list_and_a_heatmap_for_a_grid_and_the_page(tmp_path)
     html = page.read_text()
     assert "data:image/png;base64," in html and "MAXTHREADS=16" in html and result["recommendation"] in html.replace(
         "&#39;", "'")
+
+
+def test_make_report_rebuilds_a_tune_run_from_its_points(tmp_path):
+    import json
+    tune_json = {"run_id": "t", "status": "partial", "target": "node1", "parameters": ["MAXTHREADS"],
+                 "settings": {"variant": "v1", "level": 13, "step_s": 5, "repeats": 1, "precision_pct": 15},
+                 "profile": "small", "figures_of": "node1",
+                 "points": [{"label": f"MAXTHREADS={n}", "values": {"MAXTHREADS": str(n)},
+                             "env": {"TOMCAT_MAX_THREADS": str(n)}, "baseline": n == 200} for n in (4, 200)]}
+    (tmp_path / "tune.json").write_text(json.dumps(tune_json))
+    point = tmp_path / "points" / "01-MAXTHREADS=4"
+    point.mkdir(parents=True)
+    (tmp_path / "points" / "01-MAXTHREADS=4.interrupted-010203").mkdir()  # an interrupted attempt: ignored
+    figures = {"cpu_pct_of_quota": 90.0, "cpu_quota": 0.5, "busy_threads_mean": 2.0, "gc_time_pct": 1.8}
+    (point / "summary.json").write_text(json.dumps({"status": "complete", "targets": {"node1": {
+        "capacity_rps": 550.0, "repeats": [550.0], "metrics_at_capacity": {"step": 3, "node1": figures}}}}))
+    (point / "steps.jsonl").write_text(json.dumps({"step": 3, "latency_ms": {"p99": 123.4}}) + "\n")
+    page = tune.rebuild(tmp_path)
+    rebuilt = json.loads((tmp_path / "tune.json").read_text())
+    first, second = rebuilt["rows"]
+    assert (first["capacity_rps"], first["p99_ms"], first["figures"]["cpu_cores"]) == (550.0, 123.4, 0.45)
+    assert second["status"] == "not run" and second["capacity_rps"] is None
+    assert rebuilt["analysis"]["best"] == "MAXTHREADS=4" and page.name == "tune.html"
+    assert (tmp_path / "figures" / "tune.png").is_file()
