@@ -18,9 +18,10 @@ def test_every_profile_renders_a_valid_compose_file(profile):
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_rendered_haproxy_config_passes_haproxy_check(profile):
+@pytest.mark.parametrize("balance", ["roundrobin", "leastconn"])
+def test_rendered_haproxy_config_passes_haproxy_check(profile, balance):
     done = compose("run", "--rm", "--no-deps", "-T", "--entrypoint", "haproxy", "lb",
-                   "-c", "-f", "/etc/haproxy/haproxy.cfg", env={"PROFILE": profile})
+                   "-c", "-f", "/etc/haproxy/haproxy.cfg", env={"PROFILE": profile, "LB_BALANCE": balance})
     assert "Configuration file is valid" in done.stdout + done.stderr
 
 
