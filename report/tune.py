@@ -202,19 +202,19 @@ def _heatmap(points: list[dict], parameters: list[str], analysis: dict, path: Pa
     data = np.full((len(rows), len(cols)), np.nan)
     for p in points:
         data[rows.index(p["values"][parameters[0]]), cols.index(p["values"][parameters[1]])] = p.get("capacity_rps") or np.nan
-    fig, ax = plt.subplots(figsize=(2 + 1.6 * len(cols), 1.5 + 1.0 * len(rows)))
-    image = ax.imshow(data, cmap="viridis", aspect="auto")
+    fig, ax = plt.subplots(figsize=(max(7.0, 2.5 + 1.6 * len(cols)), 2.0 + 1.0 * len(rows)))
+    image = ax.imshow(data, cmap="viridis", aspect="auto", vmin=0)  # from zero: colours compare as ratios
     for i in range(len(rows)):
         for j in range(len(cols)):
             text = "none" if np.isnan(data[i, j]) else f"{data[i, j]:.0f}"
-            ax.text(j, i, text, ha="center", va="center", color="white" if np.isnan(data[i, j]) or
-                    data[i, j] < np.nanmean(data) else "black")
+            dark = np.isnan(data[i, j]) or data[i, j] < 0.5 * np.nanmax(data)  # viridis is dark below half
+            ax.text(j, i, text, ha="center", va="center", color="white" if dark else "black")
     ax.set_xticks(range(len(cols)), cols)
     ax.set_yticks(range(len(rows)), rows)
     ax.set_xlabel(parameters[1])
     ax.set_ylabel(parameters[0])
     fig.colorbar(image, label="capacity, requests/s")
-    ax.set_title(f"capacity per setting (best: {analysis.get('best')})")
+    ax.set_title(f"capacity per setting (best: {analysis.get('best')})", fontsize=10)
     return _save(fig, path)
 
 
