@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import tarfile
+import time
 from pathlib import Path
 
 from load import ROOT
@@ -122,6 +123,20 @@ def set_rotation(nodes_in: tuple[str, ...]) -> None:
         answer = lb_api(f"set server nodes/{node} state {state}").strip()
         if answer:
             raise ClusterError(f"HAProxy refused to set {node} {state}: {answer}")
+
+
+def nodes_up() -> set[str]:
+    """The nodes HAProxy's health checks hold running (srv_op_state 2 in `show servers state`)."""
+    rows = [line.split() for line in lb_api("show servers state nodes").splitlines()[2:] if line.strip()]
+    return {row[3] for row in rows if len(row) > 5 and row[5] == "2"}
+
+
+def wait_until_up(nodes: tuple[str, ...], timeout_s: float = 30) -> None:
+    """Waits until the health checks hold every one of `nodes` running: a node that failed its checks while
+    overloaded (its own search's last steps) needs a few seconds to pass them again before it takes traffic."""
+    deadline = time.monotonic() + timeout_s
+    while not set(nodes) <= nodes_up() and time.monotonic() < deadline:
+        time.sleep(0.5)
 
 
 def set_weights(weights: dict[str, int]) -> None:
