@@ -66,10 +66,12 @@ def test_quick_bench_cluster_with_auto_weights(tmp_path):
         capacity = summary["targets"][target]["capacity_rps"]
         assert capacity and capacity > 0, (target, summary["targets"][target])
         # The capacity is the offered rate of a passing step of that target, and no step of it below that
-        # rate failed after its search began (the search never reports a rate above a failure).
+        # rate failed after its search began (the search never reports a rate above a failure), except a
+        # first failure that passed when rechecked (set aside as a transient).
         passed = [s["offered_rps"] for s in steps if s["label"] == target and s["passed"] and s["phase"] != "warmup"]
+        rechecked = {s["offered_rps"] for s in steps if s["label"] == target and s["phase"] == "recheck" and s["passed"]}
         failed = [s["offered_rps"] for s in steps if s["label"] == target and not s["passed"]
-                  and s["phase"] != "warmup"]
+                  and s["phase"] not in ("warmup", "evidence") and s["offered_rps"] not in rechecked]
         assert capacity in passed and (not failed or capacity < min(failed))
     node_sum = sum(summary["targets"][n]["capacity_rps"] for n in NODES)
     assert summary["sum_nodes_rps"] == pytest.approx(node_sum)
