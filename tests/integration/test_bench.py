@@ -179,7 +179,7 @@ def test_quick_bench_variants_records_capacities_gc_and_locks(tmp_path):
     assert set(blocked("v3")) <= {"capbench.grinder.ReusingGrinder"}, blocked("v3")
     assert "blocked on capbench.grinder.SynchronizedAllocatingGrinder" in done.stdout
     page = (run_dir / "report.html").read_text()
-    assert "The study&#39;s investigation, with our numbers" in page and (run_dir / "figures" / "variants.png").is_file()
+    assert "The study's investigation, with our numbers" in page and (run_dir / "figures" / "variants.png").is_file()
 
 
 def test_quick_tune_resumes_after_an_interruption(tmp_path):
