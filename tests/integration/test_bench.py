@@ -166,8 +166,10 @@ def test_quick_bench_variants_records_capacities_gc_and_locks(tmp_path):
                 dumps = evidence["thread_dumps"][node]
                 assert dumps["dumps"] == 4 and dumps["unreadable"] == 0 and dumps["request_threads"] >= 1
                 assert len(list((run_dir / "raw").glob(f"step-{evidence['step']:03d}-{node}-threaddump-*.txt"))) == 4
-    # v1 grinds on one synchronized instance: at its capacity request threads queue for that monitor and no
-    # other; v3's threads can only wait for one of its pool's ReusingGrinders.
+    # v1 grinds on one synchronized instance: at its capacity request threads queue for that monitor, and of the
+    # servlet's own monitors for no other; v3's threads can only wait for one of its pool's ReusingGrinders.
+    # Tomcat's own monitors may show up briefly too (a CI dump caught one thread on StandardContext's filter map,
+    # a java.util.HashMap), so those are left out of the servlet's claim and only bounded for v1.
     def blocked(variant):
         found = {}
         for evidence in summary["variants"][variant]["evidence"].values():
@@ -175,8 +177,12 @@ def test_quick_bench_variants_records_capacities_gc_and_locks(tmp_path):
                 for monitor, mean in dumps["blocked_on"].items():
                     found[monitor] = found.get(monitor, 0) + mean
         return found
-    assert set(blocked("v1")) == {"capbench.grinder.SynchronizedAllocatingGrinder"}, blocked("v1")
-    assert set(blocked("v3")) <= {"capbench.grinder.ReusingGrinder"}, blocked("v3")
+    def servlets_own(found):
+        return {monitor for monitor in found if monitor.startswith("capbench.")}
+    v1, v3 = blocked("v1"), blocked("v3")
+    assert servlets_own(v1) == {"capbench.grinder.SynchronizedAllocatingGrinder"}, v1
+    assert v1["capbench.grinder.SynchronizedAllocatingGrinder"] > sum(v1.values()) / 2, v1
+    assert servlets_own(v3) <= {"capbench.grinder.ReusingGrinder"}, v3
     assert "blocked on capbench.grinder.SynchronizedAllocatingGrinder" in done.stdout
     page = (run_dir / "report.html").read_text()
     assert "The study's investigation, with our numbers" in page and (run_dir / "figures" / "variants.png").is_file()
