@@ -17,7 +17,8 @@ import pytest
 from conftest import ROOT, compose, run
 
 # Its own project, stats port and bench network: a cluster of yours (10.89.0.0/24) can stay up.
-ENV = {"COMPOSE_PROJECT_NAME": "capbench-it", "STATS_PORT": "0", "BENCH_NET_PREFIX": "10.89.1"}
+ENV = {"COMPOSE_PROJECT_NAME": "capbench-it", "STATS_PORT": "0",
+       "BENCH_NET_PREFIX": "10.89.1", "BACKEND": "compose"}
 NODES = ("node1", "node2", "node3")
 CHOICES = ("equal", "weighted", "leastconn")  # WEIGHTS=auto's balancings
 TARGETS = (*NODES, *(f"cluster {choice}" for choice in CHOICES))
@@ -30,6 +31,13 @@ STEP_FIELDS = ("run_id", "step", "phase", "target", "url", "offered_rps", "durat
 def cluster():
     yield
     compose("down", "--remove-orphans", "--timeout", "10", env=ENV, timeout=180, check=False)
+
+
+def sigint_as_default() -> None:
+    """For a child the test interrupts: SIGINT back to its default disposition. A runner started in the
+    background by a shell without job control (`bash .ci/run &`) passes SIGINT on ignored, and a Python started
+    so never turns it into KeyboardInterrupt: the interrupt would be lost, not tested."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def only_run(results: Path) -> Path:
@@ -192,7 +200,7 @@ def test_quick_tune_resumes_after_an_interruption(tmp_path):
     env = {**os.environ, **ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha",
            "MAXTHREADS": "4,200"}
     tune = subprocess.Popen([sys.executable, "-m", "load.tune"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, preexec_fn=sigint_as_default)
     seen = []
     for line in tune.stdout:  # interrupt once the first point is finished and the second has begun
         seen.append(line)
@@ -230,7 +238,8 @@ def node_states() -> str:
 def test_interrupted_bench_keeps_its_steps_and_is_marked_partial(tmp_path):
     env = {**os.environ, **ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha"}
     bench = subprocess.Popen([sys.executable, "-m", "load.bench", "single"], cwd=ROOT, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             preexec_fn=sigint_as_default)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         runs = [p for p in tmp_path.iterdir() if (p / "steps.jsonl").exists()]
