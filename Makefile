@@ -15,13 +15,20 @@ OHA := .capbench/tools/oha/bin/oha
 JMX_AGENT_VERSION := 1.0.1
 JMX_AGENT := .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar
 NODES := node1 node2 node3
+# Where the cluster runs: compose (containers) or vagrant (VMs, see Vagrantfile). Unset, cluster/backend.sh
+# picks vagrant when a machine of the Vagrantfile is running, else compose; everything below gets it.
+override BACKEND := $(shell BACKEND='$(BACKEND)' cluster/backend.sh)
+$(if $(BACKEND),,$(error the backend could not be chosen: see the line above))
+export BACKEND
+# What a bench needs built first: the images, or on VMs the artifacts that `vagrant up` copies to them.
+BUILT := $(if $(filter vagrant,$(BACKEND)),artifacts,images)
 # Each server's name and admin state (bit 1 of srv_admin_state: forced maintenance) from the runtime API.
 SHOW_NODE_STATES := cluster/lb-api.sh "show servers state nodes" \
 	| awk 'NR > 2 && NF > 6 {print $$4, ($$7 % 2 ? "maint" : "ready")}'
 
-.PHONY: help setup images up down status logs test test-unit test-python test-load test-config test-integration \
-	node-maint node-ready bench-single bench-cluster bench-selfcheck bench-overhead bench-usl bench-variants tune \
-	report compare history
+.PHONY: help setup artifacts images up down status logs test test-unit test-python test-load test-config \
+	test-integration node-maint node-ready bench-single bench-cluster bench-selfcheck bench-overhead bench-usl bench-variants tune \
+	report compare history vagrant-setup vagrant-box
 
 help: ## list the targets
 	@echo "capbench — a horizontal-scaling capacity testbed for Java servers"
@@ -46,20 +53,43 @@ $(JMX_AGENT): Makefile
 		-Dmdep.stripVersion=true -DoutputDirectory=$(@D)
 	touch $@
 
-images: $(WAR) $(OHA) $(JMX_AGENT) ## build the four images (cached: only what changed is rebuilt)
+vagrant-setup: ## VMs: install Vagrant, vagrant-libvirt, libvirt and QEMU/KVM where missing; start libvirtd
+	@cluster/vagrant/host.sh ensure
+
+vagrant-box: ## VMs: build a Debian 12 libvirt box from Debian packages and add it as debian/bookworm64
+	@cluster/vagrant/box.sh
+
+artifacts: $(WAR) $(OHA) $(JMX_AGENT) ## build what the hosts install: the WAR, oha and the JMX exporter agent
+
+images: artifacts ## build the four images (cached: only what changed is rebuilt)
 	@$(COMPOSE) build --quiet
 
 up: ## start the cluster with the current settings and wait until every service is healthy
 	@cluster/up.sh
 
-down: ## stop and remove the cluster's containers and networks (results/ is kept)
-	@$(COMPOSE) down --remove-orphans --timeout 20
+ifeq ($(BACKEND),vagrant)
+down: ## stop and remove the cluster's containers and networks (on VMs: vagrant halt; results/ is kept)
+	vagrant halt
 
 status: ## one row per host: state, health, CPU quota, memory, heap, GC in use, balancer weight and status
-	@python3 cluster/status.py
+	@vagrant status
+	@unhealthy=$$(cluster/vagrant/vm.sh unhealthy) && echo "capbench: every host healthy" \
+		|| echo "capbench: not healthy: $$unhealthy"
 
 logs: ## the last 200 log lines of every service (SERVICE=node1 for one; FOLLOW=1 to follow)
+	@for host in $(or $(SERVICE),$(NODES) lb load); do echo "---- $$host"; \
+		cluster/vagrant/vm.sh exec $$host root journalctl -u "capbench-$${host%[0-9]}" -n 200 --no-pager \
+		$(if $(FOLLOW),--follow); done
+else
+down:
+	@$(COMPOSE) down --remove-orphans --timeout 20
+
+status:
+	@python3 cluster/status.py
+
+logs:
 	@$(COMPOSE) logs --tail 200 $(if $(FOLLOW),--follow) $(SERVICE)
+endif
 
 node-maint: ## take NODE (node1..3) out of the balancer's rotation through HAProxy's runtime API
 	@$(if $(filter $(NODE),$(NODES)),,$(error NODE='$(NODE)' is not a node: use one of $(NODES)))
@@ -79,11 +109,11 @@ bench-selfcheck: ## the generator keeps the offered rate on a trivial endpoint (
 bench-overhead: ## node1's capacity without and with PCP monitoring (REPEATS= pairs) and the ratio
 bench-usl: ## node1's throughput at closed-loop concurrencies USL_LEVELS= and the USL fit (σ, κ, N*, R²)
 bench-variants: ## the study's steps: VARIANTS on node1 and the cluster, with GC, CPU and thread-dump lock evidence
-bench-single bench-cluster bench-selfcheck bench-overhead bench-usl bench-variants: bench-%: $(VENV)/.installed images
+bench-single bench-cluster bench-selfcheck bench-overhead bench-usl bench-variants: bench-%: $(VENV)/.installed $(BUILT)
 	@$(BENCH) --check-only $* && cluster/up.sh && $(BENCH) $*
 
 # The sweep is checked (every point through the cluster's own settings rules) before the cluster is touched.
-tune: $(VENV)/.installed images ## capacity per setting: MAXTHREADS=4,16,64,200 [PROTOCOL=nio,nio2 ...] or SWEEP=file.yaml
+tune: $(VENV)/.installed $(BUILT) ## capacity per setting: MAXTHREADS=4,16,64,200 [PROTOCOL=nio,nio2 ...] or SWEEP=file.yaml
 	@$(PYTHON) -m load.tune --check-only && cluster/up.sh && $(PYTHON) -m load.tune
 
 test: $(VENV)/.installed ## every test: JUnit, config, harness, cluster and QUICK bench integration (after make setup)

@@ -6,6 +6,9 @@
 #      test renders report.html in it)
 #   4. the load generator oha (built from crates.io with cargo; the load image carries it)
 #   5. the webapp WAR (Maven) and the four images
+#   6. for the Vagrant backend: Vagrant, vagrant-libvirt, libvirt and QEMU/KVM (Debian's packages), libvirtd
+#      started, and the box debian/bookworm64 built from Debian packages where Vagrant has none (a few
+#      minutes, once). Optional: where this cannot be done (not Debian, not root) it says why and goes on.
 # Prerequisites it does not install: Java 17 + Maven (to build the WAR), Rust's cargo (to build oha) and
 # Python 3 (the bench harness, status and tests).
 set -euo pipefail
@@ -34,16 +37,23 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
 fi
 
-step "[1/5] Docker engine and Compose"
+step "[1/6] Docker engine and Compose"
 cluster/engine.sh ensure
-step "[2/5] base image debian:bookworm-slim"
+step "[2/6] base image debian:bookworm-slim"
 cluster/base-image.sh
-step "[3/5] stats credentials, the Python tools (.venv) and headless Chromium"
+step "[3/6] stats credentials, the Python tools (.venv) and headless Chromium"
 cluster/secrets.sh >/dev/null
 make --no-print-directory --silent .venv/.installed
 report/install-chromium.sh
-step "[4/5] load generator oha"
+step "[4/6] load generator oha"
 load/install-oha.sh
-step "[5/5] webapp and images"
+step "[5/6] webapp and images"
 make --no-print-directory images
+step "[6/6] VMs: Vagrant with libvirt, and the box debian/bookworm64"
+if cluster/vagrant/host.sh ensure; then
+    cluster/vagrant/box.sh
+    say "VMs: libvirt driver $(cluster/vagrant/host.sh driver)"
+else
+    say "VMs skipped (the Compose backend is ready); README.md, 'On virtual machines', says what Vagrant needs"
+fi
 step "done in $(( $(date +%s) - setup_started )) s: next, make up"

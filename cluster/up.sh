@@ -2,11 +2,16 @@
 # Brings the cluster up with the current settings and waits until every service is healthy. Services whose
 # settings changed are re-created; images are not rebuilt (make setup builds them); the balancer keeps
 # running while nodes are re-created. On failure, prints the log tail of every service that is not healthy
-# and exits non-zero.
+# and exits non-zero. On the Vagrant backend cluster/vagrant/up.sh does the same to the VMs.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 compose=$root/cluster/compose.sh
 timeout=${UP_TIMEOUT:-300}
+# VMs (BACKEND=vagrant, or running Vagrant machines): the settings are applied to them instead.
+backend=$("$root/cluster/backend.sh")
+if [ "$backend" = vagrant ]; then
+    exec "$root/cluster/vagrant/up.sh"
+fi
 
 missing=$("$compose" config --images | sort -u | while read -r image; do
     docker image inspect "$image" >/dev/null 2>&1 || echo -n "$image "

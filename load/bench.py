@@ -240,7 +240,8 @@ class Bench:
                 "driver": {"name": self.driver.name, "version": self.version,
                            "binary": str(self.wrk2_local) if self.wrk2_local else None},
                 "profile": profile_name(), "cluster_settings": cluster_settings(),
-                "compose_version": loadhost.compose_version(), "targets": list(TARGETS[self.kind]),
+                "backend": loadhost.backend(), "backend_version": loadhost.backend_version(),
+                "targets": list(TARGETS[self.kind]),
                 "harness": {"python": platform.python_version(), "host": platform.node()},
                 "git_sha": git_sha(), "nodes": {node: loadhost.node_info(node) for node in loadhost.NODES},
                 "started_epoch": time.time()}

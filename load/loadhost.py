@@ -1,6 +1,9 @@
-"""The load host and the balancer, seen from the harness on the user's machine: every generator runs on the
-load host (the `load` container), and nodes are taken in and out of rotation through HAProxy's runtime API.
-Both are reached with `docker compose exec` through cluster/compose.sh, so the cluster's settings apply."""
+"""The hosts of the bench, seen from the harness on the user's machine: every generator runs on the load host,
+nodes are taken in and out of rotation through HAProxy's runtime API on the lb host, and the controller logs
+every host. On the Compose backend a host is a container, reached with `docker compose exec` through
+cluster/compose.sh (so the cluster's settings apply); on the Vagrant backend a VM, reached over SSH as the
+user its processes run as (cluster/vagrant/vm.sh). BACKEND in the environment says which (the Makefile sets
+it; compose when unset)."""
 from __future__ import annotations
 
 import io
@@ -15,10 +18,15 @@ from load import ROOT
 from load.drivers import Envelope
 
 COMPOSE = str(ROOT / "cluster" / "compose.sh")
+VM = str(ROOT / "cluster" / "vagrant" / "vm.sh")
+VAGRANT_UP = str(ROOT / "cluster" / "vagrant" / "up.sh")
 RUN_STEP = "/opt/capbench/bin/run-step"
 WORK_DIR = "/tmp/capbench"  # on the load host, writable by its user
 NODES = ("node1", "node2", "node3")
 SERVICES = (*NODES, "lb", "load", "controller")
+# The user each host's processes run as: the images' USER, and on VMs the units' User (sudo -u over SSH).
+HOST_USERS = {"node1": "tomcat", "node2": "tomcat", "node3": "tomcat", "lb": "haproxy", "load": "capbench",
+              "controller": "capbench"}
 
 
 class ClusterError(RuntimeError):
@@ -36,8 +44,28 @@ def compose(*args: str, stdin: bytes | None = None, timeout: float = 120, check:
     return done
 
 
+def backend() -> str:
+    return os.environ.get("BACKEND") or "compose"
+
+
+def host_exec(host: str, argv: list[str], stdin: bytes | None = None, timeout: float = 120,
+              check: bool = True) -> subprocess.CompletedProcess:
+    """Runs argv on a host of the bench as the user its processes run as."""
+    if backend() != "vagrant":
+        return compose("exec", "-T", host, *argv, stdin=stdin, timeout=timeout, check=check)
+    done = subprocess.run([VM, "exec", host, HOST_USERS[host], *argv], input=stdin, capture_output=True,
+                          timeout=timeout, cwd=ROOT)
+    if check and done.returncode != 0:
+        raise ClusterError(f"{host}: {' '.join(argv[:3])} exited {done.returncode}: "
+                           f"{done.stderr.decode(errors='replace').strip()[-400:]}")
+    return done
+
+
 def unhealthy_services() -> list[str]:
     """The services of the bench that are not running and healthy ([] when all are)."""
+    if backend() == "vagrant":
+        done = subprocess.run([VM, "unhealthy"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+        return done.stdout.split() if done.returncode in (0, 1) else list(SERVICES)
     done = compose("ps", "--all", "--format", "json", check=False)
     if done.returncode != 0:
         return list(SERVICES)
@@ -52,10 +80,22 @@ def compose_version() -> str:
     return done.stdout.strip() or "unknown"
 
 
+def backend_version() -> str:
+    """What runs the hosts: Compose's version, or Vagrant's and its provider."""
+    if backend() != "vagrant":
+        return f"Compose {compose_version()}"
+    done = subprocess.run(["vagrant", "--version"], capture_output=True, text=True)
+    # kvm, or qemu: software emulation where KVM cannot boot guests (cluster/vagrant/host.sh driver).
+    driver_file = ROOT / ".capbench" / "vagrant" / "libvirt-driver"
+    driver = os.environ.get("VAGRANT_LIBVIRT_DRIVER") or (driver_file.read_text().strip() if driver_file.exists()
+                                                          else "kvm")
+    return f"{done.stdout.strip() or 'Vagrant'} (libvirt, driver {driver})"
+
+
 def node_info(node: str) -> dict | None:
     """What the node's JVM actually runs with (the webapp's /info: GC in use, heap, CPUs, versions)."""
-    done = compose("exec", "-T", node, "curl", "-fsS", "--max-time", "3", "http://127.0.0.1:8080/info",
-                   check=False, timeout=30)
+    done = host_exec(node, ["curl", "-fsS", "--max-time", "3", "http://127.0.0.1:8080/info"], check=False,
+                     timeout=30)
     try:
         return json.loads(done.stdout) if done.returncode == 0 else None
     except ValueError:
@@ -64,7 +104,7 @@ def node_info(node: str) -> dict | None:
 
 class LoadHost:
     def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 120, check: bool = True) -> bytes:
-        return compose("exec", "-T", "load", *argv, stdin=stdin, timeout=timeout, check=check).stdout
+        return host_exec("load", argv, stdin=stdin, timeout=timeout, check=check).stdout
 
     def put(self, path: str, data: bytes) -> None:
         self.exec(["sh", "-c", f'mkdir -p "$(dirname "{path}")" && cat > "{path}"'], stdin=data)
@@ -102,7 +142,7 @@ class LoadHost:
 
 
 def lb_api(command: str) -> str:
-    return compose("exec", "-T", "lb", "/opt/capbench/bin/lb-api", command).stdout.decode()
+    return host_exec("lb", ["/opt/capbench/bin/lb-api", command]).stdout.decode()
 
 
 def requests_in_nodes() -> int:
@@ -150,15 +190,21 @@ def set_weights(weights: dict[str, int]) -> None:
 def recreate_balancer(settings: dict[str, str]) -> None:
     """Re-creates the balancer with these settings over the current ones (e.g. LB_BALANCE=leastconn, which
     the runtime API cannot change) and waits until it is healthy. The nodes keep running."""
+    if backend() == "vagrant":
+        done = subprocess.run([VAGRANT_UP, "lb"], env={**os.environ, **settings}, capture_output=True,
+                              timeout=240, cwd=ROOT)
+        if done.returncode != 0:
+            raise ClusterError(f"the lb VM did not take {settings}: {done.stderr.decode(errors='replace')[-400:]}")
+        return
     compose("up", "--detach", "--no-build", "--no-deps", "--wait", "--wait-timeout", "120", "lb",
             settings=settings, timeout=240)
 
 
 def java_pid(node: str) -> str:
-    """The pid of the node's JVM inside its container (the one process whose executable is java)."""
+    """The pid of the node's JVM on its host (the one process whose executable is java)."""
     script = 'for d in /proc/[0-9]*; do case "$(readlink "$d/exe" 2>/dev/null)" in */java) echo "${d#/proc/}"; ' \
              'exit 0;; esac; done; exit 1'
-    done = compose("exec", "-T", node, "sh", "-c", script, check=False, timeout=30)
+    done = host_exec(node, ["sh", "-c", script], check=False, timeout=30)
     pid = done.stdout.decode().strip()
     if done.returncode != 0 or not pid.isdigit():
         raise ClusterError(f"no java process found on {node}")
@@ -167,4 +213,4 @@ def java_pid(node: str) -> str:
 
 def thread_dump(node: str, pid: str) -> str:
     """One thread dump of the node's JVM (jattach, the JVM's attach API: what jcmd Thread.print prints)."""
-    return compose("exec", "-T", node, "jattach", pid, "threaddump", timeout=30).stdout.decode(errors="replace")
+    return host_exec(node, ["jattach", pid, "threaddump"], timeout=30).stdout.decode(errors="replace")

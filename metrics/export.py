@@ -1,10 +1,10 @@
 """Per-step figures from a run's PCP archives.
 
 For each step window (the step record's start and end epochs, taken on the load host) pmrep, run in the
-controller image over results/<run-id>/pcp/, writes one CSV per host into pcp-export/step-NNN/<host>.csv
-(the same -S/-T/-t for every host, so rows line up; counters come out as rates per second). From those rows
-this module derives what the report and the bottleneck hints read, and adds it to each step record as
-`host_metrics`:
+controller image (on the Vagrant backend: on the controller VM) over results/<run-id>/pcp/, writes one CSV
+per host into pcp-export/step-NNN/<host>.csv (the same -S/-T/-t for every host, so rows line up; counters
+come out as rates per second). From those rows this module derives what the report and the bottleneck hints
+read, and adds it to each step record as `host_metrics`:
   node*  CPU of the java process as % of the node's CPU quota (and of PCP's agents), heap, allocation rate,
          GC rate and % of time in GC, busy/pool threads, requests/s from Tomcat's counters;
   lb     per server: responses/s (and 5xx), sessions, queue, retries, redispatches, errors;
@@ -17,15 +17,20 @@ stand still, so both counts are exact whenever each host happened to be sampled.
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 import re
 import statistics
 import subprocess
+import tarfile
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+
+from load import loadhost
+from load.loadhost import ClusterError
 
 IMAGE = "capbench-controller:latest"
 PMREP_CONF = "/opt/capbench/pcp/pmrep.conf"
@@ -83,25 +88,28 @@ def _utc(epoch: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(epoch))
 
 
-def pmrep_script(windows: list[Window], hosts: list[str]) -> str:
-    """The shell script run in the controller image: one pmrep per (window, host)."""
+def pmrep_script(windows: list[Window], hosts: list[str], pcp: str = "/pcp", out: str = "/out") -> str:
+    """The shell script run where PCP's pmrep is (the controller image or VM): one pmrep per (window, host),
+    reading the archives under `pcp` and writing CSV under `out`."""
     lines = ["set -u"]
     for window in windows:
-        lines.append(f"mkdir -p /out/{window.label}")
+        lines.append(f"mkdir -p {out}/{window.label}")
         for host in hosts:
-            lines.append(_pmrep(host, window.start, window.end, f"/out/{window.label}/{host}.csv", ROLES[host]))
+            lines.append(_pmrep(pcp, out, host, window.start, window.end, f"{out}/{window.label}/{host}.csv",
+                                ROLES[host]))
             if ROLES[host] in ("node", "lb"):
-                lines.append(_pmrep(host, window.raw_from, window.raw_to, f"/out/{window.label}/{host}-counts.csv",
-                                    f"{ROLES[host]}-counts", raw=True))
+                lines.append(_pmrep(pcp, out, host, window.raw_from, window.raw_to,
+                                    f"{out}/{window.label}/{host}-counts.csv", f"{ROLES[host]}-counts", raw=True))
     return "\n".join(lines) + "\n"
 
 
-def _pmrep(host: str, start: int, end: int, out: str, metric_set: str, raw: bool = False) -> str:
+def _pmrep(pcp: str, out_dir: str, host: str, start: int, end: int, out: str, metric_set: str,
+           raw: bool = False) -> str:
     # raw: every sample as the logger recorded it (-u, no interpolation), stamped to the microsecond.
     sampling = f"-u -f '{RAW_TIME_FORMAT}'" if raw else "-t 1s"
-    return (f"pmrep -c {PMREP_CONF} -Z UTC -a /pcp/{host} -S '@{_utc(start)}' "
-            f"-T '@{_utc(end)}' {sampling} -o csv -F {out} :{metric_set} 2>>/out/pmrep.log"
-            f" || echo '{out}: pmrep failed' >>/out/pmrep.log")
+    return (f"pmrep -c {PMREP_CONF} -Z UTC -a {pcp}/{host} -S '@{_utc(start)}' "
+            f"-T '@{_utc(end)}' {sampling} -o csv -F {out} :{metric_set} 2>>{out_dir}/pmrep.log"
+            f" || echo '{out}: pmrep failed' >>{out_dir}/pmrep.log")
 
 
 def run_pmrep(pcp_dir: Path, out_dir: Path, windows: list[Window]) -> list[str]:
@@ -110,6 +118,9 @@ def run_pmrep(pcp_dir: Path, out_dir: Path, windows: list[Window]) -> list[str]:
     if not hosts or not windows:
         return []
     out_dir.mkdir(parents=True, exist_ok=True)
+    if loadhost.backend() == "vagrant":
+        _pmrep_on_controller_vm(pcp_dir, out_dir, windows, hosts)
+        return hosts
     argv = ["docker", "run", "--rm", "-i", "--network", "none", "--user", f"{os.getuid()}:{os.getgid()}",
             "-e", "HOME=/tmp", "-v", f"{pcp_dir.resolve()}:/pcp:ro", "-v", f"{out_dir.resolve()}:/out",
             "--entrypoint", "/usr/bin/tini", IMAGE, "--", "bash", "-s"]
@@ -121,6 +132,25 @@ def run_pmrep(pcp_dir: Path, out_dir: Path, windows: list[Window]) -> list[str]:
     if done.returncode != 0:
         raise ExportError(f"pmrep in {IMAGE} exited {done.returncode}: {done.stderr.decode()[-300:]}")
     return hosts
+
+
+def _pmrep_on_controller_vm(pcp_dir: Path, out_dir: Path, windows: list[Window], hosts: list[str]) -> None:
+    """On the Vagrant backend the user's machine may have no Docker: the controller VM, which has pmrep, gets
+    the archives (a tar on stdin) and sends the CSVs back (a tar on stdout)."""
+    archives = io.BytesIO()
+    with tarfile.open(fileobj=archives, mode="w") as tar:
+        for host in hosts:
+            tar.add(pcp_dir / host, arcname=host)
+    script = ('set -eu; work=$(mktemp -d); trap \'rm -rf "$work"\' EXIT; mkdir "$work/pcp" "$work/out"; '
+              'tar -C "$work/pcp" -x; bash -s "$work" <<\'PMREP\' >&2\n'
+              + pmrep_script(windows, hosts, pcp='"$1"/pcp', out='"$1"/out')
+              + 'PMREP\ntar -C "$work/out" -c .')
+    try:
+        done = loadhost.host_exec("controller", ["bash", "-c", script], stdin=archives.getvalue(), timeout=600)
+    except (ClusterError, subprocess.TimeoutExpired) as problem:
+        raise ExportError(f"pmrep on the controller VM failed: {problem}") from problem
+    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
+        tar.extractall(out_dir, filter="data")
 
 
 # -- reading pmrep's CSV ----------------------------------------------------------------------------------

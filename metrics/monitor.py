@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from load.loadhost import ClusterError, compose
+from load.loadhost import ClusterError, host_exec
 
 LOGGERS = "/opt/capbench/bin/pcp-loggers"
 REMOTE_RUNS = "/home/capbench/runs"  # on the controller
@@ -20,7 +20,7 @@ CONTROLLER_CPU = "/sys/fs/cgroup/cpuacct/cpuacct.usage"  # ns, cgroup v1 as on o
 
 
 def controller(*argv: str, timeout: float = 120, check: bool = True) -> bytes:
-    return compose("exec", "-T", "controller", *argv, timeout=timeout, check=check).stdout
+    return host_exec("controller", list(argv), timeout=timeout, check=check).stdout
 
 
 def _controller_cpu_ns() -> int | None:

@@ -22,11 +22,14 @@ NOT_CONFIG = {"repeats", "max_steps", "selfcheck_rate", "monitor"}
 
 
 def config_hash(run: dict) -> str:
-    """What makes two runs comparable: the kind, the bench settings, the driver and the cluster's settings."""
+    """What makes two runs comparable: the kind, the bench settings, the driver, the cluster's settings and what
+    runs the hosts (VMs are not containers; runs from before the Vagrant backend are Compose runs)."""
     settings = {k: v for k, v in run.get("settings", {}).items() if k not in NOT_CONFIG
                 and (k != "usl_levels" or run.get("kind") == "usl")}  # the levels matter to bench-usl only
     basis = {"kind": run.get("kind"), "settings": settings, "driver": (run.get("driver") or {}).get("name"),
              "profile": run.get("profile"), "cluster": run.get("cluster_settings", {})}
+    if run.get("backend", "compose") != "compose":
+        basis["backend"] = run["backend"]
     return hashlib.sha256(json.dumps(basis, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -34,6 +37,7 @@ def history_line(run: dict, summary: dict) -> dict:
     targets = summary.get("targets", {})
     return {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "run_id": summary.get("run_id"),
             "kind": summary.get("kind"), "status": summary.get("status"), "git_sha": run.get("git_sha"),
+            "backend": run.get("backend", "compose"),
             "config_hash": config_hash(run), "driver": summary.get("driver"),
             "workload": "{variant} level {level}".format(**{"variant": "?", "level": "?", **run.get("settings", {})}),
             "precision_pct": run.get("settings", {}).get("precision_pct"),

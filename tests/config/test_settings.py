@@ -25,6 +25,15 @@ def test_rendered_haproxy_config_passes_haproxy_check(profile, balance):
     assert "Configuration file is valid" in done.stdout + done.stderr
 
 
+def test_haproxy_config_with_the_vms_fixed_addresses_passes_haproxy_check():
+    """On VMs (cluster/vagrant) HAProxy reads the nodes' addresses from /etc/hosts instead of following DNS."""
+    hosts = "".join(f"10.89.2.1{i} node{i}\\n" for i in (1, 2, 3))
+    done = compose("run", "--rm", "--no-deps", "-T", "--user", "root", "-e", "LB_FIXED_ADDRESSES=1",
+                   "--entrypoint", "sh", "lb", "-c",
+                   f"printf '{hosts}' >> /etc/hosts && haproxy -c -f /etc/haproxy/haproxy.cfg")
+    assert "Configuration file is valid" in done.stdout + done.stderr
+
+
 def test_small_profile_fits_our_two_core_hosts():
     cpus = compose("config", "--format", "json").stdout
     quotas = [float(q) for q in re.findall(r'"cpus":\s*([0-9.]+)', cpus)]

@@ -21,7 +21,8 @@ from conftest import ROOT, compose, run
 
 PROJECT = "capbench-it"
 # A random free host port for the stats page, so the test never collides with a cluster the user runs.
-ENV = {"COMPOSE_PROJECT_NAME": PROJECT, "STATS_PORT": "0", "BENCH_NET_PREFIX": "10.89.1"}
+ENV = {"COMPOSE_PROJECT_NAME": PROJECT, "STATS_PORT": "0",
+       "BENCH_NET_PREFIX": "10.89.1", "BACKEND": "compose"}
 NODES = ["node1", "node2", "node3"]
 SERVICES = NODES + ["lb", "load", "controller"]
 

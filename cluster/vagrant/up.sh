@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# make up on the Vagrant backend: applies the current settings to the running VMs, as cluster/up.sh has
+# Compose do for containers, and waits until every host is healthy. Each role unit whose settings changed is
+# restarted (capbench-apply); the others keep running. The checks are the healthchecks of compose.yaml.
+#   cluster/vagrant/up.sh            all hosts          cluster/vagrant/up.sh lb      the balancer only
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export BENCH_NET_PREFIX=${BENCH_NET_PREFIX:-${VAGRANT_BENCH_NET:-10.89.2}}
+# shellcheck source=cluster/load-settings.sh
+source "$here/../load-settings.sh"
+timeout=${UP_TIMEOUT:-300}
+vm() { "$here/vm.sh" exec "$@"; }
+say() { echo "capbench: $*" >&2; }
+
+hosts=("$@")
+[ ${#hosts[@]} -gt 0 ] || hosts=(node1 node2 node3 lb load)
+if ! "$here/vm.sh" running; then
+    say "no Vagrant machine is running: vagrant up (or BACKEND=compose)"
+    exit 1
+fi
+
+# settings_of HOST: the KEY=VALUE lines its unit runs with (compose.yaml's environment for that service).
+settings_of() {
+    local host=$1 upper=${1^^} key
+    echo "PCP_ALLOW_HOSTS=$BENCH_NET_PREFIX.*"
+    case $host in
+        node?)
+            for key in TOMCAT_PROTOCOL TOMCAT_MAX_THREADS TOMCAT_MIN_SPARE_THREADS TOMCAT_ACCEPT_COUNT \
+                TOMCAT_MAX_CONNECTIONS TOMCAT_CONNECTION_TIMEOUT TOMCAT_KEEP_ALIVE_TIMEOUT \
+                TOMCAT_MAX_KEEP_ALIVE_REQUESTS; do
+                echo "$key=${!key-}"
+            done
+            local heap=${upper}_HEAP gc=${upper}_GC
+            echo "NODE_NAME=$host"
+            echo "JVM_HEAP=${!heap}"
+            echo "JVM_GC=${!gc}"
+            ;;
+        lb)
+            # The nodes' addresses are fixed on VMs (haproxy.cfg reads them once from /etc/hosts).
+            echo "LB_FIXED_ADDRESSES=1"
+            for key in LB_BALANCE NODE1_WEIGHT NODE2_WEIGHT NODE3_WEIGHT NODE1_MAXCONN NODE2_MAXCONN NODE3_MAXCONN \
+                STATS_USER STATS_PASSWORD; do
+                echo "$key=${!key}"
+            done
+            ;;
+    esac
+}
+
+# limits_of HOST: its CPU quota (% of one CPU, or -) and memory limit (MiB with M) from the profile.
+limits_of() {
+    local upper=${1^^} cpus mem
+    case $1 in
+        node?) cpus=${upper}_CPUS mem=${upper}_MEM
+            echo "$(awk -v c="${!cpus}" 'BEGIN {printf "%d", c * 100 + 0.5}') $(size_mib "${!mem}")M" ;;
+        lb) echo "- $(size_mib "$LB_MEM")M" ;;
+        load) echo "- $(size_mib "$LOAD_MEM")M" ;;
+    esac
+}
+
+started=$(date +%s)
+for host in "${hosts[@]}"; do
+    case $host in node1 | node2 | node3 | lb | load) ;; *) say "'$host' has no settings to apply: use node1..3, lb or load"; exit 2 ;; esac
+    role=${host%[0-9]}
+    # shellcheck disable=SC2046  # two words: quota and memory
+    answer=$(settings_of "$host" | vm "$host" root /opt/capbench/bin/capbench-apply "$role" $(limits_of "$host"))
+    say "$host: $answer"
+done
+
+# The hosts applied to, and with all of them the controller (which checks that it reaches every host).
+waiting=("${hosts[@]}")
+[ $# -gt 0 ] || waiting+=(controller)
+while ! left=$("$here/vm.sh" unhealthy "${waiting[@]}"); do
+    if [ $(( $(date +%s) - started )) -ge "$timeout" ]; then
+        say "not healthy within $timeout s: $left"
+        for host in $left; do
+            [ "$host" = controller ] && continue
+            echo "---- $host: last 30 lines of capbench-${host%[0-9]}" >&2
+            vm "$host" root journalctl -u "capbench-${host%[0-9]}" -n 30 --no-pager >&2 || true
+        done
+        exit 1
+    fi
+    read -r -a waiting <<<"$left"
+    sleep 2
+done
+say "all hosts healthy in $(( $(date +%s) - started )) s"
