@@ -19,7 +19,7 @@ running() {
 
 ssh_config() {
     # The machines created so far (a provider id each): ssh-config fails on a name not yet created.
-    local created=()
+    local created=() host
     for host in "${HOSTS[@]}"; do
         compgen -G "$dotfile/machines/$host/*/id" >/dev/null && created+=("$host")
     done
@@ -54,7 +54,7 @@ healthy() {
 }
 
 unhealthy() {
-    local hosts=("$@") failing=()
+    local hosts=("$@") failing=() host
     [ ${#hosts[@]} -gt 0 ] || hosts=("${HOSTS[@]}")
     for host in "${hosts[@]}"; do healthy "$host" >/dev/null 2>&1 || failing+=("$host"); done
     [ ${#failing[@]} -eq 0 ] && return 0
