@@ -14,6 +14,13 @@ say() { echo "capbench: $*" >&2; }
 
 hosts=("$@")
 [ ${#hosts[@]} -gt 0 ] || hosts=(node1 node2 node3 lb load)
+# Every name checked before any VM is touched.
+for host in "${hosts[@]}"; do
+    case $host in
+        node1 | node2 | node3 | lb | load) ;;
+        *) say "'$host' has no settings to apply: use node1..3, lb or load"; exit 2 ;;
+    esac
+done
 if ! "$here/vm.sh" running; then
     say "no Vagrant machine is running: vagrant up (or BACKEND=compose)"
     exit 1
@@ -59,7 +66,6 @@ limits_of() {
 
 started=$(date +%s)
 for host in "${hosts[@]}"; do
-    case $host in node1 | node2 | node3 | lb | load) ;; *) say "'$host' has no settings to apply: use node1..3, lb or load"; exit 2 ;; esac
     role=${host%[0-9]}
     # shellcheck disable=SC2046  # two words: quota and memory
     answer=$(settings_of "$host" | vm "$host" root /opt/capbench/bin/capbench-apply "$role" $(limits_of "$host"))
