@@ -45,7 +45,7 @@ from load.scenario import connections_for, target_url, user_ids
 from load.search import find_capacity
 from load.settings import BenchSettings, SettingsError, check_for_driver, load_settings, read_env_file
 from load.step import StepRecord, judge
-from load import threaddump
+from load import runlock, threaddump
 from metrics import export
 from metrics.monitor import Monitor
 from report import build as report_build
@@ -795,6 +795,10 @@ def main(argv: list[str] | None = None) -> int:
         return refuse(problem)
     if args.check_only:
         return 0
+    try:
+        lock = runlock.acquire(f"make bench-{kind}")  # held until this process exits
+    except runlock.Busy as busy:
+        return refuse(busy)
     if cluster_not_up():
         return 2
 
@@ -807,6 +811,7 @@ def main(argv: list[str] | None = None) -> int:
               "cluster": bench.cluster, "variants": bench.variants}
     summary, code = execute(bench, bodies.get(kind, lambda: bench.search("node1")))
     report(bench, summary)
+    lock.close()
     return code
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from load import ROOT, bench, loadhost
+from load import ROOT, bench, loadhost, runlock
 from load.bench import Bench, Progress, say
 from load.results import RunPaths, new_run, results_dir, write_json
 from load.settings import SettingsError, check_for_driver, load_settings
@@ -298,6 +298,10 @@ def main(argv: list[str] | None = None) -> int:
         return bench.refuse(problem)
     if args.check_only:
         return 0
+    try:
+        lock = runlock.acquire("make tune")  # held until this process exits
+    except runlock.Busy as busy:
+        return bench.refuse(busy)
     if bench.cluster_not_up():
         return 2
 
@@ -369,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     say(analysis["recommendation"])
     say(f"{tune['status']}: {finished_points} of {len(sweep.points)} points in "
         f"{bench._mmss(time.monotonic() - started)} → {root}")
+    lock.close()
     return code
 
 

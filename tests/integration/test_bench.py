@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, compose, run
+from load import runlock
 
 # Its own project, stats port and bench network: a cluster of yours (10.89.0.0/24) can stay up.
 ENV = {"COMPOSE_PROJECT_NAME": "capbench-it", "STATS_PORT": "0",
@@ -246,10 +247,19 @@ def test_interrupted_bench_keeps_its_steps_and_is_marked_partial(tmp_path):
         if runs and len(steps_of(runs[0])) >= 2:
             break
         time.sleep(0.5)
+    # A second bench on the same cluster while this one runs is refused before it starts anything.
+    second = subprocess.run([sys.executable, "-m", "load.bench", "cluster"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert "another bench is running on this cluster (compose-capbench-it): make bench-single, pid " \
+        f"{bench.pid}" in second.stderr
+    assert len([p for p in tmp_path.iterdir() if p.is_dir()]) == 1
     bench.send_signal(signal.SIGINT)
     output, _ = bench.communicate(timeout=120)
     assert bench.returncode == 130, output
     run_dir = only_run(tmp_path)
+    # The lock went with the process: the next bench may start.
+    runlock.acquire("the test", {**os.environ, **ENV}).close()
     assert (run_dir / "PARTIAL").exists()
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "partial" and summary["error"] == "interrupted"
