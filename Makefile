@@ -27,7 +27,7 @@ SHOW_NODE_STATES := cluster/lb-api.sh "show servers state nodes" \
 	| awk 'NR > 2 && NF > 6 {print $$4, ($$7 % 2 ? "maint" : "ready")}'
 
 .PHONY: help setup artifacts images up down status logs test test-unit test-python test-load test-config \
-	test-integration node-maint node-ready bench-single bench-cluster bench-selfcheck bench-overhead bench-usl bench-variants tune \
+	test-integration node-maint node-ready bench-single bench-cluster bench-selfcheck bench-overhead bench-usl bench-variants bench-failover bench-stress tune \
 	report compare history vagrant-setup vagrant-box
 
 help: ## list the targets
@@ -109,7 +109,9 @@ bench-selfcheck: ## the generator keeps the offered rate on a trivial endpoint (
 bench-overhead: ## node1's capacity without and with PCP monitoring (REPEATS= pairs) and the ratio
 bench-usl: ## node1's throughput at closed-loop concurrencies USL_LEVELS= and the USL fit (σ, κ, N*, R²)
 bench-variants: ## the study's steps: VARIANTS on node1 and the cluster, with GC, CPU and thread-dump lock evidence
-bench-single bench-cluster bench-selfcheck bench-overhead bench-usl bench-variants: bench-%: $(VENV)/.installed $(BUILT)
+bench-failover: ## kill (FAULT=freeze: freeze) FAULT_NODE under load and bring it back: detection, failures, recovery
+bench-stress: ## 0.5x capacity, 2x for 60 s, 0.5x again: throughput while overloaded, failures, time to recover
+bench-single bench-cluster bench-selfcheck bench-overhead bench-usl bench-variants bench-failover bench-stress: bench-%: $(VENV)/.installed $(BUILT)
 	@$(BENCH) --check-only $* && cluster/up.sh && $(BENCH) $*
 
 # The sweep is checked (every point through the cluster's own settings rules) before the cluster is touched.

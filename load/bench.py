@@ -45,7 +45,7 @@ from load.scenario import connections_for, target_url, user_ids
 from load.search import find_capacity
 from load.settings import BenchSettings, SettingsError, check_for_driver, load_settings, read_env_file
 from load.step import StepRecord, judge
-from load import runlock, threaddump
+from load import failover, lblog, runlock, stress, threaddump
 from metrics import export
 from metrics.monitor import Monitor
 from report import build as report_build
@@ -54,8 +54,14 @@ from report import history, usl
 PROFILES = ROOT / "cluster" / "profiles"
 TUNABLES = ROOT / "tomcat-conf" / "tunables.env"
 TARGETS = {"single": ("node1",), "cluster": ("node1", "node2", "node3", "cluster"), "selfcheck": ("lb",),
-           "overhead": ("node1",), "usl": ("node1",), "variants": ("node1", "cluster")}
-IN_ROTATION = {"node1": ("node1",), "node2": ("node2",), "node3": ("node3",), "cluster": loadhost.NODES}
+           "overhead": ("node1",), "usl": ("node1",), "variants": ("node1", "cluster"), "failover": ("cluster",),
+           "stress": ("cluster",)}
+IN_ROTATION = {"node1": ("node1",), "node2": ("node2",), "node3": ("node3",), "cluster": loadhost.NODES,
+               # bench-failover: the nodes that carry the load while one is down
+               **{f"without {n}": tuple(m for m in loadhost.NODES if m != n) for n in loadhost.NODES}}
+# A target's nodes that are down when its search should start (a node killed by hand during a run): the
+# search waits this long for them, then is skipped and says so; the run goes on.
+DOWN_WAIT_S = 30
 SELFCHECK_URL = "http://lb:8080/lb-health"
 SELFCHECK_DEFAULT_RATE = 4000.0
 SELFCHECK_TOLERANCE_PCT = 1.0
@@ -78,6 +84,10 @@ def searches_planned(kind: str, settings: BenchSettings) -> int:
         return 1
     if kind == "variants":
         return 2 * len(settings.variants) * settings.repeats
+    if kind == "failover":
+        return 0 if settings.failover_rate else 1
+    if kind == "stress":
+        return 0 if settings.stress_capacity else 1
     if kind == "cluster" and settings.weights == "auto":
         return (len(loadhost.NODES) + len(BALANCING)) * settings.repeats
     return len(TARGETS[kind]) * settings.repeats * (2 if kind == "overhead" else 1)
@@ -216,6 +226,11 @@ class Bench:
         self.progress = Progress(searches_planned(kind, settings), settings.step_s,
                                  len(settings.usl_levels) if kind == "usl" else STEPS_PER_SEARCH_GUESS)
         self.usl_points: list[dict] = []  # make bench-usl: one per concurrency level
+        self.failover: dict | None = None  # make bench-failover: load/failover.py's analysis
+        self.stress: dict | None = None  # make bench-stress: load/stress.py's analysis
+        self.skipped: dict[str, str] = {}  # per label, why its search did not run (its nodes were down)
+        self.lb_events: list[dict] = []  # HAProxy's DOWN/UP state changes of the nodes during the run
+        self.started = time.time()
         # bench-overhead switches monitoring itself; the other benches log the whole run when MONITOR=on.
         self.monitor = Monitor(run_id, paths.root / "pcp") if settings.monitor or kind == "overhead" else None
 
@@ -248,8 +263,10 @@ class Bench:
 
     # -- steps ----------------------------------------------------------------------------------------------
     def measure(self, target: str, repeat: int, rate: float, phase: str, url: str | None = None,
-                duration_s: int | None = None, closed_connections: int | None = None) -> StepRecord:
-        """One step at `rate`, or with closed_connections: a closed loop of that many (rate 0)."""
+                duration_s: int | None = None, closed_connections: int | None = None,
+                settle: bool = True) -> StepRecord:
+        """One step at `rate`, or with closed_connections: a closed loop of that many (rate 0). settle=False:
+        the next step follows at once, on what this one left queued (bench-stress's overload and recovery)."""
         s = self.settings
         self.step_number += 1
         connections = closed_connections or connections_for(rate, s)
@@ -274,6 +291,8 @@ class Bench:
             record.passed, record.slo_broken = record.valid, []
         append_jsonl(self.paths.steps, {**record.to_json(), "label": self.label or target})
         self.progress.end(record, began)
+        if not settle:
+            return record
         time.sleep(SETTLE_AFTER_PASS_S if record.passed else SETTLE_AFTER_FAIL_S)
         if not record.passed and target != "lb":
             self._drain()
@@ -315,13 +334,33 @@ class Bench:
             raise loadhost.ClusterError(f"HAProxy should send {target}'s traffic to {', '.join(nodes_in)} "
                                         f"but these answered: {seen}")
 
+    say = staticmethod(say)
+
+    def capacity(self, label: str) -> float | None:
+        return capacity_of(self.searches.get(label, []))
+
+    def nodes_down(self, target: str) -> list[str]:
+        """The target's nodes HAProxy's checks do not hold up after DOWN_WAIT_S (put in rotation first)."""
+        nodes_in = IN_ROTATION[target]
+        loadhost.set_rotation(nodes_in)
+        loadhost.wait_until_up(nodes_in, DOWN_WAIT_S)
+        up = loadhost.nodes_up()
+        return [node for node in nodes_in if node not in up]
+
     def search(self, target: str, label: str | None = None, repeats: int | None = None,
                estimate: float | None = None) -> None:
         """REPEATS capacity searches of the target (or `repeats`), recorded under `label` (default: the target),
-        starting near `estimate` (default: for the cluster, the sum of its nodes' capacities)."""
+        starting near `estimate` (default: for the cluster, the sum of its nodes' capacities). Skipped, and
+        said, when a node of the target is down (the run goes on: what it measured stays true)."""
         s = self.settings
         label = label or target
         self.label = label
+        down = self.nodes_down(target)
+        if down:
+            self.skipped[label] = f"{', '.join(down)} down (HAProxy's health checks) for {DOWN_WAIT_S} s"
+            say(f"warning: skipping {label}'s search: {self.skipped[label]}")
+            self.progress.search_done()
+            return
         self.route(target)
         # The routing check's requests end well before the warm-up starts: the request counts of each step
         # (metrics/export.py) run from a sample before it to one after it, and must hold only its traffic.
@@ -383,7 +422,7 @@ class Bench:
         running = self.balancing_running()
         if algorithm != running:
             say(f"balancer: re-creating it with balance {algorithm}")
-            self._with_monitoring_paused(lambda: loadhost.recreate_balancer({"LB_BALANCE": algorithm}))
+            self.with_monitoring_paused(lambda: loadhost.recreate_balancer({"LB_BALANCE": algorithm}))
         loadhost.set_weights(weights)
         self.balancing[choice] = {"balance": algorithm, "weights": weights}
         say(f"balancer: {choice}: balance {algorithm}, weights "
@@ -397,18 +436,37 @@ class Bench:
         """Back to the profile's balancer: its algorithm and weights (the documented end state)."""
         settings = cluster_settings()
         if self.balancing_running() != settings.get("LB_BALANCE", "roundrobin"):
-            self._with_monitoring_paused(lambda: loadhost.recreate_balancer(
+            self.with_monitoring_paused(lambda: loadhost.recreate_balancer(
                 {"LB_BALANCE": settings.get("LB_BALANCE", "roundrobin")}))
         loadhost.set_weights({node: int(settings[f"NODE{n}_WEIGHT"]) for n, node in enumerate(loadhost.NODES, 1)})
         self.balancing["restored"] = {"balance": settings.get("LB_BALANCE", "roundrobin")}
 
-    def _with_monitoring_paused(self, action) -> None:
+    def collect_lb_events(self) -> None:
+        """Keeps HAProxy's state changes of the nodes so far (its ring is lost when the lb is re-created)."""
+        try:
+            changes = lblog.state_changes(self.started)
+        except (loadhost.ClusterError, OSError, subprocess.SubprocessError) as problem:
+            say(f"warning: HAProxy's state changes could not be read: {problem}")
+            return
+        for change in changes:
+            event = {"epoch": change.at, "node": change.server, "state": change.state, "text": change.text}
+            if change.state in ("DOWN", "UP") and event not in self.lb_events:
+                self.lb_events.append(event)
+
+    def with_monitoring_paused(self, action) -> None:
+        self.collect_lb_events()
         logging = self.monitor is not None and self.monitor.logging
         if logging:
             self.monitor.stop()
         action()
         if logging:
             self.start_monitoring()
+
+    def failover_run(self) -> None:
+        self.failover = failover.run(self)
+
+    def stress_run(self) -> None:
+        self.stress = stress.run(self)
 
     def variants(self) -> None:
         """The study's steps: each variant's capacity on node1 and on the cluster, with lock evidence."""
@@ -603,6 +661,19 @@ def summarize(bench: Bench, status: str, error: str | None, started: float) -> d
         summary.update({"sum_nodes_rps": node_sum, "cluster_rps": cluster, **gains(cluster)})
     if bench.kind == "variants":
         summary["variants"] = variants_summary(bench, targets)
+    for name, analysis in (("failover", bench.failover), ("stress", bench.stress)):
+        if analysis is not None:  # the whole analysis beside, the summary without its series
+            write_json(bench.paths.root / f"{name}.json", analysis)
+            summary[name] = {k: v for k, v in analysis.items() if k not in ("per_second", "failed_times_s")}
+    summary["lb_events"] = [{**e, "t_s": round(e["epoch"] - started, 3)} for e in bench.lb_events]
+    if bench.skipped:
+        summary["skipped"] = bench.skipped
+    disturbed = disturbances(read_jsonl(bench.paths.steps), bench.lb_events) \
+        if bench.kind not in ("failover", "stress") else {}
+    if disturbed:
+        summary["disturbed"] = disturbed
+        for label, why in disturbed.items():
+            say(f"warning: {label}'s steps ran while {'; '.join(why)}: its capacity is not that of healthy nodes")
     if bench.kind == "overhead":
         summary["overhead"] = overhead_ratio(targets)
     if bench.kind == "usl":
@@ -615,6 +686,25 @@ def summarize(bench: Bench, status: str, error: str | None, started: float) -> d
             target["metrics_at_capacity"] = metrics_at(records, label, target["capacity_rps"])
     summary["elapsed_s"] = round(time.time() - started, 1)
     return summary
+
+
+def disturbances(records: list[dict], events: list[dict]) -> dict[str, list[str]]:
+    """Per label, the DOWN events of its target's nodes while its steps ran (a node that died mid-search)."""
+    windows: dict[str, list[float]] = {}
+    targets: dict[str, str] = {}
+    for record in records:
+        label = record.get("label") or record["target"]
+        window = windows.setdefault(label, [record["start_epoch"], record["end_epoch"]])
+        window[0], window[1] = min(window[0], record["start_epoch"]), max(window[1], record["end_epoch"])
+        targets[label] = record["target"]
+    out: dict[str, list[str]] = {}
+    for label, (start, end) in windows.items():
+        nodes = IN_ROTATION.get(targets[label], ())
+        for event in events:
+            if event["state"] == "DOWN" and event["node"] in nodes and start <= event["epoch"] <= end:
+                out.setdefault(label, []).append(
+                    f"{event['node']} went DOWN at {time.strftime('%H:%M:%S', time.localtime(event['epoch']))}")
+    return out
 
 
 def variants_summary(bench: Bench, targets: dict) -> dict:
@@ -793,12 +883,14 @@ def main(argv: list[str] | None = None) -> int:
         settings = check_for_driver(settings, driver.name)
     except SettingsError as problem:
         return refuse(problem)
-    if args.check_only:
-        return 0
     try:
-        lock = runlock.acquire(f"make bench-{kind}")  # held until this process exits
+        # Held until this process exits. --check-only (make's first call, before cluster/up.sh) takes it
+        # too and lets it go: a running bench's cluster is not changed under it by the next one's `up`.
+        lock = runlock.acquire(f"make bench-{kind}")
     except runlock.Busy as busy:
         return refuse(busy)
+    if args.check_only:
+        return 0
     if cluster_not_up():
         return 2
 
@@ -808,7 +900,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{settings.scenario} scenario, steps of {settings.step_s} s → {paths.root}")
     signal.signal(signal.SIGTERM, _interrupt)
     bodies = {"overhead": bench.overhead, "usl": bench.usl_sweep, "selfcheck": bench.selfcheck_run,
-              "cluster": bench.cluster, "variants": bench.variants}
+              "cluster": bench.cluster, "variants": bench.variants, "failover": bench.failover_run,
+              "stress": bench.stress_run}
     summary, code = execute(bench, bodies.get(kind, lambda: bench.search("node1")))
     report(bench, summary)
     lock.close()
@@ -849,6 +942,7 @@ def execute(bench: Bench, body) -> tuple[dict, int]:
             say(f"warning: monitoring did not finish cleanly: {problem or 'interrupted'}")
         if not paths.run_json.exists():
             write_json(paths.run_json, bench.run_json())
+        bench.collect_lb_events()
         summary = summarize(bench, status, error, started)
         write_json(paths.summary, summary)
         if status != "partial":

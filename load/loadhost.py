@@ -49,11 +49,12 @@ def backend() -> str:
 
 
 def host_exec(host: str, argv: list[str], stdin: bytes | None = None, timeout: float = 120,
-              check: bool = True) -> subprocess.CompletedProcess:
-    """Runs argv on a host of the bench as the user its processes run as."""
+              check: bool = True, user: str | None = None) -> subprocess.CompletedProcess:
+    """Runs argv on a host of the bench as the user its processes run as (or `user`)."""
     if backend() != "vagrant":
-        return compose("exec", "-T", host, *argv, stdin=stdin, timeout=timeout, check=check)
-    done = subprocess.run([VM, "exec", host, HOST_USERS[host], *argv], input=stdin, capture_output=True,
+        as_user = ["--user", user] if user else []
+        return compose("exec", "-T", *as_user, host, *argv, stdin=stdin, timeout=timeout, check=check)
+    done = subprocess.run([VM, "exec", host, user or HOST_USERS[host], *argv], input=stdin, capture_output=True,
                           timeout=timeout, cwd=ROOT)
     if check and done.returncode != 0:
         raise ClusterError(f"{host}: {' '.join(argv[:3])} exited {done.returncode}: "

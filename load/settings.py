@@ -12,6 +12,8 @@ VARIANTS = ("v1", "v1-nosync", "v2", "v3")
 SCENARIOS = ("session", "single")
 LOADGENS = ("auto", "oha", "wrk2")
 WEIGHTS = ("profile", "equal", "auto")
+NODES = ("node1", "node2", "node3")
+FAULTS = ("kill", "freeze")
 MAX_CONNECTIONS = 4000  # HAProxy's frontend maxconn (haproxy/haproxy.cfg)
 USL_MIN_LEVELS = 4  # the USL has three unknowns: fewer levels leave nothing to judge its fit by (report/usl.py)
 # wrk2 spends its first 10 s calibrating and resets its latency histogram after them; 10 s more are measured.
@@ -55,6 +57,20 @@ class BenchSettings:
     usl_levels: tuple[int, ...] = (1, 2, 4, 8, 16, 32)  # make bench-usl: closed connections per step
     variants: tuple[str, ...] = VARIANTS  # make bench-variants
     weights: str = "profile"  # make bench-cluster: the balancer's weights (WEIGHTS)
+    fault: str = "kill"  # make bench-failover: what happens to FAULT_NODE
+    fault_node: str = "node1"
+    fault_at_s: int = 20  # into the failover step
+    fault_for_s: int = 20  # how long the node stays dead or frozen
+    failover_s: int = 90  # the failover step's length
+    failover_rate: float | None = None  # None: auto, FAILOVER_LOAD_PCT of the other nodes' capacity
+    failover_load_pct: float = 50
+    stress_target: str = "cluster"  # make bench-stress
+    stress_capacity: float | None = None  # None: auto, measured first
+    stress_low: float = 0.5  # × capacity before and after the overload
+    stress_high: float = 2.0  # × capacity during it
+    stress_base_s: int = 30
+    stress_over_s: int = 60
+    stress_recover_s: int = 60
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -166,7 +182,27 @@ def load_settings(environ: dict[str, str] | None = None, env_file: Path = BENCH_
         variants=check.choices("VARIANTS", VARIANTS),
         weights=check.choice("WEIGHTS", WEIGHTS),
         usl_levels=check.levels("QUICK_USL_LEVELS" if quick else "USL_LEVELS", USL_MIN_LEVELS, MAX_CONNECTIONS),
+        fault=check.choice("FAULT", FAULTS),
+        fault_node=check.choice("FAULT_NODE", NODES),
+        fault_at_s=check.integer("FAULT_AT_S", 5, 3600),
+        fault_for_s=check.integer("FAULT_FOR_S", 1, 3600),
+        failover_s=check.integer("QUICK_FAILOVER_S" if quick else "FAILOVER_S", 10, 7200),
+        failover_rate=None if raw.get("FAILOVER_RATE") == "auto" else check.number(
+            "FAILOVER_RATE", 0, 1_000_000, low_open=True, also="auto"),
+        failover_load_pct=check.number("FAILOVER_LOAD_PCT", 1, 100),
+        stress_target=check.choice("STRESS_TARGET", ("cluster", *NODES)),
+        stress_capacity=None if raw.get("STRESS_CAPACITY") == "auto" else check.number(
+            "STRESS_CAPACITY", 0, 1_000_000, low_open=True, also="auto"),
+        stress_low=check.number("STRESS_LOW", 0, 1, low_open=True),
+        stress_high=check.number("STRESS_HIGH", 1, 10, low_open=True),
+        stress_base_s=check.integer("QUICK_STRESS_BASE_S" if quick else "STRESS_BASE_S", 5, 3600),
+        stress_over_s=check.integer("STRESS_OVER_S", 5, 3600),
+        stress_recover_s=check.integer("QUICK_STRESS_RECOVER_S" if quick else "STRESS_RECOVER_S", 10, 3600),
     )
+    if not check.errors and settings.fault_at_s + settings.fault_for_s >= settings.failover_s:
+        check.errors.append(
+            f"FAILOVER_S='{settings.failover_s}' is not allowed: use more than FAULT_AT_S + FAULT_FOR_S "
+            f"({settings.fault_at_s} + {settings.fault_for_s}), so the step sees the node come back")
     if check.errors:
         raise SettingsError("\n".join(check.errors))
     return settings

@@ -296,12 +296,12 @@ def main(argv: list[str] | None = None) -> int:
         check_points(sweep)
     except (SettingsError, SweepError) as problem:
         return bench.refuse(problem)
-    if args.check_only:
-        return 0
     try:
-        lock = runlock.acquire("make tune")  # held until this process exits
+        lock = runlock.acquire("make tune")  # held until this process exits (see load/bench.py's main)
     except runlock.Busy as busy:
         return bench.refuse(busy)
+    if args.check_only:
+        return 0
     if bench.cluster_not_up():
         return 2
 

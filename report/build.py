@@ -26,6 +26,13 @@ def _read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def load_run(run_dir: Path) -> tuple[dict, dict, list[dict]]:
     missing = [name for name in ("run.json", "summary.json", "steps.jsonl") if not (run_dir / name).is_file()]
     if not run_dir.is_dir() or missing:
@@ -149,7 +156,7 @@ def build(run_dir: Path) -> Path:
         if steps_of and summary.get("kind") != "overhead":
             made.append((f"{target}: capacity summary",
                          figures.capacity_summary(name, steps_of, cap, t0, fig_dir / f"capacity-{slug(target)}.png",
-                                                  title=target)))
+                                                  title=target, events=summary.get("lb_events"))))
         own = [r for r in records if of_label(r, target) and r.get("phase") != "evidence"]
         at = capacity_step(name, t, own)
         up = next_step_up(name, cap, own)
@@ -181,6 +188,12 @@ def build(run_dir: Path) -> Path:
         made.append(("the study's investigation", figures.variants(variant_rows, fig_dir / "variants.png")))
     if spectra:
         made.append(("latency spectrum", figures.latency_spectrum(spectra, fig_dir / "latency-spectrum.png")))
+    failover_info = _read_json(run_dir / "failover.json")
+    if failover_info:
+        made.append(("failover", figures.failover(failover_info, fig_dir / "failover.png")))
+    stress_info = _read_json(run_dir / "stress.json")
+    if stress_info:
+        made.append(("overload and recovery", figures.stress(stress_info, fig_dir / "stress.png")))
     usl_info = usl_section(summary)
     by_step = {r["step"]: r for r in records}
     for point in usl_info["points"]:  # what node1 did at each level, where it was monitored
@@ -192,7 +205,7 @@ def build(run_dir: Path) -> Path:
     env = Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html"]))
     html = env.get_template("template.html").render(
         run=run, summary=summary, rows=rows, hint_blocks=hint_blocks, usl=usl_info, choices=choices,
-        variants=variant_rows, noise_pct=noise,
+        variants=variant_rows, noise_pct=noise, failover=failover_info, stress=stress_info,
         story=story.story(summary, noise, repeated=any(len(t.get("repeats", [])) > 1 for t in summary["targets"].values()),
                           quota_ratio=sum(quotas.values()) / quotas["node1"] if quotas.get("node1") else None)
         if variant_rows else [],

@@ -9,7 +9,11 @@
   usl.png                 measured throughput by concurrency and the fitted USL curve (bench-usl);
   balancing.png           the cluster's capacity under each balancing choice, with E (WEIGHTS=auto);
   variants.png            each Grinder variant's capacity on node1 and on the cluster, with the evidence at
-                          node1's capacity: allocation rate, % time in GC, request threads blocked (bench-variants)."""
+                          node1's capacity: allocation rate, % time in GC, request threads blocked (bench-variants);
+  failover.png            second by second through a node's fault and return: answers by node, failures, p99,
+                          the moments of the fault, its detection, the restart and the first answer;
+  stress.png              second by second through an overload and after it: offered, answered, failed, p99,
+                          the capacity and the time to recover (the study's figure 5)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,8 +38,9 @@ def save(fig, path: Path) -> Path:
 
 
 def capacity_summary(target: str, records: list[dict], capacity: float | None, t0: float, path: Path,
-                     title: str | None = None) -> Path:
-    """title: the search's label where it is not the target alone (e.g. "cluster v2")."""
+                     title: str | None = None, events: list[dict] | None = None) -> Path:
+    """title: the search's label where it is not the target alone (e.g. "cluster v2"); events: HAProxy's
+    DOWN/UP changes of the nodes (summary.json's lb_events), marked where they fall in these steps' time."""
     steps = [r for r in records if r["target"] == target]
     x = np.array([(r["start_epoch"] - t0) / 60 for r in steps])
     width = np.array([(r["end_epoch"] - r["start_epoch"]) / 60 for r in steps])
@@ -90,6 +95,87 @@ def capacity_summary(target: str, records: list[dict], capacity: float | None, t
     heap.set_ylim(bottom=0)
     _legend(bottom, heap)
     bottom.set_xlabel("minutes since the run started (each bar: one step)")
+    if steps:
+        first, last = min(x), max(x + width)
+        for event in events or []:
+            at = (event["epoch"] - t0) / 60
+            if first <= at <= last:
+                _mark(at, f"{event['node']} {event['state']}", (top, middle, bottom),
+                      "tab:red" if event["state"] == "DOWN" else "tab:green")
+    return save(fig, path)
+
+
+def _mark(x: float, text: str, axes, colour: str) -> None:
+    """A moment (a node going DOWN, a fault) across every panel, named at the top of the first."""
+    for axis in axes:
+        axis.axvline(x, color=colour, linestyle="-.", linewidth=1.2)
+    axes[0].annotate(text, (x, 1), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right",
+                     fontsize=8, color=colour)
+
+
+def stress(analysis: dict, path: Path) -> Path:
+    """bench-stress, second by second (HAProxy's request log): offered rate, answered, failed, p99; the
+    overload shaded, the capacity and the moment the load fell back marked with the time to recover."""
+    rows = analysis["per_second"]
+    t = np.arange(len(rows)) + 0.5
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
+    back = analysis["time_to_recover_s"]
+    fig.suptitle(f"stress on {analysis['target']}: {analysis['rates_rps']['overload']:g}/s for "
+                 f"{analysis['phases_s']['overload'][1] - analysis['phases_s']['overload'][0]:.0f} s — recovered "
+                 + (f"{back:g} s after the load fell" if back is not None else "not within the run"))
+    offered = np.zeros(len(rows))
+    for phase, (a, b) in analysis["phases_s"].items():
+        offered[int(a):int(np.ceil(b))] = analysis["rates_rps"][phase]
+    for axis in (top, bottom):
+        a, b = analysis["phases_s"]["overload"]
+        axis.axvspan(a, b, color="mistyrose", label="overload" if axis is top else None)
+    top.step(t, offered, where="mid", color="grey", label="offered /s")
+    top.plot(t, [r["ok"] for r in rows], "-", color="black", label="answered /s")
+    top.bar(t, [r["failed"] for r in rows], width=1.0, color="tab:red", alpha=0.7, label="failed /s")
+    top.axhline(analysis["capacity_rps"], color="tab:purple", linestyle="--", linewidth=1,
+                label=f"capacity {analysis['capacity_rps']:g}/s")
+    top.set_ylabel("requests/s")
+    _legend(top)
+    bottom.plot(t, [r["p99_ms"] if r["p99_ms"] is not None else np.nan for r in rows], "-", color="black",
+                label="p99 of HAProxy's total time, ms")
+    bottom.set_yscale("log")
+    bottom.set_ylabel("ms (log)")
+    bottom.set_xlabel("seconds since the first step started")
+    _legend(bottom)
+    _mark(analysis["drop_s"], "load falls", (top, bottom), "tab:blue")
+    if back is not None:
+        _mark(analysis["drop_s"] + back, "recovered", (top, bottom), "tab:green")
+    return save(fig, path)
+
+
+def failover(analysis: dict, path: Path) -> Path:
+    """bench-failover, second by second (HAProxy's request log): answers by node, failed requests, the 99th
+    percentile of HAProxy's time, and the moments: fault, DOWN, restart, UP, first answer."""
+    rows = analysis["per_second"]
+    t = np.arange(len(rows)) + 0.5
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
+    fig.suptitle(f"failover: {analysis['fault']} {analysis['node']} at {analysis['rate_rps']:g}/s — "
+                 f"{analysis['failed']} failed, detection "
+                 + (f"{analysis['detection_s']:.2f} s" if analysis["detection_s"] is not None else "never"))
+    below = np.zeros(len(rows))
+    for node in NODES:
+        counts = np.array([r["by_server"].get(node, 0) for r in rows], dtype=float)
+        top.bar(t, counts, bottom=below, width=1.0, color=NODE_COLOURS[node], label=f"answered by {node}")
+        below += counts
+    top.bar(t, [r["failed"] for r in rows], bottom=below, width=1.0, color="tab:red", label="failed")
+    top.set_ylabel("requests ended in each second")
+    _legend(top)
+    bottom.plot(t, [r["p99_ms"] if r["p99_ms"] is not None else np.nan for r in rows], "-", color="black",
+                label="p99 of HAProxy's total time, ms")
+    bottom.set_yscale("log")
+    bottom.set_ylabel("ms (log)")
+    bottom.set_xlabel("seconds since the failover step started")
+    _legend(bottom)
+    for key, text, colour in (("fault_s", analysis["fault"], "tab:red"), ("detected_s", "DOWN", "tab:orange"),
+                              ("recovered_s", "restart" if analysis["fault"] == "kill" else "thaw", "tab:green"),
+                              ("up_s", "UP", "tab:olive"), ("first_answer_s", "first answer", "tab:cyan")):
+        if analysis.get(key) is not None:
+            _mark(analysis[key], text, (top, bottom), colour)
     return save(fig, path)
 
 

@@ -13,6 +13,7 @@ import fcntl
 import hashlib
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,10 +53,13 @@ def history_line(run: dict, summary: dict) -> dict:
 def append(path: Path, line: dict) -> None:
     """One whole line, under an exclusive lock: two runs ending together cannot interleave their lines."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as out:
+    with path.open("a+b") as out:
         fcntl.flock(out.fileno(), fcntl.LOCK_EX)
         try:
-            out.write(json.dumps(line, sort_keys=True) + "\n")
+            # A line torn by a crash has no newline: end it, or this line would be glued to it and lost too.
+            size = out.seek(0, os.SEEK_END)
+            torn = size > 0 and os.pread(out.fileno(), 1, size - 1) != b"\n"
+            out.write((b"\n" if torn else b"") + (json.dumps(line, sort_keys=True) + "\n").encode())
             out.flush()
             os.fsync(out.fileno())
         finally:
@@ -63,15 +67,22 @@ def append(path: Path, line: dict) -> None:
 
 
 def read(path: Path) -> list[dict]:
-    """The lines that parse (a torn last line from a crash is skipped, not fatal)."""
+    """The lines that parse; a damaged one (torn by a crash, edited by hand) is reported and skipped."""
     if not path.exists():
         return []
     lines = []
-    for text in path.read_text().splitlines():
-        try:
-            lines.append(json.loads(text))
-        except ValueError:
+    for number, text in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        if not text.strip():
             continue
+        try:
+            line = json.loads(text)
+        except ValueError:
+            line = None
+        if not isinstance(line, dict):
+            print(f"capbench: warning: {path} line {number} is damaged (not a JSON object), skipped: "
+                  f"{text[:80]!r}", file=sys.stderr)
+            continue
+        lines.append(line)
     return lines
 
 

@@ -45,6 +45,7 @@ settings_of() {
         lb)
             # The nodes' addresses are fixed on VMs (haproxy.cfg reads them once from /etc/hosts).
             echo "LB_FIXED_ADDRESSES=1"
+            echo "LB_LOG_REQUESTS=${LB_LOG_REQUESTS:-0}"
             for key in LB_BALANCE NODE1_WEIGHT NODE2_WEIGHT NODE3_WEIGHT NODE1_MAXCONN NODE2_MAXCONN NODE3_MAXCONN \
                 STATS_USER STATS_PASSWORD; do
                 echo "$key=${!key}"

@@ -18,10 +18,11 @@ def test_every_profile_renders_a_valid_compose_file(profile):
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-@pytest.mark.parametrize("balance", ["roundrobin", "leastconn"])
-def test_rendered_haproxy_config_passes_haproxy_check(profile, balance):
+@pytest.mark.parametrize("balance, log_requests", [("roundrobin", "0"), ("leastconn", "0"), ("roundrobin", "1")])
+def test_rendered_haproxy_config_passes_haproxy_check(profile, balance, log_requests):
     done = compose("run", "--rm", "--no-deps", "-T", "--entrypoint", "haproxy", "lb",
-                   "-c", "-f", "/etc/haproxy/haproxy.cfg", env={"PROFILE": profile, "LB_BALANCE": balance})
+                   "-c", "-f", "/etc/haproxy/haproxy.cfg",
+                   env={"PROFILE": profile, "LB_BALANCE": balance, "LB_LOG_REQUESTS": log_requests})
     assert "Configuration file is valid" in done.stdout + done.stderr
 
 
@@ -63,6 +64,7 @@ def test_small_profile_fits_our_two_core_hosts():
     ({"NODE3_WEIGHT": "0"}, "NODE3_WEIGHT='0' is not allowed: use an integer from 1 to 256"),
     ({"NODE1_MAXCONN": "-5"}, "NODE1_MAXCONN='-5' is not allowed: use an integer from 0 to 100000"),
     ({"LB_BALANCE": "random"}, "LB_BALANCE='random' is not allowed: use one of roundrobin leastconn"),
+    ({"LB_LOG_REQUESTS": "yes"}, "LB_LOG_REQUESTS='yes' is not allowed: use one of 0 1"),
     ({"STATS_PORT": "70000"}, "STATS_PORT='70000' is not allowed: use an integer from 0 to 65535"),
     ({"BENCH_NET_PREFIX": "10.89"},
      "BENCH_NET_PREFIX='10.89' is not allowed: use the first three numbers of a free IPv4 /24 network"),

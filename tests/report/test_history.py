@@ -73,12 +73,22 @@ def test_a_change_beyond_the_repeat_spread_is_significant_and_one_within_it_is_n
     assert close.significant is False
 
 
-def test_a_torn_last_line_is_skipped(tmp_path):
+def test_a_torn_line_is_reported_and_skipped_and_the_next_append_stays_whole(tmp_path, capsys):
     path = tmp_path / "history.jsonl"
     history.append(path, {"run_id": "whole"})
     with path.open("a") as f:
-        f.write('{"run_id": "tor')
+        f.write('{"run_id": "tor')  # a crash in the middle of a write
     assert [line["run_id"] for line in history.read(path)] == ["whole"]
+    assert f"{path} line 2 is damaged" in capsys.readouterr().err
+    history.append(path, {"run_id": "after"})  # not glued to the torn line
+    assert [line["run_id"] for line in history.read(path)] == ["whole", "after"]
+
+
+def test_lines_damaged_by_hand_are_skipped_not_fatal(tmp_path, capsys):
+    path = tmp_path / "history.jsonl"
+    path.write_text('{"run_id": "a"}\n[1, 2]\nnot json at all\n\x00\x00\n\n{"run_id": "b"}\n')
+    assert [line["run_id"] for line in history.read(path)] == ["a", "b"]
+    assert capsys.readouterr().err.count("is damaged") == 3
 
 
 def test_make_compare_prints_each_change_and_its_verdict(tmp_path, monkeypatch, capsys):

@@ -1,0 +1,176 @@
+"""make bench-failover: a node dies (or freezes) under load, and comes back.
+
+The cluster runs one constant-rate step of FAILOVER_S seconds at a rate the other two nodes can carry (half
+their capacity, measured first unless FAILOVER_RATE is given). FAULT_AT_S seconds in, FAULT_NODE is killed or
+frozen (load/faults.py); FAULT_FOR_S seconds later it is started again or thawed. HAProxy logs every request
+meanwhile (LB_LOG_REQUESTS=1, load/lblog.py), and its state changes say when it noticed. From these:
+
+  detection   time from the fault to HAProxy marking the node DOWN (goal: at most 2 s)
+  failures    each failed request, by kind (HTTP status, who ended it in which phase), by node and by when it
+              was accepted: in flight on the node at the fault, sent to it before HAProxy noticed, or after
+              (goals: no more failures than requests in flight at the fault; none accepted after detection)
+  recovery    time from the restart to HAProxy marking it UP, and to its first answered request
+
+The generator's own count of failures (the step record) is kept beside HAProxy's."""
+from __future__ import annotations
+
+import gzip
+import threading
+import time
+from collections import Counter
+
+from load import faults, lblog, loadhost
+
+DETECTION_GOAL_S = 2.0
+BACK_TIMEOUT_S = 180  # after the step, how long the node may take to pass its checks again
+
+
+class FaultSchedule(threading.Thread):
+    """Injects the fault `at_s` seconds after start() and recovers `for_s` seconds later; a cancel (an
+    interrupted step) recovers at once whatever was injected."""
+
+    def __init__(self, node: str, fault: str, at_s: float, for_s: float):
+        super().__init__(daemon=True, name="fault-schedule")
+        self.node, self.fault, self.at_s, self.for_s = node, fault, at_s, for_s
+        self.injected_at: float | None = None
+        self.recovered_at: float | None = None
+        self.injected: faults.Done | None = None
+        self.recovered: faults.Done | None = None
+        self.error: Exception | None = None
+        self._cancel = threading.Event()
+        self._lock = threading.Lock()
+
+    def run(self) -> None:
+        try:
+            if self._cancel.wait(self.at_s):
+                return
+            with self._lock:
+                self.injected = faults.inject(self.node, self.fault)
+                self.injected_at = self.injected.at
+            if self._cancel.wait(self.for_s):
+                return
+            self._recover()
+        except Exception as problem:  # reported by the bench after the step; the node is recovered there
+            self.error = problem
+
+    def _recover(self) -> None:
+        with self._lock:
+            if self.injected_at is not None and self.recovered_at is None:
+                self.recovered_at = time.time()  # until the recovery says when it took effect
+                self.recovered = faults.recover(self.node, self.fault)
+                self.recovered_at = self.recovered.at
+
+    def finish(self) -> None:
+        """Stops the schedule; a node left dead or frozen is brought back."""
+        self._cancel.set()
+        self.join(timeout=120)
+        self._recover()
+
+
+def analyze(requests: list[lblog.Request], changes: list[lblog.StateChange], node: str, fault_at: float,
+            recovered_at: float | None, start: float, end: float) -> dict:
+    """The failover's figures from HAProxy's request log and state changes; times in seconds from `start`."""
+    def rel(t: float | None) -> float | None:
+        return round(t - start, 3) if t is not None else None
+
+    down = next((c.at for c in changes if c.server == node and c.state == "DOWN" and c.at >= fault_at), None)
+    up = next((c.at for c in changes if c.server == node and c.state == "UP" and recovered_at is not None
+               and c.at >= recovered_at), None)
+    in_flight = [r for r in requests if r.server == node and r.accept <= fault_at < r.end]
+    failed = [r for r in requests if r.failed]
+
+    def accepted(r: lblog.Request) -> str:
+        if r.accept < fault_at:
+            return "before the fault"
+        if down is None or r.accept < down:
+            return "between the fault and its detection"
+        return "after detection"
+    first_answer = min((r.end for r in requests if r.server == node and not r.failed and recovered_at is not None
+                        and r.accept >= recovered_at), default=None)
+    detection = round(down - fault_at, 3) if down is not None else None
+    after_detection = sum(1 for r in failed if accepted(r) == "after detection")
+    return {
+        "fault_s": rel(fault_at), "detected_s": rel(down), "recovered_s": rel(recovered_at), "up_s": rel(up),
+        "first_answer_s": rel(first_answer),
+        "detection_s": detection,
+        "time_to_up_s": round(up - recovered_at, 3) if up is not None and recovered_at is not None else None,
+        "time_to_traffic_s": round(first_answer - recovered_at, 3)
+        if first_answer is not None and recovered_at is not None else None,
+        "requests": len(requests), "in_flight_at_fault": len(in_flight), "failed": len(failed),
+        "failed_by_kind": dict(Counter(f"{r.kind} ({r.server})" for r in failed).most_common()),
+        "failed_by_when": dict(Counter(accepted(r) for r in failed)),
+        "failed_times_s": [rel(r.end) for r in failed][:2000],
+        "redispatched": sum(1 for r in requests if r.redispatched),
+        "goals": {"detection within 2 s": detection is not None and detection <= DETECTION_GOAL_S,
+                  "failures no more than in flight at the fault": len(failed) <= len(in_flight),
+                  "no failure accepted after detection": down is not None and after_detection == 0},
+        "per_second": lblog.per_second(requests, start, end),
+    }
+
+
+def run(bench) -> dict:
+    """The bench-failover body (load/bench.py's Bench): returns the analysis, also kept in failover.json."""
+    s = bench.settings
+    node = s.fault_node
+    rate = s.failover_rate
+    if rate is None:
+        label = f"without {node}"
+        bench.search(label, repeats=1)
+        capacity = bench.capacity(label)
+        if not capacity:
+            raise loadhost.ClusterError(f"no capacity was found for the nodes other than {node}, so no rate "
+                                        "they can carry is known: give FAILOVER_RATE=")
+        rate = round(capacity * s.failover_load_pct / 100, 1)
+        bench.say(f"failover at {rate:g}/s: {s.failover_load_pct:g} % of {capacity:g}/s, what the nodes other "
+                  f"than {node} carry")
+    bench.say("balancer: re-creating it with a log of every request (LB_LOG_REQUESTS=1)")
+    bench.with_monitoring_paused(lambda: loadhost.recreate_balancer({"LB_LOG_REQUESTS": "1"}))
+    try:
+        return _failover_step(bench, node, rate)
+    finally:
+        bench.say("balancer: back without the request log")
+        bench.with_monitoring_paused(lambda: loadhost.recreate_balancer({"LB_LOG_REQUESTS": "0"}))
+
+
+def _failover_step(bench, node: str, rate: float) -> dict:
+    s = bench.settings
+    bench.label = "failover"
+    loadhost.set_rotation(loadhost.NODES)
+    loadhost.wait_until_up(loadhost.NODES)
+    bench.measure("cluster", 0, rate, "warmup", duration_s=max(s.warmup_s, bench.driver.min_step_s))
+    bench.say(f"failover: {s.fault} {node} {s.fault_at_s} s into a {s.failover_s} s step at {rate:g}/s, "
+              f"back {s.fault_for_s} s later")
+    schedule = FaultSchedule(node, s.fault, s.fault_at_s, s.fault_for_s)
+    schedule.start()
+    try:
+        record = bench.measure("cluster", 1, rate, "failover", duration_s=s.failover_s)
+    finally:
+        schedule.finish()
+    if schedule.error is not None:
+        raise loadhost.ClusterError(f"the fault could not be done or undone: {schedule.error}")
+    loadhost.wait_until_up((node,), BACK_TIMEOUT_S)
+    ring = lblog.read_ring(lblog.REQUESTS_RING)
+    (bench.paths.root / "raw").mkdir(exist_ok=True)
+    (bench.paths.root / "raw" / "lb-requests.log.gz").write_bytes(gzip.compress(ring.encode()))
+    result = record.result
+    start, end = result.start_epoch, result.end_epoch
+    requests = [r for r in lblog.parse_requests(ring) if start - 1 <= r.accept <= end]
+    if schedule.injected_at is None:
+        raise loadhost.ClusterError(f"the step ended before the fault was due ({s.fault_at_s} s in)")
+    analysis = analyze(requests, lblog.state_changes(start - 1), node, schedule.injected_at,
+                       schedule.recovered_at, start, end + s.timeout_s)
+    analysis.update({"fault": s.fault, "node": node, "rate_rps": rate, "step": record.step,
+                     "fault_time": {"source": schedule.injected.source,
+                                    "uncertainty_s": schedule.injected.uncertainty_s},
+                     "generator": {"failures": result.failures, "errors": result.errors,
+                                   "responses": result.responses}})
+    bench.say(summary_line(analysis))
+    return analysis
+
+
+def summary_line(a: dict) -> str:
+    detection = f"{a['detection_s']:.2f} s" if a["detection_s"] is not None else "never"
+    back = f"{a['time_to_traffic_s']:.1f} s" if a["time_to_traffic_s"] is not None else "no answer seen"
+    return (f"failover: {a['fault']} {a['node']}: detected in {detection}; {a['failed']} failed "
+            f"({a['in_flight_at_fault']} in flight at the fault), by when accepted: "
+            f"{a['failed_by_when'] or 'none'}; back in traffic {back} after the restart")

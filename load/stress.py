@@ -1,0 +1,130 @@
+"""make bench-stress: overload, and the way back (the study's figure 5: throughput dips past saturation and
+comes back when the load falls).
+
+STRESS_TARGET (the cluster, or one node) runs three constant-rate steps back to back, with no pause and no
+draining between them: STRESS_LOW × its capacity (measured first unless STRESS_CAPACITY is given) for
+STRESS_BASE_S seconds, STRESS_HIGH × for STRESS_OVER_S, then STRESS_LOW × again for STRESS_RECOVER_S. HAProxy
+logs every request meanwhile (LB_LOG_REQUESTS=1, load/lblog.py), so the run has, second by second, what was
+answered, what failed and how slowly. From these:
+
+  overload    answered per second while overloaded (mean and lowest) against the capacity and the offered rate;
+              the failures of each step by kind (the generator's and HAProxy's)
+  recovery    from the moment the load fell, the time until RECOVERED_FOR_S seconds in a row have no failure,
+              answer at least RECOVERED_ACHIEVED of the offered rate and keep HAProxy's p99 within the SLO"""
+from __future__ import annotations
+
+import gzip
+from collections import Counter
+
+from load import lblog, loadhost
+
+RECOVERED_FOR_S = 5
+RECOVERED_ACHIEVED = 0.9
+PHASES = ("before", "overload", "recovery")
+
+
+def recovery_time(rows: list[dict], drop_s: float, low_rate: float, p99_slo_ms: float) -> float | None:
+    """Seconds from the drop to the first second of RECOVERED_FOR_S healthy seconds in a row (None: never)."""
+    healthy_since = None
+    for row in rows:
+        if row["t"] < int(drop_s):
+            continue
+        healthy = (row["failed"] == 0 and row["ok"] >= RECOVERED_ACHIEVED * low_rate
+                   and row["p99_ms"] is not None and row["p99_ms"] <= p99_slo_ms)
+        if not healthy:
+            healthy_since = None
+            continue
+        healthy_since = row["t"] if healthy_since is None else healthy_since
+        if row["t"] - healthy_since + 1 >= RECOVERED_FOR_S:
+            return round(max(healthy_since - drop_s, 0.0), 1)
+    return None
+
+
+def analyze(requests: list[lblog.Request], windows: dict[str, tuple[float, float]], rates: dict[str, float],
+            capacity: float, p99_slo_ms: float) -> dict:
+    """windows: each phase's (start, end) epochs; rates: each phase's offered rate."""
+    start = windows["before"][0]
+    end = windows["recovery"][1]
+    rows = lblog.per_second(requests, start, end)
+    over_start, over_end = (t - start for t in windows["overload"])
+    during = [r["ok"] for r in rows if over_start + 1 <= r["t"] < over_end - 1]  # whole seconds inside
+    drop_s = windows["recovery"][0] - start
+    phase_of = {}
+    for phase, (a, b) in windows.items():
+        for r in requests:
+            if a <= r.accept < b:
+                phase_of[id(r)] = phase
+    failed = [r for r in requests if r.failed]
+    return {
+        "capacity_rps": capacity, "rates_rps": rates,
+        "phases_s": {phase: [round(a - start, 3), round(b - start, 3)] for phase, (a, b) in windows.items()},
+        "overload_answered_mean_rps": round(sum(during) / len(during), 1) if during else None,
+        "overload_answered_min_rps": min(during) if during else None,
+        "overload_over_capacity": round(sum(during) / len(during) / capacity, 3) if during and capacity else None,
+        "failed": len(failed),
+        "failed_by_phase": {phase: sum(1 for r in failed if phase_of.get(id(r)) == phase) for phase in PHASES},
+        "failed_by_kind": dict(Counter(r.kind for r in failed).most_common()),
+        "drop_s": round(drop_s, 3),
+        "time_to_recover_s": recovery_time(rows, drop_s, rates["recovery"], p99_slo_ms),
+        "recovered_means": f"{RECOVERED_FOR_S} s in a row with no failure, at least "
+                           f"{RECOVERED_ACHIEVED:.0%} of the offered rate answered and HAProxy's p99 ≤ "
+                           f"{p99_slo_ms:g} ms",
+        "per_second": rows,
+    }
+
+
+def run(bench) -> dict:
+    """The bench-stress body (load/bench.py's Bench): returns the analysis, also kept in stress.json."""
+    s = bench.settings
+    target = s.stress_target
+    capacity = s.stress_capacity
+    if capacity is None:
+        bench.search(target, repeats=1)
+        capacity = bench.capacity(target)
+        if not capacity:
+            raise loadhost.ClusterError(f"no capacity was found for {target}: give STRESS_CAPACITY=")
+    rates = {"before": round(capacity * s.stress_low, 1), "overload": round(capacity * s.stress_high, 1),
+             "recovery": round(capacity * s.stress_low, 1)}
+    bench.say(f"stress on {target} (capacity {capacity:g}/s): {rates['before']:g}/s for {s.stress_base_s} s, "
+              f"{rates['overload']:g}/s for {s.stress_over_s} s, {rates['recovery']:g}/s for {s.stress_recover_s} s")
+    bench.say("balancer: re-creating it with a log of every request (LB_LOG_REQUESTS=1)")
+    bench.with_monitoring_paused(lambda: loadhost.recreate_balancer({"LB_LOG_REQUESTS": "1"}))
+    try:
+        return _stress_steps(bench, target, capacity, rates)
+    finally:
+        bench.say("balancer: back without the request log")
+        bench.with_monitoring_paused(lambda: loadhost.recreate_balancer({"LB_LOG_REQUESTS": "0"}))
+
+
+def _stress_steps(bench, target: str, capacity: float, rates: dict[str, float]) -> dict:
+    s = bench.settings
+    bench.label = "stress"
+    bench.route(target)
+    durations = {"before": s.stress_base_s, "overload": s.stress_over_s, "recovery": s.stress_recover_s}
+    windows, records = {}, {}
+    for phase in PHASES:
+        record = bench.measure(target, 1, rates[phase], phase, duration_s=durations[phase], settle=False)
+        windows[phase] = (record.result.start_epoch, record.result.end_epoch)
+        records[phase] = record
+    ring = lblog.read_ring(lblog.REQUESTS_RING)
+    (bench.paths.root / "raw").mkdir(exist_ok=True)
+    (bench.paths.root / "raw" / "lb-requests.log.gz").write_bytes(gzip.compress(ring.encode()))
+    start, end = windows["before"][0], windows["recovery"][1]
+    requests = [r for r in lblog.parse_requests(ring) if start <= r.accept <= end]
+    if not requests or requests[0].accept > start + 1:
+        bench.say("warning: HAProxy's request ring did not hold the whole run (its oldest lines were overwritten)")
+    analysis = analyze(requests, windows, rates, capacity, s.slo.p99_ms)
+    analysis.update({"target": target, "generator": {
+        phase: {"achieved_rps": round(r.result.achieved_rps, 1), "failures": r.result.failures,
+                "errors": r.result.errors, "p99_ms": r.result.latency_ms.get("p99")} for phase, r in records.items()}})
+    bench.say(summary_line(analysis))
+    return analysis
+
+
+def summary_line(a: dict) -> str:
+    back = f"{a['time_to_recover_s']:g} s" if a["time_to_recover_s"] is not None else "not within the step"
+    over = (f"{a['overload_answered_mean_rps']:g}/s answered on average (lowest second "
+            f"{a['overload_answered_min_rps']}/s)" if a["overload_answered_mean_rps"] is not None else "no whole second")
+    return (f"stress: overload at {a['rates_rps']['overload']:g}/s: {over} against a capacity of "
+            f"{a['capacity_rps']:g}/s; {a['failed']} failed ({a['failed_by_phase']}); recovered {back} after the "
+            f"load fell")

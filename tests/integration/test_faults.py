@@ -1,0 +1,116 @@
+"""Faults and overload for real, on the real cluster (project capbench-it): bench-failover kills node1 under
+load and brings it back; the freeze variant; bench-stress overloads the cluster and watches it recover; a node
+killed by hand during a bench leaves the run complete with the event recorded. Figures are what our machine
+gives; the tests check that they were measured and said, and the goals that hold by construction of the
+balancer (no failure accepted after detection)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, compose, run
+
+ENV = {"COMPOSE_PROJECT_NAME": "capbench-it", "STATS_PORT": "0", "BENCH_NET_PREFIX": "10.89.1",
+       "BACKEND": "compose", "QUICK": "1", "LOADGEN": "oha"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster():
+    yield
+    compose("down", "--remove-orphans", "--timeout", "10", env=ENV, timeout=180, check=False)
+
+
+def only_run(results: Path) -> Path:
+    runs = [p for p in results.iterdir() if p.is_dir()]
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+def bench(kind: str, results: Path, **env: str) -> tuple[subprocess.CompletedProcess, Path, dict]:
+    done = run(["make", "--no-print-directory", f"bench-{kind}"], env={**ENV, "RESULTS_DIR": str(results), **env},
+               timeout=1500)
+    run_dir = only_run(results)
+    return done, run_dir, json.loads((run_dir / "summary.json").read_text())
+
+
+def lb_requests_logging() -> str:
+    return compose("exec", "-T", "lb", "sh", "-c", "echo $LB_LOG_REQUESTS", env=ENV).stdout.strip()
+
+
+def test_failover_kill_is_detected_and_the_node_comes_back(tmp_path):
+    done, run_dir, summary = bench("failover", tmp_path, FAILOVER_RATE="150", MONITOR="off")
+    result = summary["failover"]
+    assert summary["status"] == "complete"
+    assert result["fault"] == "kill" and result["node"] == "node1"
+    assert result["fault_time"]["source"] == "Docker's kill event"
+    assert 0 < result["detection_s"] < 10, result
+    assert result["time_to_up_s"] is not None and result["time_to_traffic_s"] is not None, result
+    # Redispatch holds by construction: nothing sent after HAProxy marked it down failed.
+    assert result["goals"]["no failure accepted after detection"], result
+    assert result["requests"] > 0.8 * 150 * 60
+    assert [e["state"] for e in summary["lb_events"] if e["node"] == "node1"][:2] == ["DOWN", "UP"]
+    assert "failover: kill node1: detected in" in done.stdout
+    assert (run_dir / "failover.json").exists() and (run_dir / "raw" / "lb-requests.log.gz").exists()
+    html = (run_dir / "report.html").read_text()
+    assert "Failover: kill node1" in html and "failover.png" in html
+    # The balancer is back without its request log, every node up and in rotation.
+    assert lb_requests_logging() == "0"
+    assert "node1" in compose("ps", "--status", "running", "--services", env=ENV).stdout.split()
+
+
+def test_failover_freeze_is_detected_and_thawed(tmp_path):
+    _, _, summary = bench("failover", tmp_path, FAULT="freeze", FAULT_NODE="node2", FAILOVER_RATE="150",
+                          MONITOR="off")
+    result = summary["failover"]
+    assert summary["status"] == "complete" and result["fault"] == "freeze" and result["node"] == "node2"
+    assert result["fault_time"]["source"] == "Docker's pause event"
+    assert 0 < result["detection_s"] < 10, result
+    assert result["time_to_up_s"] is not None, result
+    assert compose("ps", "--format", "{{.Service}} {{.State}}", env=ENV).stdout.count("paused") == 0
+
+
+def test_stress_overloads_and_the_run_says_how_it_recovered(tmp_path):
+    done, run_dir, summary = bench("stress", tmp_path, STRESS_CAPACITY="300", STRESS_OVER_S="20", MONITOR="off")
+    result = summary["stress"]
+    assert summary["status"] == "complete"
+    assert result["rates_rps"] == {"before": 150.0, "overload": 600.0, "recovery": 150.0}
+    assert [r["phase"] for r in map(json.loads, (run_dir / "steps.jsonl").read_text().splitlines())] == \
+        ["before", "overload", "recovery"]
+    assert result["overload_answered_mean_rps"] > 0
+    assert set(result["failed_by_phase"]) == {"before", "overload", "recovery"}
+    assert "stress: overload at 600/s" in done.stdout and "recovered" in done.stdout
+    assert "Overload: cluster at 600.0/s" in (run_dir / "report.html").read_text()
+    assert lb_requests_logging() == "0"
+
+
+def test_a_node_killed_during_a_bench_is_recorded_and_the_run_completes(tmp_path):
+    env = {**os.environ, **ENV, "RESULTS_DIR": str(tmp_path)}
+    subprocess.run([str(ROOT / "cluster" / "up.sh")], cwd=ROOT, env=env, check=True, capture_output=True,
+                   timeout=600)
+    bench_run = subprocess.Popen([sys.executable, "-m", "load.bench", "single"], cwd=ROOT, env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            runs = [p for p in tmp_path.iterdir() if (p / "steps.jsonl").exists()]
+            if runs and len((runs[0] / "steps.jsonl").read_text().splitlines()) >= 3:
+                break
+            time.sleep(0.5)
+        compose("kill", "--signal", "SIGKILL", "node1", env=ENV)
+        output, _ = bench_run.communicate(timeout=900)
+    finally:
+        bench_run.kill()
+        compose("start", "node1", env=ENV, timeout=300)
+    assert bench_run.returncode == 0, output
+    summary = json.loads((only_run(tmp_path) / "summary.json").read_text())
+    assert summary["status"] == "complete"
+    assert any(e["node"] == "node1" and e["state"] == "DOWN" for e in summary["lb_events"]), summary["lb_events"]
+    assert "node1 went DOWN" in summary["disturbed"]["node1"][0]
+    assert "warning: node1's steps ran while node1 went DOWN" in output
+    assert "node1 DOWN at +" in (only_run(tmp_path) / "report.html").read_text()
