@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import re
@@ -43,7 +44,7 @@ from load.drivers.wrk2 import LOADHOST_BINARY, Wrk2Driver
 from load.results import RunPaths, append_jsonl, git_sha, new_run, read_jsonl, results_dir, write_json, write_jsonl
 from load.scenario import connections_for, target_url, user_ids
 from load.search import find_capacity
-from load.settings import BenchSettings, SettingsError, check_for_driver, load_settings, read_env_file
+from load.settings import MAX_CONNECTIONS, BenchSettings, SettingsError, check_for_driver, load_settings, read_env_file
 from load.step import StepRecord, judge
 from load import failover, lblog, runlock, stress, threaddump
 from metrics import export
@@ -264,12 +265,14 @@ class Bench:
     # -- steps ----------------------------------------------------------------------------------------------
     def measure(self, target: str, repeat: int, rate: float, phase: str, url: str | None = None,
                 duration_s: int | None = None, closed_connections: int | None = None,
-                settle: bool = True) -> StepRecord:
+                settle: bool = True, stuck_s: float = 0) -> StepRecord:
         """One step at `rate`, or with closed_connections: a closed loop of that many (rate 0). settle=False:
-        the next step follows at once, on what this one left queued (bench-stress's overload and recovery)."""
+        the next step follows at once, on what this one left queued (bench-stress's overload and recovery).
+        stuck_s: the generator gets rate × stuck_s connections more, for requests a fault will hold that long
+        (a frozen node's): its users are independent, so theirs must not wait for a free connection."""
         s = self.settings
         self.step_number += 1
-        connections = closed_connections or connections_for(rate, s)
+        connections = closed_connections or min(MAX_CONNECTIONS, connections_for(rate, s) + math.ceil(rate * stuck_s))
         single = url is not None or s.scenario == "single"
         plan = StepPlan(url=url or target_url("lb", s), rate=rate, duration_s=duration_s or s.step_s,
                         connections=connections, threads=s.threads, timeout_s=s.timeout_s,

@@ -143,7 +143,10 @@ def _failover_step(bench, node: str, rate: float) -> dict:
     schedule = FaultSchedule(node, s.fault, s.fault_at_s, s.fault_for_s)
     schedule.start()
     try:
-        record = bench.measure("cluster", 1, rate, "failover", duration_s=s.failover_s)
+        # Until HAProxy marks it down, a frozen (or unreachable) node holds what it was sent: up to the 30 s of
+        # its server timeout, or until it is thawed.
+        record = bench.measure("cluster", 1, rate, "failover", duration_s=s.failover_s,
+                               stuck_s=DETECTION_GOAL_S + 1)
     finally:
         schedule.finish()
     if schedule.error is not None:
@@ -171,6 +174,7 @@ def _failover_step(bench, node: str, rate: float) -> dict:
 def summary_line(a: dict) -> str:
     detection = f"{a['detection_s']:.2f} s" if a["detection_s"] is not None else "never"
     back = f"{a['time_to_traffic_s']:.1f} s" if a["time_to_traffic_s"] is not None else "no answer seen"
+    again = "restart" if a["fault"] == "kill" else "thaw"
     return (f"failover: {a['fault']} {a['node']}: detected in {detection}; {a['failed']} failed "
             f"({a['in_flight_at_fault']} in flight at the fault), by when accepted: "
-            f"{a['failed_by_when'] or 'none'}; back in traffic {back} after the restart")
+            f"{a['failed_by_when'] or 'none'}; back in traffic {back} after the {again}")

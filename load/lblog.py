@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from load import loadhost
+from load.step import SLOW_MS
 
 EVENTS_RING = "events"
 REQUESTS_RING = "requests"
@@ -49,17 +50,22 @@ class Request:
 
     @property
     def failed(self) -> bool:
-        return self.status < 200 or self.status >= 500 or self.termination[:2] != "--"
+        """As the study and the SLO count it: an error status, a session ended abnormally, or an answer
+        slower than 5 s."""
+        return (self.status < 200 or self.status >= 400 or self.termination[:2] != "--"
+                or self.total_ms > SLOW_MS)
 
     @property
     def kind(self) -> str:
-        """How it failed, in words: the status, and who ended it in which phase when HAProxy says so."""
+        """How it failed, in words: the status, who ended it in which phase when HAProxy says so, slowness."""
         if not self.failed:
             return "ok"
         parts = [f"HTTP {self.status}" if self.status > 0 else "no response"]
         if self.termination[:2] != "--":
             ended, phase = self.termination[0], self.termination[1]
             parts.append(f"{ENDED_BY.get(ended, ended)} while {PHASE.get(phase, phase)}".strip())
+        if self.total_ms > SLOW_MS:
+            parts.append(f"slower than {SLOW_MS / 1000:g} s")
         return ", ".join(parts)
 
 

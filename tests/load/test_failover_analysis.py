@@ -41,8 +41,14 @@ def test_request_lines_are_read_and_failures_named():
     assert requests[1].end == pytest.approx(T0 + 2.003)
 
 
+def test_an_answer_slower_than_5_s_counts_as_failed_as_in_the_study():
+    slow, fast = lblog.parse_requests("\n".join([req(1.0, "node1", 200, "----", 5001), req(2.0, "node1", 200, "----", 4999)]))
+    assert slow.failed and slow.kind == "HTTP 200, slower than 5 s"
+    assert not fast.failed
+
+
 def test_a_client_that_gave_up_counts_as_failed_even_with_a_status():
-    (request,) = lblog.parse_requests(req(1.0, "node1", 200, "CD--", 9000))
+    (request,) = lblog.parse_requests(req(1.0, "node1", 200, "CD--", 3000))
     assert request.failed and request.kind == "HTTP 200, client aborted while receiving the response"
 
 
