@@ -205,6 +205,10 @@ def _mmss(seconds: float) -> str:
     return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
 
 
+class NodeDown(RuntimeError):
+    """A node of the target being searched went down: the search's steps no longer measure the target."""
+
+
 class Bench:
     def __init__(self, kind: str, settings: BenchSettings, driver, wrk2_local: Path | None, run_id: str,
                  paths: RunPaths):
@@ -382,14 +386,31 @@ class Bench:
             previous = [x["capacity_rps"] for x in done if x["capacity_rps"]]
             guess = previous[-1] if previous else estimate
             start = max(s.start_rate, round(guess / s.growth, 1)) if guess else s.start_rate
-            outcome = find_capacity(lambda rate, phase: self.measure(target, repeat, rate, phase), start,
-                                    s.growth, s.precision_pct, s.max_steps)
+            try:
+                outcome = find_capacity(lambda rate, phase: self.search_step(target, repeat, rate, phase), start,
+                                        s.growth, s.precision_pct, s.max_steps)
+            except NodeDown as down:  # the search's steps no longer measure the target: end it, go on
+                done.append({"repeat": repeat, "start_rps": start, "status": "node-down", "capacity_rps": None,
+                             "reason": str(down)})
+                self.progress.search_done()
+                say(f"warning: {label}'s search ended: {down}")
+                return
             done.append({"repeat": repeat, "start_rps": start, **outcome.as_dict()})
             self.progress.search_done()
             capacity = f"{outcome.capacity:g}/s" if outcome.capacity else "none"
             say(f"{label} capacity {capacity} ({outcome.status}: {outcome.reason})")
             for warning in outcome.warnings:
                 say(f"warning: {label}: {warning}")
+
+    def search_step(self, target: str, repeat: int, rate: float, phase: str) -> StepRecord:
+        """A search's step; a failed one whose target lost a node (HAProxy holds it DOWN) ends the search."""
+        record = self.measure(target, repeat, rate, phase)
+        if not record.passed:
+            down = [node for node in IN_ROTATION[target] if node not in loadhost.nodes_up()]
+            if down:
+                raise NodeDown(f"{', '.join(down)} went down (HAProxy's health checks) during step "
+                               f"{record.step}")
+        return record
 
     def cluster(self) -> None:
         """Each node alone, then the cluster under the balancing WEIGHTS asks for."""

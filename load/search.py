@@ -102,15 +102,16 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
             warnings.append(f"{round(rate, 1):g}/s failed, then passed when measured again (a transient: JIT "
                             "compilation, a first GC, nodes not yet warm); the search went on above it")
             rate *= growth
-        while bracket()[0] is None:  # the first step failed: come down
-            rate = bracket()[1] / growth
-            if rate < MIN_RATE:
-                return outcome("none-passed", None, f"no rate down to {MIN_RATE:g}/s met the SLO")
-            step(rate, "search")
         confirmed: set[float] = set()
         while True:
             low, high = bracket()
-            if high / low - 1 > precision_pct / 100:
+            if low is None:  # nothing passed below the lowest failure (the first step, or a failed confirm
+                # or recheck took the last pass away: a node that died mid-search): come down
+                rate = high / growth
+                if rate < MIN_RATE:
+                    return outcome("none-passed", None, f"no rate down to {MIN_RATE:g}/s met the SLO")
+                step(rate, "search")
+            elif high / low - 1 > precision_pct / 100:
                 step((low + high) / 2, "search")
             elif low in confirmed:
                 break

@@ -124,6 +124,17 @@ def test_client_mistakes_get_400_with_a_reason_through_the_balancer(query, reaso
     assert out == f"{reason}\n 400"
 
 
+@pytest.mark.parametrize("query", [
+    "user=" + "a" * 9000,  # past Tomcat's 8 KB request header limit, within HAProxy's buffer
+    "user=" + "a" * 20000,  # past HAProxy's 16 KB buffer: it answers itself
+    "&".join(["a=1"] * 1200),  # past Tomcat's parameter count limit
+    "level=%C3%28%FF", "level=1%00", "level=%zz", "variant=v1%0d%0aX-Injected:%201",
+])
+def test_hostile_queries_through_the_balancer_get_client_errors_never_5xx(query):
+    status = from_load(f'curl -sS -o /dev/null -w "%{{http_code}}" "http://lb:8080/grind?{query}"')
+    assert status in ("400", "413", "414"), (status, query[:60])
+
+
 def test_health_and_every_variant_answer_200():
     assert from_load('curl -sS -w " %{http_code}" http://lb:8080/health') == "ok\n 200"
     for variant in ["v1", "v1-nosync", "v2", "v3"]:

@@ -112,5 +112,8 @@ def test_a_node_killed_during_a_bench_is_recorded_and_the_run_completes(tmp_path
     assert summary["status"] == "complete"
     assert any(e["node"] == "node1" and e["state"] == "DOWN" for e in summary["lb_events"]), summary["lb_events"]
     assert "node1 went DOWN" in summary["disturbed"]["node1"][0]
+    # The search stopped at the first failed step after HAProxy held node1 down (not stepping down to 1/s).
+    assert summary["targets"]["node1"]["searches"][-1]["status"] == "node-down"
+    assert "warning: node1's search ended: node1 went down" in output
     assert "warning: node1's steps ran while node1 went DOWN" in output
     assert "node1 DOWN at +" in (only_run(tmp_path) / "report.html").read_text()

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from load.search import find_capacity
+from load.search import MIN_RATE, find_capacity
 
 
 @dataclass
@@ -115,6 +115,29 @@ def test_first_step_failing_comes_down():
     outcome = find_capacity(server, start_rate=200, growth=2, precision_pct=5, max_steps=40)
     assert server.rates[:5] == [200, 200, 100, 50, 25]
     assert outcome.status == "found" and 30 * 0.95 <= outcome.capacity <= 30
+
+
+class DiesAfter(Server):
+    """A node that is killed after `alive_steps` steps: every step from then on fails."""
+
+    def __init__(self, capacity: float, alive_steps: int):
+        super().__init__(capacity)
+        self.alive_steps = alive_steps
+
+    def __call__(self, rate: float, phase: str) -> Verdict:
+        if len(self.rates) >= self.alive_steps:
+            self.rates.append(rate)
+            return Verdict(passed=False)
+        return super().__call__(rate, phase)
+
+
+@pytest.mark.parametrize("alive_steps", [2, 3, 4, 5, 6])
+def test_a_server_that_dies_mid_search_ends_it_without_a_capacity_and_without_a_crash(alive_steps):
+    # Passes grow to 50, 100 (, 200); once dead, the recheck, the confirms and every lower step fail.
+    server = DiesAfter(1000.0, alive_steps)
+    outcome = find_capacity(server, start_rate=50, growth=2, precision_pct=15, max_steps=40)
+    assert outcome.status == "none-passed" and outcome.capacity is None
+    assert min(server.rates) < 2 * MIN_RATE  # it came all the way down before giving up
 
 
 def test_nothing_passes():
