@@ -8,7 +8,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export BENCH_NET_PREFIX=${BENCH_NET_PREFIX:-${VAGRANT_BENCH_NET:-10.89.2}}
 # shellcheck source=cluster/load-settings.sh
 source "$here/../load-settings.sh"
-timeout=${UP_TIMEOUT:-300}
+# An emulated CPU (the qemu driver, where KVM cannot boot guests) starts a JVM in a 0.3-CPU quota in minutes.
+driver=${VAGRANT_LIBVIRT_DRIVER:-$(cat "$here/../../.capbench/vagrant/libvirt-driver" 2>/dev/null || echo kvm)}
+timeout=${UP_TIMEOUT:-$([ "$driver" = qemu ] && echo 1200 || echo 300)}
 vm() { "$here/vm.sh" exec "$@"; }
 say() { echo "capbench: $*" >&2; }
 

@@ -119,6 +119,19 @@ def test_server_xml_is_secure_and_every_property_is_supplied():
     assert wanted and wanted <= supplied, wanted - supplied
 
 
+def test_haproxy_runtime_api_stays_on_a_socket_and_stats_need_a_password():
+    config = (ROOT / "haproxy" / "haproxy.cfg").read_text()
+    lines = [line.split("#")[0].strip() for line in config.splitlines()]
+    sockets = [line for line in lines if line.startswith("stats socket")]
+    assert sockets == ["stats socket /run/haproxy/admin.sock mode 600 level admin"], sockets
+    # Nothing binds the runtime API or the stats to a TCP address, and the stats frontend asks for the password.
+    binds = [line for line in lines if line.startswith("bind")]
+    assert binds == ["bind :8080", "bind 127.0.0.1:8405", "bind :8404"], binds
+    stats = config[config.index("frontend stats"):]
+    assert "http-request auth realm capbench unless { http_auth(stats_users) }" in stats
+    assert "stats admin" not in config, "the stats page must stay read-only"
+
+
 def test_tunables_start_from_tomcats_own_defaults():
     values = dict(line.split("=", 1) for line in (ROOT / "tomcat-conf" / "tunables.env").read_text().splitlines()
                   if line and not line.startswith("#"))
