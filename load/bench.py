@@ -403,13 +403,16 @@ class Bench:
                 say(f"warning: {label}: {warning}")
 
     def search_step(self, target: str, repeat: int, rate: float, phase: str) -> StepRecord:
-        """A search's step; a failed one whose target lost a node (HAProxy holds it DOWN) ends the search."""
+        """A search's step; a failed one whose target lost a node ends the search: a node HAProxy still holds
+        DOWN DOWN_WAIT_S after the step. An overloaded node fails its health checks too (its /health waits
+        behind the grinding threads), and passes them again within seconds once the step's load is gone."""
         record = self.measure(target, repeat, rate, phase)
         if not record.passed:
+            loadhost.wait_until_up(IN_ROTATION[target], DOWN_WAIT_S)
             down = [node for node in IN_ROTATION[target] if node not in loadhost.nodes_up()]
             if down:
                 raise NodeDown(f"{', '.join(down)} went down (HAProxy's health checks) during step "
-                               f"{record.step}")
+                               f"{record.step} and stayed down {DOWN_WAIT_S} s")
         return record
 
     def cluster(self) -> None:
@@ -692,8 +695,10 @@ def summarize(bench: Bench, status: str, error: str | None, started: float) -> d
     summary["lb_events"] = [{**e, "t_s": round(e["epoch"] - started, 3)} for e in bench.lb_events]
     if bench.skipped:
         summary["skipped"] = bench.skipped
-    disturbed = disturbances(read_jsonl(bench.paths.steps), bench.lb_events) \
-        if bench.kind not in ("failover", "stress") else {}
+    disturbed, flaps = disturbances(read_jsonl(bench.paths.steps), bench.lb_events, time.time()) \
+        if bench.kind not in ("failover", "stress") else ({}, {})
+    if flaps:
+        summary["lb_flaps"] = flaps
     if disturbed:
         summary["disturbed"] = disturbed
         for label, why in disturbed.items():
@@ -712,8 +717,10 @@ def summarize(bench: Bench, status: str, error: str | None, started: float) -> d
     return summary
 
 
-def disturbances(records: list[dict], events: list[dict]) -> dict[str, list[str]]:
-    """Per label, the DOWN events of its target's nodes while its steps ran (a node that died mid-search)."""
+def disturbances(records: list[dict], events: list[dict], until: float) -> tuple[dict, dict]:
+    """Per label, the outages of its target's nodes while its steps ran: a node DOWN for DOWN_WAIT_S or more
+    (killed, crashed), or until `until`. A shorter DOWN is an overloaded node failing its health checks in a
+    failed step (its /health waits behind the grinding threads): counted per label as a flap, no warning."""
     windows: dict[str, list[float]] = {}
     targets: dict[str, str] = {}
     for record in records:
@@ -721,14 +728,22 @@ def disturbances(records: list[dict], events: list[dict]) -> dict[str, list[str]
         window = windows.setdefault(label, [record["start_epoch"], record["end_epoch"]])
         window[0], window[1] = min(window[0], record["start_epoch"]), max(window[1], record["end_epoch"])
         targets[label] = record["target"]
-    out: dict[str, list[str]] = {}
+    outages: dict[str, list[str]] = {}
+    flaps: dict[str, int] = {}
     for label, (start, end) in windows.items():
         nodes = IN_ROTATION.get(targets[label], ())
         for event in events:
-            if event["state"] == "DOWN" and event["node"] in nodes and start <= event["epoch"] <= end:
-                out.setdefault(label, []).append(
-                    f"{event['node']} went DOWN at {time.strftime('%H:%M:%S', time.localtime(event['epoch']))}")
-    return out
+            if event["state"] != "DOWN" or event["node"] not in nodes or not start <= event["epoch"] <= end:
+                continue
+            back = min((e["epoch"] for e in events if e["node"] == event["node"] and e["state"] == "UP"
+                        and e["epoch"] > event["epoch"]), default=until)
+            if back - event["epoch"] >= DOWN_WAIT_S:
+                at = time.strftime("%H:%M:%S", time.localtime(event["epoch"]))
+                outages.setdefault(label, []).append(
+                    f"{event['node']} went DOWN at {at} for {back - event['epoch']:.0f} s")
+            else:
+                flaps[label] = flaps.get(label, 0) + 1
+    return outages, flaps
 
 
 def variants_summary(bench: Bench, targets: dict) -> dict:
