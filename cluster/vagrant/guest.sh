@@ -51,5 +51,8 @@ if [ -f "$src/cluster/vagrant/units/capbench-$role.service" ]; then
     systemctl daemon-reload
     # Started by capbench-apply once it has the run's settings; from then on at every boot.
     systemctl enable "capbench-$role.service" >/dev/null 2>&1
+    # `vagrant provision` after a change: a running role takes the new files now (a first provisioning has
+    # nothing running, so nothing restarts).
+    systemctl try-restart "capbench-$role.service"
 fi
 echo "capbench: $(hostname) provisioned as $role"
