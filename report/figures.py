@@ -113,6 +113,16 @@ def _mark(x: float, text: str, axes, colour: str) -> None:
                      fontsize=8, color=colour)
 
 
+def _p99_panel(axis, t, rows: list[dict], xlabel: str) -> None:
+    """HAProxy's p99 per second (lblog.per_second's rows), on a log axis."""
+    axis.plot(t, [r["p99_ms"] if r["p99_ms"] is not None else np.nan for r in rows], "-", color="black",
+              label="p99 of HAProxy's total time, ms")
+    axis.set_yscale("log")
+    axis.set_ylabel("ms (log)")
+    axis.set_xlabel(xlabel)
+    _legend(axis)
+
+
 def stress(analysis: dict, path: Path) -> Path:
     """bench-stress, second by second (HAProxy's request log): offered rate, answered, failed, p99; the
     overload shaded, the capacity and the moment the load fell back marked with the time to recover."""
@@ -136,12 +146,7 @@ def stress(analysis: dict, path: Path) -> Path:
                 label=f"capacity {analysis['capacity_rps']:g}/s")
     top.set_ylabel("requests/s")
     _legend(top)
-    bottom.plot(t, [r["p99_ms"] if r["p99_ms"] is not None else np.nan for r in rows], "-", color="black",
-                label="p99 of HAProxy's total time, ms")
-    bottom.set_yscale("log")
-    bottom.set_ylabel("ms (log)")
-    bottom.set_xlabel("seconds since the first step started")
-    _legend(bottom)
+    _p99_panel(bottom, t, rows, "seconds since the first step started")
     _mark(analysis["drop_s"], "load falls", (top, bottom), "tab:blue")
     if back is not None:
         _mark(analysis["drop_s"] + back, "recovered", (top, bottom), "tab:green")
@@ -165,12 +170,7 @@ def failover(analysis: dict, path: Path) -> Path:
     top.bar(t, [r["failed"] for r in rows], bottom=below, width=1.0, color="tab:red", label="failed")
     top.set_ylabel("requests ended in each second")
     _legend(top)
-    bottom.plot(t, [r["p99_ms"] if r["p99_ms"] is not None else np.nan for r in rows], "-", color="black",
-                label="p99 of HAProxy's total time, ms")
-    bottom.set_yscale("log")
-    bottom.set_ylabel("ms (log)")
-    bottom.set_xlabel("seconds since the failover step started")
-    _legend(bottom)
+    _p99_panel(bottom, t, rows, "seconds since the failover step started")
     for key, text, colour in (("fault_s", analysis["fault"], "tab:red"), ("detected_s", "DOWN", "tab:orange"),
                               ("recovered_s", "restart" if analysis["fault"] == "kill" else "thaw", "tab:green"),
                               ("up_s", "UP", "tab:olive"), ("first_answer_s", "first answer", "tab:cyan")):

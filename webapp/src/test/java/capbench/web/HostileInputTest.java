@@ -4,21 +4,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.catalina.startup.Tomcat;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -38,27 +34,18 @@ class HostileInputTest {
     private static final int RANDOM_CASES = 600;
     private static final Set<Integer> CLIENT_ERRORS = Set.of(400, 413, 414);
     private static final Pattern LEVEL = Pattern.compile("\"level\":\\s*(\\d+)");
-    private static Tomcat tomcat;
+    private static DeployedWebapp webapp;
     private static int port;
 
     @BeforeAll
     static void startTomcat() throws Exception {
-        Path work = Files.createTempDirectory("capbench-tomcat");
-        tomcat = new Tomcat();
-        tomcat.setBaseDir(work.toString());
-        tomcat.setHostname("127.0.0.1");
-        tomcat.setPort(0);
-        tomcat.getConnector();
-        tomcat.setAddDefaultWebXmlToWebapp(false);
-        tomcat.addWebapp("", new File("src/main/webapp").getAbsolutePath());
-        tomcat.start();
-        port = tomcat.getConnector().getLocalPort();
+        webapp = new DeployedWebapp();
+        port = webapp.port();
     }
 
     @AfterAll
     static void stopTomcat() throws Exception {
-        tomcat.stop();
-        tomcat.destroy();
+        webapp.stop();
     }
 
     /** One request as raw bytes on a new connection; the status and body of the answer. */

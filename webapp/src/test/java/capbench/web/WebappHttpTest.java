@@ -3,14 +3,10 @@ package capbench.web;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import org.apache.catalina.startup.Tomcat;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -23,29 +19,19 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class WebappHttpTest {
 
-    private static Tomcat tomcat;
+    private static DeployedWebapp webapp;
     private static String base;
     private static final HttpClient CLIENT = HttpClient.newHttpClient();
 
     @BeforeAll
     static void startTomcat() throws Exception {
-        Path work = Files.createTempDirectory("capbench-tomcat");
-        tomcat = new Tomcat();
-        tomcat.setBaseDir(work.toString());
-        tomcat.setHostname("127.0.0.1");
-        tomcat.setPort(0);
-        tomcat.getConnector();
-        // Only our web.xml: no JSP or default servlets, as on the nodes (no JSPs are deployed there).
-        tomcat.setAddDefaultWebXmlToWebapp(false);
-        tomcat.addWebapp("", new File("src/main/webapp").getAbsolutePath());
-        tomcat.start();
-        base = "http://127.0.0.1:" + tomcat.getConnector().getLocalPort();
+        webapp = new DeployedWebapp();
+        base = "http://127.0.0.1:" + webapp.port();
     }
 
     @AfterAll
     static void stopTomcat() throws Exception {
-        tomcat.stop();
-        tomcat.destroy();
+        webapp.stop();
     }
 
     private static HttpResponse<String> get(String path) throws Exception {

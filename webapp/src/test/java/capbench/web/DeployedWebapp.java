@@ -1,0 +1,36 @@
+package capbench.web;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.apache.catalina.LifecycleException;
+import org.apache.catalina.startup.Tomcat;
+
+/**
+ * The webapp as deployed, for tests: our web.xml in an embedded Tomcat 10.1 on a free loopback port, with no
+ * JSP or default servlets (none are deployed on the nodes either).
+ */
+final class DeployedWebapp {
+
+    private final Tomcat tomcat = new Tomcat();
+
+    DeployedWebapp() throws Exception {
+        Path work = Files.createTempDirectory("capbench-tomcat");
+        tomcat.setBaseDir(work.toString());
+        tomcat.setHostname("127.0.0.1");
+        tomcat.setPort(0);
+        tomcat.getConnector();
+        tomcat.setAddDefaultWebXmlToWebapp(false);
+        tomcat.addWebapp("", new File("src/main/webapp").getAbsolutePath());
+        tomcat.start();
+    }
+
+    int port() {
+        return tomcat.getConnector().getLocalPort();
+    }
+
+    void stop() throws LifecycleException {
+        tomcat.stop();
+        tomcat.destroy();
+    }
+}
