@@ -99,6 +99,8 @@ def analyze(requests: list[lblog.Request], changes: list[lblog.StateChange], nod
         "requests": len(requests), "in_flight_at_fault": len(in_flight), "failed": len(failed),
         "failed_by_kind": dict(Counter(f"{r.kind} ({r.server})" for r in failed).most_common()),
         "failed_by_when": dict(Counter(accepted(r) for r in failed)),
+        "failed_after_detection_by_kind": dict(Counter(f"{r.kind} ({r.server})" for r in failed
+                                                       if accepted(r) == "after detection").most_common()),
         "failed_times_s": [rel(r.end) for r in failed][:2000],
         "redispatched": sum(1 for r in requests if r.redispatched),
         "goals": {"detection within 2 s": detection is not None and detection <= DETECTION_GOAL_S,

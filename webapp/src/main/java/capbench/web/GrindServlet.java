@@ -20,6 +20,9 @@ import java.util.Map;
  */
 public class GrindServlet extends HttpServlet {
 
+    /** The request attribute Tomcat sets when it skipped parameters it could not parse (Globals in catalina). */
+    static final String PARAMETER_PARSE_FAILED = "org.apache.catalina.parameter_parse_failed";
+
     private final Map<Variant, Grinder> grinders = new EnumMap<>(Variant.class);
     private final com.sun.management.ThreadMXBean threads = allocationCounter();
     private final String node = NodeIdentity.name();
@@ -35,7 +38,16 @@ public class GrindServlet extends HttpServlet {
     protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
         GrindRequest request;
         try {
-            request = GrindRequest.parse(req.getParameterMap());
+            Map<String, String[]> parameters = req.getParameterMap();
+            // Tomcat skips a parameter it cannot decode (a bad %-escape, more than maxParameterCount) and only
+            // flags the request: without this check "level=%zz" would grind the default level and answer 200,
+            // as if the client had asked for nothing. (Bytes that are not UTF-8 decode to U+FFFD and are refused
+            // by the value checks.)
+            if (req.getAttribute(PARAMETER_PARSE_FAILED) != null) {
+                throw new BadRequestException("the query string could not be decoded (a bad %-escape"
+                        + " or too many parameters); allowed: variant, level, user");
+            }
+            request = GrindRequest.parse(parameters);
         } catch (BadRequestException e) {
             Responses.text(resp, HttpServletResponse.SC_BAD_REQUEST, e.getMessage());
             return;

@@ -163,6 +163,14 @@ class HostileInputTest {
         assertHandled(target);
     }
 
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"/grind?level=%zz", "/grind?level=%", "/grind?level=1%G0", "/grind?variant=v1&x%zz=1"})
+    void queriesTomcatCannotDecodeAre400NotIgnored(String target) throws IOException {
+        String[] answer = send(ascii(target));
+        assertEquals("400", answer[0], () -> target + " gave " + answer[0] + ": " + answer[1]);
+        assertTrue(answer[1].startsWith("the query string could not be decoded"), answer[1]);
+    }
+
     @Test
     void theBoundItselfIsServedAndOneAboveIsRefused() throws IOException {
         assertEquals("200", send(ascii("/grind?level=" + GrindRequest.MAX_LEVEL + "&variant=v3"))[0]);
