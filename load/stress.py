@@ -100,6 +100,8 @@ def _stress_steps(bench, target: str, capacity: float, rates: dict[str, float]) 
     s = bench.settings
     bench.label = "stress"
     bench.route(target)
+    if s.stress_capacity is not None:  # no search ran before: warm the JVMs up as a search's warm-up does
+        bench.measure(target, 0, rates["before"] / 2, "warmup", duration_s=max(s.warmup_s, bench.driver.min_step_s))
     durations = {"before": s.stress_base_s, "overload": s.stress_over_s, "recovery": s.stress_recover_s}
     windows, records = {}, {}
     for phase in PHASES:
