@@ -348,11 +348,8 @@ class Bench:
 
     def nodes_down(self, target: str) -> list[str]:
         """The target's nodes HAProxy's checks do not hold up after DOWN_WAIT_S (put in rotation first)."""
-        nodes_in = IN_ROTATION[target]
-        loadhost.set_rotation(nodes_in)
-        loadhost.wait_until_up(nodes_in, DOWN_WAIT_S)
-        up = loadhost.nodes_up()
-        return [node for node in nodes_in if node not in up]
+        loadhost.set_rotation(IN_ROTATION[target])
+        return loadhost.still_down(IN_ROTATION[target], DOWN_WAIT_S)
 
     def search(self, target: str, label: str | None = None, repeats: int | None = None,
                estimate: float | None = None) -> None:
@@ -408,8 +405,7 @@ class Bench:
         behind the grinding threads), and passes them again within seconds once the step's load is gone."""
         record = self.measure(target, repeat, rate, phase)
         if not record.passed:
-            loadhost.wait_until_up(IN_ROTATION[target], DOWN_WAIT_S)
-            down = [node for node in IN_ROTATION[target] if node not in loadhost.nodes_up()]
+            down = loadhost.still_down(IN_ROTATION[target], DOWN_WAIT_S)
             if down:
                 raise NodeDown(f"{', '.join(down)} went down (HAProxy's health checks) during step "
                                f"{record.step} and stayed down {DOWN_WAIT_S} s")
@@ -479,6 +475,17 @@ class Bench:
             event = {"epoch": change.at, "node": change.server, "state": change.state, "text": change.text}
             if change.state in ("DOWN", "UP") and event not in self.lb_events:
                 self.lb_events.append(event)
+
+    def with_request_log(self, action):
+        """Runs `action` with HAProxy logging every request (the balancer re-created with LB_LOG_REQUESTS=1,
+        and without it afterwards, whatever happens): bench-failover's and bench-stress's analyses read it."""
+        say("balancer: re-creating it with a log of every request (LB_LOG_REQUESTS=1)")
+        self.with_monitoring_paused(lambda: loadhost.recreate_balancer({"LB_LOG_REQUESTS": "1"}))
+        try:
+            return action()
+        finally:
+            say("balancer: back without the request log")
+            self.with_monitoring_paused(lambda: loadhost.recreate_balancer({"LB_LOG_REQUESTS": "0"}))
 
     def with_monitoring_paused(self, action) -> None:
         self.collect_lb_events()

@@ -125,13 +125,7 @@ def run(bench) -> dict:
         rate = round(capacity * s.failover_load_pct / 100, 1)
         bench.say(f"failover at {rate:g}/s: {s.failover_load_pct:g} % of {capacity:g}/s, what the nodes other "
                   f"than {node} carry")
-    bench.say("balancer: re-creating it with a log of every request (LB_LOG_REQUESTS=1)")
-    bench.with_monitoring_paused(lambda: loadhost.recreate_balancer({"LB_LOG_REQUESTS": "1"}))
-    try:
-        return _failover_step(bench, node, rate)
-    finally:
-        bench.say("balancer: back without the request log")
-        bench.with_monitoring_paused(lambda: loadhost.recreate_balancer({"LB_LOG_REQUESTS": "0"}))
+    return bench.with_request_log(lambda: _failover_step(bench, node, rate))
 
 
 def _failover_step(bench, node: str, rate: float) -> dict:

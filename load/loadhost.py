@@ -180,6 +180,13 @@ def wait_until_up(nodes: tuple[str, ...], timeout_s: float = 30) -> None:
         time.sleep(0.5)
 
 
+def still_down(nodes: tuple[str, ...], timeout_s: float) -> list[str]:
+    """Those of `nodes` HAProxy's checks do not hold running after waiting up to timeout_s for them."""
+    wait_until_up(nodes, timeout_s)
+    up = nodes_up()
+    return [node for node in nodes if node not in up]
+
+
 def set_weights(weights: dict[str, int]) -> None:
     """Sets each node's balancer weight through the runtime API (no restart; HAProxy keeps its state)."""
     for node, weight in weights.items():

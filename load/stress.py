@@ -87,13 +87,7 @@ def run(bench) -> dict:
              "recovery": round(capacity * s.stress_low, 1)}
     bench.say(f"stress on {target} (capacity {capacity:g}/s): {rates['before']:g}/s for {s.stress_base_s} s, "
               f"{rates['overload']:g}/s for {s.stress_over_s} s, {rates['recovery']:g}/s for {s.stress_recover_s} s")
-    bench.say("balancer: re-creating it with a log of every request (LB_LOG_REQUESTS=1)")
-    bench.with_monitoring_paused(lambda: loadhost.recreate_balancer({"LB_LOG_REQUESTS": "1"}))
-    try:
-        return _stress_steps(bench, target, capacity, rates)
-    finally:
-        bench.say("balancer: back without the request log")
-        bench.with_monitoring_paused(lambda: loadhost.recreate_balancer({"LB_LOG_REQUESTS": "0"}))
+    return bench.with_request_log(lambda: _stress_steps(bench, target, capacity, rates))
 
 
 def _stress_steps(bench, target: str, capacity: float, rates: dict[str, float]) -> dict:
