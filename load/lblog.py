@@ -16,9 +16,11 @@ from load.step import SLOW_MS
 EVENTS_RING = "events"
 REQUESTS_RING = "requests"
 
-# haproxy.cfg's log-format for the requests ring: "capbench-req %Ts.%ms %s %ST %tsc %Tw %Tc %Tr %Ta %rc".
-_REQUEST = re.compile(r"capbench-req (?P<accept>\d+\.\d{3}) (?P<server>\S+) (?P<status>-?\d+) (?P<term>\S{4}) "
-                      r"(?P<tw>-?\d+) (?P<tc>-?\d+) (?P<tr>-?\d+) (?P<ta>-?\d+) (?P<retries>\+?\d+)")
+# haproxy.cfg's log-format for the requests ring:
+# "capbench-req %Ts.%ms %Th %Ti %s %ST %tsc %Tw %Tc %Tr %Ta %rc".
+_REQUEST = re.compile(r"capbench-req (?P<accept>\d+\.\d{3}) (?P<th>-?\d+) (?P<ti>-?\d+) (?P<server>\S+) "
+                      r"(?P<status>-?\d+) (?P<term>\S{4}) (?P<tw>-?\d+) (?P<tc>-?\d+) (?P<tr>-?\d+) (?P<ta>-?\d+) "
+                      r"(?P<retries>\+?\d+)")
 _STATE = re.compile(r"Server (?P<backend>[\w-]+)/(?P<server>[\w-]+) (?P<what>is DOWN,|is UP,|is UP/READY|"
                     r"is going DOWN for maintenance|was DOWN and now enters maintenance|.*leaving .*maintenance)")
 _STATES = {"is DOWN,": "DOWN", "is UP,": "UP", "is UP/READY": "READY", "is going DOWN for maintenance": "MAINT",
@@ -36,17 +38,21 @@ PHASE = {"R": "waiting for the request", "Q": "queued", "C": "connecting to the 
 
 @dataclass(frozen=True)
 class Request:
-    accept: float  # epoch seconds, when HAProxy accepted it (the lb's clock)
+    # Epoch seconds (the lb's clock) when the request's first byte arrived. Not HAProxy's %Ts alone: on a
+    # kept-alive connection that is when the previous request ended, which the idle time (%Ti) separates from
+    # this one; with many connections at a low rate, seconds (it put node1's first answers after a restart
+    # 3 s before HAProxy marked it UP).
+    received: float
     server: str  # node1..3, or <NOSRV> when none took it
     status: int  # -1: no response
     termination: str  # e.g. "----" (normal), "SH--" (the node closed before answering)
-    total_ms: int  # Ta: accept to the last byte (or to the end of the session)
+    total_ms: int  # Ta: from the request's first byte to the last byte of the answer (or the session's end)
     retries: int
     redispatched: bool
 
     @property
     def end(self) -> float:
-        return self.accept + max(self.total_ms, 0) / 1000
+        return self.received + max(self.total_ms, 0) / 1000
 
     @property
     def failed(self) -> bool:
@@ -86,9 +92,10 @@ def parse_requests(text: str) -> list[Request]:
     for match in map(_REQUEST.search, text.splitlines()):
         if match:
             retries = match["retries"]
-            out.append(Request(float(match["accept"]), match["server"], int(match["status"]), match["term"],
+            received = float(match["accept"]) + (max(int(match["th"]), 0) + max(int(match["ti"]), 0)) / 1000
+            out.append(Request(received, match["server"], int(match["status"]), match["term"],
                                int(match["ta"]), int(retries.lstrip("+")), retries.startswith("+")))
-    return sorted(out, key=lambda r: r.accept)
+    return sorted(out, key=lambda r: r.received)
 
 
 def parse_events(text: str) -> list[StateChange]:
@@ -116,7 +123,7 @@ def state_changes(since: float = 0.0) -> list[StateChange]:
 
 
 def requests_between(start: float, end: float) -> list[Request]:
-    return [r for r in parse_requests(read_ring(REQUESTS_RING)) if start <= r.accept <= end]
+    return [r for r in parse_requests(read_ring(REQUESTS_RING)) if start <= r.received <= end]
 
 
 def per_second(requests: list[Request], start: float, end: float) -> list[dict]:

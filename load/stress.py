@@ -52,7 +52,7 @@ def analyze(requests: list[lblog.Request], windows: dict[str, tuple[float, float
     phase_of = {}
     for phase, (a, b) in windows.items():
         for r in requests:
-            if a <= r.accept < b:
+            if a <= r.received < b:
                 phase_of[id(r)] = phase
     failed = [r for r in requests if r.failed]
     return {
@@ -106,8 +106,8 @@ def _stress_steps(bench, target: str, capacity: float, rates: dict[str, float]) 
     (bench.paths.root / "raw").mkdir(exist_ok=True)
     (bench.paths.root / "raw" / "lb-requests.log.gz").write_bytes(gzip.compress(ring.encode()))
     start, end = windows["before"][0], windows["recovery"][1]
-    requests = [r for r in lblog.parse_requests(ring) if start <= r.accept <= end]
-    if not requests or requests[0].accept > start + 1:
+    requests = [r for r in lblog.parse_requests(ring) if start <= r.received <= end]
+    if not requests or requests[0].received > start + 1:
         bench.say("warning: HAProxy's request ring did not hold the whole run (its oldest lines were overwritten)")
     analysis = analyze(requests, windows, rates, capacity, s.slo.p99_ms)
     analysis.update({"target": target, "generator": {

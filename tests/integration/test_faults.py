@@ -76,6 +76,10 @@ def test_failover_freeze_is_detected_and_thawed(tmp_path):
     assert result["fault_time"]["source"] == "Docker's pause event"
     assert 0 < result["detection_s"] < 10, result
     assert result["time_to_up_s"] is not None, result
+    # A frozen node fails what it held at the fault and what HAProxy sent it before noticing; nothing sent
+    # after HAProxy marked it down fails.
+    assert result["failed"] <= result["in_flight_at_fault"] + result["sent_to_node_before_detection"], result
+    assert "after detection" not in result["failed_by_when"], result
     assert compose("ps", "--format", "{{.Service}} {{.State}}", env=ENV).stdout.count("paused") == 0
 
 

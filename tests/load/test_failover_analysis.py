@@ -20,7 +20,7 @@ T0 = 1_800_000_000.0
 
 
 def req(accept: float, server: str, status: int = 200, term: str = "----", ta: int = 10, retries: str = "0") -> str:
-    return f"2026-11-23T06:40:00.000000+00:00 capbench-req {T0 + accept:.3f} {server} {status} {term} 0 0 5 {ta} {retries}"
+    return f"2026-11-23T06:40:00.000000+00:00 capbench-req {T0 + accept:.3f} 0 0 {server} {status} {term} 0 0 5 {ta} {retries}"
 
 
 def test_state_changes_are_read_with_their_times():
@@ -39,6 +39,18 @@ def test_request_lines_are_read_and_failures_named():
     assert requests[2].kind == "HTTP 503, server aborted or refused while connecting to the server"
     assert requests[3].redispatched and requests[3].retries == 1
     assert requests[1].end == pytest.approx(T0 + 2.003)
+
+
+def test_a_request_on_a_kept_alive_connection_is_timed_from_its_own_first_byte():
+    # What HAProxy 2.6 wrote for three requests 1.5 s apart on one connection: %Ts is when the connection
+    # was accepted, then when the previous request ended; %Ti (1500) the idle time between.
+    lines = ["capbench-req 1795428312.464 0 0 node1 200 ---- 0 0 0 0 0",
+             "capbench-req 1795428312.464 0 1500 node1 200 ---- 0 0 0 0 0",
+             "capbench-req 1795428313.965 2 1502 node1 200 ---- 0 0 3 4 0"]
+    first, second, third = lblog.parse_requests("\n".join(lines))
+    assert second.received - first.received == pytest.approx(1.5)
+    assert third.received == pytest.approx(1795428313.965 + 1.504)
+    assert third.end == pytest.approx(third.received + 0.004)
 
 
 def test_an_answer_slower_than_5_s_counts_as_failed_as_in_the_study():
@@ -79,6 +91,17 @@ def test_failover_figures_from_a_kill():
     seconds = result["per_second"]
     assert len(seconds) == 12 and sum(s["failed"] for s in seconds) == 2
     assert seconds[5]["failed"] == 2 and seconds[5]["p99_ms"] == 50
+
+
+def test_requests_haproxy_closed_without_a_log_line_count_as_failed_and_in_flight():
+    # A kill with 3 requests in flight on kept-alive connections: HAProxy closes them unanswered and unlogged;
+    # the generator counts 3 read errors.
+    requests, changes = kill_scenario()
+    result = failover.analyze(requests, changes, "node1", T0 + 5.0, T0 + 8.5, T0, T0 + 12, unlogged=3)
+    assert result["failed"] == 5 and result["in_flight_at_fault"] == 5 and result["closed_unlogged"] == 3
+    assert result["failed_by_when"] == {"before the fault": 2, "in flight when its node's connection broke": 3}
+    assert result["failed_by_kind"][failover.UNLOGGED_KIND] == 3
+    assert all(result["goals"].values()), result["goals"]
 
 
 def test_failures_after_detection_break_the_goals():

@@ -13,7 +13,7 @@ RATES = {"before": 50.0, "overload": 200.0, "recovery": 50.0}
 
 
 def line(accept: float, status: int = 200, term: str = "----", ta: int = 20) -> str:
-    return f"x capbench-req {T0 + accept:.3f} node1 {status} {term} 0 0 5 {ta} 0"
+    return f"x capbench-req {T0 + accept:.3f} 0 0 node1 {status} {term} 0 0 5 {ta} 0"
 
 
 def simulated(backlog_s: int) -> list[lblog.Request]:
