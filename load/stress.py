@@ -121,6 +121,10 @@ def summary_line(a: dict) -> str:
     back = f"{a['time_to_recover_s']:g} s" if a["time_to_recover_s"] is not None else "not within the step"
     over = (f"{a['overload_answered_mean_rps']:g}/s answered on average (lowest second "
             f"{a['overload_answered_min_rps']}/s)" if a["overload_answered_mean_rps"] is not None else "no whole second")
+    generator = a.get("generator", {}).get("overload")
+    # HAProxy sees only what the generator's connections carry: requests a fixed population of users could not
+    # send yet wait at the generator, which charges that wait to their latency (and counts them slow).
+    waited = f"; the generator: {generator['failures']} failed in the overload step" if generator else ""
     return (f"stress: overload at {a['rates_rps']['overload']:g}/s: {over} against a capacity of "
-            f"{a['capacity_rps']:g}/s; {a['failed']} failed ({a['failed_by_phase']}); recovered {back} after the "
-            f"load fell")
+            f"{a['capacity_rps']:g}/s; HAProxy: {a['failed']} failed ({a['failed_by_phase']}){waited}; recovered "
+            f"{back} after the load fell")

@@ -51,6 +51,13 @@ def test_overload_throughput_and_failures_are_counted_by_step_and_kind():
     assert len(result["per_second"]) == 60
 
 
+def test_the_summary_gives_the_generators_failures_beside_haproxys():
+    # Requests a fixed population of users could not send yet wait at the generator, not in HAProxy.
+    result = stress.analyze(simulated(backlog_s=0), WINDOWS, RATES, CAPACITY, p99_slo_ms=500)
+    line = stress.summary_line({**result, "generator": {"overload": {"failures": 62181}}})
+    assert f"HAProxy: {result['failed']} failed" in line and "the generator: 62181 failed in the overload step" in line
+
+
 def test_a_server_that_never_recovers_is_said_so():
     result = stress.analyze(simulated(backlog_s=30), WINDOWS, RATES, CAPACITY, p99_slo_ms=500)
     assert result["time_to_recover_s"] is None
