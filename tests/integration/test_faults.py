@@ -53,8 +53,10 @@ def test_failover_kill_is_detected_and_the_node_comes_back(tmp_path):
     assert result["time_to_up_s"] is not None and result["time_to_traffic_s"] is not None, result
     # HAProxy sends nothing to node1 once it holds it down, and retries a failed connect elsewhere: no request
     # accepted after detection failed at the balancer or for want of a node (5xx, an abnormal session end).
-    # A few answers of 400 from Tomcat itself, seconds after node1 came back (2 on node1, 1 on node3 in one
-    # run; oha reports them as read errors), are counted and reported, not explained yet: allowed here.
+    # A few answers of 400 from Tomcat itself, seconds after node1 came back (2 on node1, 1 on node3, in one
+    # CI run of ~10 kill runs), are counted and reported, not explained yet: allowed here. (The generator's
+    # read errors of every kill run are something else: requests in flight on node1 when it died, which
+    # HAProxy closes unanswered and unlogged; load/failover.py counts them.)
     assert all(kind.startswith("HTTP 400,") or kind.startswith("HTTP 400 (")
                for kind in result["failed_after_detection_by_kind"]), result
     assert result["requests"] > 0.8 * 150 * 60

@@ -38,6 +38,7 @@ public class GrindServlet extends HttpServlet {
     protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
         GrindRequest request;
         try {
+            // Read first: Tomcat parses the query on this first access and only then sets the flag below.
             Map<String, String[]> parameters = req.getParameterMap();
             // Tomcat skips a parameter it cannot decode (a bad %-escape, more than maxParameterCount) and only
             // flags the request: without this check "level=%zz" would grind the default level and answer 200,
