@@ -4,35 +4,33 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-COMPOSE := cluster/compose.sh
+COMPOSE := cluster/compose/compose.sh
 WAR := webapp/target/grinder.war
 WEBAPP_SOURCES := webapp/pom.xml $(shell find webapp/src -type f 2>/dev/null)
 VENV := .venv
 PYTHON := $(VENV)/bin/python
 BENCH := $(PYTHON) -m load.bench
+# The hosts' access layer (hosts/): standard library only, so it runs before the venv exists.
+HOSTS := python3 -m hosts
 OHA := .capbench/tools/oha/bin/oha
 # The Prometheus JMX exporter java agent the nodes load (JVM and Tomcat metrics for PCP), from Maven Central.
 JMX_AGENT_VERSION := 1.0.1
 JMX_AGENT := .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar
-NODES := node1 node2 node3
-# Where the cluster runs: compose (containers) or vagrant (VMs, see Vagrantfile). Unset, cluster/backend.sh
-# picks vagrant when a machine of the Vagrantfile is running, else compose; everything below gets it.
-override BACKEND := $(shell BACKEND='$(BACKEND)' cluster/backend.sh)
+# Where the cluster runs: compose (containers) or vagrant (VMs, see Vagrantfile). Unset, the one whose hosts
+# are running (vagrant when a machine of the Vagrantfile is), else compose; everything below gets it.
+override BACKEND := $(shell BACKEND='$(BACKEND)' $(HOSTS) backend)
 $(if $(BACKEND),,$(error the backend could not be chosen: see the line above))
 export BACKEND
 # What a bench needs built first: the images, or on VMs the artifacts that `vagrant up` copies to them.
-BUILT := $(if $(filter vagrant,$(BACKEND)),artifacts,images)
-# Each server's name and admin state (bit 1 of srv_admin_state: forced maintenance) from the runtime API.
-SHOW_NODE_STATES := cluster/lb-api.sh "show servers state nodes" \
-	| awk 'NR > 2 && NF > 6 {print $$4, ($$7 % 2 ? "maint" : "ready")}'
+BUILT := $(shell BACKEND='$(BACKEND)' $(HOSTS) built)
 
-.PHONY: help setup artifacts images up down status logs test test-unit test-python test-load test-config \
-	test-integration node-maint node-ready bench-single bench-cluster bench-selfcheck bench-overhead bench-usl bench-variants bench-failover bench-stress tune \
-	report compare history vagrant-setup vagrant-box
+.PHONY: help setup artifacts images up down status logs test test-fast test-unit test-python test-load \
+	test-config test-integration node-maint node-ready tune report compare history vagrant-setup vagrant-box
 
 help: ## list the targets
 	@echo "capbench — a horizontal-scaling capacity testbed for Java servers"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-17s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@python3 -m load.kinds 2>/dev/null || echo "  make bench-KIND        (make setup, then make help lists the bench kinds)"
 
 setup: ## install what is missing (Docker engine, Compose, base image, Python tools, oha); build the webapp and images
 	@cluster/setup.sh
@@ -65,58 +63,32 @@ images: artifacts ## build the four images (cached: only what changed is rebuilt
 	@$(COMPOSE) build --quiet
 
 up: ## start the cluster with the current settings and wait until every service is healthy
-	@cluster/up.sh
+	@$(HOSTS) up
 
-ifeq ($(BACKEND),vagrant)
-down: ## stop and remove the cluster's containers and networks (on VMs: vagrant halt; results/ is kept)
-	vagrant halt
+down: ## stop the cluster (containers and networks removed; VMs halted); results/ and the images stay
+	@$(HOSTS) down
 
 status: ## one row per host: state, health, CPU quota, memory, heap, GC in use, balancer weight and status
-	@vagrant status
-	@unhealthy=$$(cluster/vagrant/vm.sh unhealthy) && echo "capbench: every host healthy" \
-		|| echo "capbench: not healthy: $$unhealthy"
+	@$(HOSTS) status
 
 logs: ## the last 200 log lines of every service (SERVICE=node1 for one; FOLLOW=1 to follow)
-	@for host in $(or $(SERVICE),$(NODES) lb load); do echo "---- $$host"; \
-		cluster/vagrant/vm.sh exec $$host root journalctl -u "capbench-$${host%[0-9]}" -n 200 --no-pager \
-		$(if $(FOLLOW),--follow); done
-else
-down:
-	@$(COMPOSE) down --remove-orphans --timeout 20
+	@$(HOSTS) logs $(SERVICE) $(if $(FOLLOW),--follow)
 
-status:
-	@python3 cluster/status.py
+node-maint: ## take NODE (one of the nodes) out of the balancer's rotation through HAProxy's runtime API
+	@$(HOSTS) rotation '$(NODE)' maint
 
-logs:
-	@$(COMPOSE) logs --tail 200 $(if $(FOLLOW),--follow) $(SERVICE)
-endif
-
-node-maint: ## take NODE (node1..3) out of the balancer's rotation through HAProxy's runtime API
-	@$(if $(filter $(NODE),$(NODES)),,$(error NODE='$(NODE)' is not a node: use one of $(NODES)))
-	@cluster/lb-api.sh "set server nodes/$(NODE) state maint" | sed '/^$$/d'
-	@$(SHOW_NODE_STATES)
-
-node-ready: ## put NODE (node1..3) back into the balancer's rotation
-	@$(if $(filter $(NODE),$(NODES)),,$(error NODE='$(NODE)' is not a node: use one of $(NODES)))
-	@cluster/lb-api.sh "set server nodes/$(NODE) state ready" | sed '/^$$/d'
-	@$(SHOW_NODE_STATES)
+node-ready: ## put NODE back into the balancer's rotation
+	@$(HOSTS) rotation '$(NODE)' ready
 
 # Bench settings (load/bench.env) are checked before the cluster is touched; then the cluster is brought up with
-# the requested settings (a no-op when it already is) and the harness runs on the load host.
-bench-single: ## capacity of node1 alone through HAProxy (VARIANT= LEVEL= QUICK=1 LOADGEN= WRK2= ...)
-bench-cluster: ## capacity of each node alone, then of all three: ΣX_i, X_cluster, E (WEIGHTS=auto: 3 balancings)
-bench-selfcheck: ## the generator keeps the offered rate on a trivial endpoint (SELFCHECK_RATE=)
-bench-overhead: ## node1's capacity without and with PCP monitoring (REPEATS= pairs) and the ratio
-bench-usl: ## node1's throughput at closed-loop concurrencies USL_LEVELS= and the USL fit (σ, κ, N*, R²)
-bench-variants: ## the study's steps: VARIANTS on node1 and the cluster, with GC, CPU and thread-dump lock evidence
-bench-failover: ## kill (FAULT=freeze: freeze) FAULT_NODE under load and bring it back: detection, failures, recovery
-bench-stress: ## 0.5x capacity, 2x for 60 s, 0.5x again: throughput while overloaded, failures, time to recover
-bench-single bench-cluster bench-selfcheck bench-overhead bench-usl bench-variants bench-failover bench-stress: bench-%: $(VENV)/.installed $(BUILT)
-	@$(BENCH) --check-only $* && cluster/up.sh && $(BENCH) $*
+# the requested settings (a no-op when it already is) and the harness runs on the load host. The kinds are
+# load/kinds/ (make help lists them); an unknown one is refused with the list.
+bench-%: $(VENV)/.installed $(BUILT)
+	@$(BENCH) --check-only $* && $(HOSTS) up && $(BENCH) $*
 
 # The sweep is checked (every point through the cluster's own settings rules) before the cluster is touched.
 tune: $(VENV)/.installed $(BUILT) ## capacity per setting: MAXTHREADS=4,16,64,200 [PROTOCOL=nio,nio2 ...] or SWEEP=file.yaml
-	@$(PYTHON) -m load.tune --check-only && cluster/up.sh && $(PYTHON) -m load.tune
+	@$(PYTHON) -m load.tune --check-only && $(HOSTS) up && $(PYTHON) -m load.tune
 
 test: $(VENV)/.installed ## every test: JUnit, config, harness, cluster and QUICK bench integration (after make setup)
 	@launched=; if ! docker info >/dev/null 2>&1; then cluster/engine.sh ensure; launched=1; fi; \

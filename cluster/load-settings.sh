@@ -1,10 +1,18 @@
-# shellcheck shell=bash
-# Sourced by cluster/compose.sh and cluster/vagrant/up.sh: puts the capbench settings into the environment —
-# the profile (PROFILE=small by default), the Tomcat tunables and the stats credentials — and checks them all,
-# so a bad value stops here with a message instead of half-starting the cluster. Exits 2 on a bad setting.
+#!/usr/bin/env bash
+# The cluster's settings, resolved by one rule: a value in the environment (e.g. `make up TOMCAT_MAX_THREADS=16`)
+# wins over the profile (cluster/profiles/$PROFILE.env, PROFILE=small by default), which wins over the Tomcat
+# tunables (tomcat-conf/tunables.env), which win over the stats credentials (.capbench/secrets.env). Every
+# value is checked (cluster/settings.sh), so a bad one stops here with a message, exit 2, instead of
+# half-starting the cluster.
+#   source cluster/load-settings.sh     puts them into the environment (cluster/compose/compose.sh, vagrant/up.sh)
+#   cluster/load-settings.sh print      prints the profile's and the tunables' keys as KEY=value lines, resolved
+#                                       (the harness reads the cluster's settings this way: hosts/settings.py);
+#                                       never the credentials
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=cluster/settings.sh
 source "$root/cluster/settings.sh"
+# shellcheck source=cluster/topology.sh
+source "$root/cluster/topology.sh"
 
 PROFILE=${PROFILE:-small}
 profile_file=$root/cluster/profiles/$PROFILE.env
@@ -25,9 +33,18 @@ settings_load_file "$secrets_file"
 # BENCH_NET_PREFIX: the bench network is $BENCH_NET_PREFIX.0/24, fixed so that each host's pmcd can admit
 # exactly that network (the controller) and nothing else. Compose's is 10.89.0, the Vagrantfile's 10.89.2.
 export PROFILE STATS_PORT=${STATS_PORT:-8404} BENCH_NET_PREFIX=${BENCH_NET_PREFIX:-10.89.0}
+# The hosts, for the controller's health check (compose.yaml).
+export CAPBENCH_NODES_LIST="${CAPBENCH_NODES[*]}" CAPBENCH_MONITORED_LIST="${CAPBENCH_MONITORED[*]}"
 
-check_profile
+check_profile "${CAPBENCH_NODES[@]}"
 check_tunables
 check_int STATS_PORT 0 65535
 check_net_prefix BENCH_NET_PREFIX
 settings_report || exit 2
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    [ "${1:-}" = print ] || { echo "usage: $0 print  (or source it)" >&2; exit 2; }
+    for key in $(settings_keys "$profile_file" "$root/tomcat-conf/tunables.env"); do
+        printf '%s=%s\n' "$key" "${!key-}"
+    done
+fi

@@ -26,6 +26,11 @@ settings_load_file() {
     done < "$file"
 }
 
+# settings_keys FILE...: the keys the files set, each once, sorted.
+settings_keys() {
+    sed -n 's/^\([A-Z][A-Z0-9_]*\)=.*/\1/p' "$@" | sort -u
+}
+
 settings_error() {
     SETTINGS_ERRORS+=("$*")
 }
@@ -107,13 +112,15 @@ check_jvm() {
     check_choice "$gc" auto serial parallel g1 zgc
 }
 
-# The cluster profile (cluster/profiles/*.env): per-node quota, memory, heap, GC, balancer weight and maxconn.
+# check_profile NODE...: the cluster profile (cluster/profiles/*.env) for these nodes (cluster/topology.sh):
+# per-node quota, memory, heap, GC, balancer weight and maxconn; node2's keys are NODE2_*.
 check_profile() {
-    local n
-    for n in 1 2 3; do
-        local cpus=NODE${n}_CPUS mem=NODE${n}_MEM heap=NODE${n}_HEAP
+    local node
+    for node in "$@"; do
+        local key=${node^^}
+        local cpus=${key}_CPUS mem=${key}_MEM heap=${key}_HEAP
         check_cpus "$cpus"
-        check_jvm "NODE${n}_"
+        check_jvm "${key}_"
         check_size "$mem" 64
         local heap_mib mem_mib
         heap_mib=$(size_mib "${!heap-}")
@@ -121,8 +128,8 @@ check_profile() {
         if [ -n "$heap_mib" ] && [ -n "$mem_mib" ] && [ "$heap_mib" -ge "$mem_mib" ]; then
             settings_error "$heap=${!heap} is not allowed: the heap must be smaller than $mem=${!mem} (the JVM needs memory beyond its heap)"
         fi
-        check_int "NODE${n}_WEIGHT" 1 256
-        check_int "NODE${n}_MAXCONN" 0 100000
+        check_int "${key}_WEIGHT" 1 256
+        check_int "${key}_MAXCONN" 0 100000
     done
     check_choice LB_BALANCE roundrobin leastconn
     [ -z "${LB_LOG_REQUESTS-}" ] || check_choice LB_LOG_REQUESTS 0 1

@@ -1,4 +1,2 @@
-"""capbench load: constant-throughput drivers, the scenario, and the capacity search (see README.md)."""
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent  # the capbench checkout
+"""capbench load: the constant-throughput drivers, the scenario, the capacity search, the runner and the bench
+kinds (see README.md)."""

@@ -7,12 +7,13 @@ import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from hosts.topology import NODES
+
 BENCH_ENV = Path(__file__).resolve().parent / "bench.env"
 VARIANTS = ("v1", "v1-nosync", "v2", "v3")
 SCENARIOS = ("session", "single")
 LOADGENS = ("auto", "oha", "wrk2")
 WEIGHTS = ("profile", "equal", "auto")
-NODES = ("node1", "node2", "node3")
 FAULTS = ("kill", "freeze")
 MAX_CONNECTIONS = 4000  # HAProxy's frontend maxconn (haproxy/haproxy.cfg)
 USL_MIN_LEVELS = 4  # the USL has three unknowns: fewer levels leave nothing to judge its fit by (report/usl.py)

@@ -10,17 +10,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from load.loadhost import ClusterError, host_exec
+from hosts.backend import ClusterError, backend
+from hosts.topology import MONITORED, role
 
 LOGGERS = "/opt/capbench/bin/pcp-loggers"
 REMOTE_RUNS = "/home/capbench/runs"  # on the controller
-# Which pmlogger config (metrics/pmlogger/<role>.conf) logs each host.
-HOST_ROLES = {"node1": "node", "node2": "node", "node3": "node", "lb": "lb", "load": "load"}
 CONTROLLER_CPU = "/sys/fs/cgroup/cpuacct/cpuacct.usage"  # ns, cgroup v1 as on our hosts
 
 
 def controller(*argv: str, timeout: float = 120, check: bool = True) -> bytes:
-    return host_exec("controller", list(argv), timeout=timeout, check=check).stdout
+    return backend().exec("controller", list(argv), timeout=timeout, check=check).stdout
 
 
 def _controller_cpu_ns() -> int | None:
@@ -33,7 +32,8 @@ class Monitor:
     """pmloggers for one run; start() and stop() may alternate (bench-overhead logs only some searches)."""
     run_id: str
     pcp_dir: Path
-    hosts: dict[str, str] = field(default_factory=lambda: dict(HOST_ROLES))
+    # Each monitored host and its role, which names its pmlogger config (metrics/pmlogger/<role>.conf).
+    hosts: dict[str, str] = field(default_factory=lambda: {host: role(host) for host in MONITORED})
     logging: bool = False
     sessions: list[dict] = field(default_factory=list)
 

@@ -3,17 +3,12 @@ from the results folder alone (no cluster needed). Exit status: 0 done, 2 bad in
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from report import build, history, tune
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def results_dir() -> Path:
-    return Path(os.environ.get("RESULTS_DIR") or ROOT / "results")
+from rundata import jsonl
+from rundata.layout import history_path, results_dir
 
 
 def run_folder(run: str) -> Path:
@@ -59,12 +54,12 @@ def main(argv: list[str] | None = None) -> int:
             out = tune.rebuild(folder) if (folder / "tune.json").is_file() else build.build(folder)
             print(f"report: {out}")
         elif args.command == "compare":
-            a, b = history.pick(history.read(results_dir() / "history.jsonl"), args.a, args.b)
+            a, b = history.pick(jsonl.read(history_path()), args.a, args.b)
             print_compare(a, b)
         else:
-            lines = history.read(results_dir() / "history.jsonl")
+            lines = jsonl.read(history_path())
             if not lines:
-                raise history.CompareError(f"no runs in {results_dir() / 'history.jsonl'} yet: run a bench first")
+                raise history.CompareError(f"no runs in {history_path()} yet: run a bench first")
             out = history.plot(lines, results_dir() / "history.png")
             for line in lines[-10:]:
                 caps = ", ".join(f"{t} {c:g}" for t, c in line["capacities"].items() if c)

@@ -4,15 +4,16 @@ The page is self-contained: every figure is inlined, so it opens offline and sur
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import asdict
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from report import figures, hints, story, usl
+from rundata import jsonl
+from rundata.run import node_numbers, node_values, nodes_of
+from rundata.summary import of_label
 
-NODES = figures.NODES
 TEMPLATE_DIR = Path(__file__).parent
 
 
@@ -20,45 +21,17 @@ class ReportError(ValueError):
     """The folder is not a run's results folder (what is missing, what is expected)."""
 
 
-def _read_jsonl(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def _read_json(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-
-
 def load_run(run_dir: Path) -> tuple[dict, dict, list[dict]]:
     missing = [name for name in ("run.json", "summary.json", "steps.jsonl") if not (run_dir / name).is_file()]
     if not run_dir.is_dir() or missing:
         raise ReportError(f"{run_dir} is not a run's results folder: missing {', '.join(missing) or 'the folder'} "
                           "(give RUN=<run-id> of a folder under results/)")
-    return (json.loads((run_dir / "run.json").read_text()), json.loads((run_dir / "summary.json").read_text()),
-            _read_jsonl(run_dir / "steps.jsonl"))
-
-
-def of_label(record: dict, label: str) -> bool:
-    """Whether a step belongs to a search label (as load/bench.py records it; older runs: the target)."""
-    return record["label"] == label if "label" in record else record["target"] == label.split()[0]
+    return (jsonl.read_json(run_dir / "run.json") or {}, jsonl.read_json(run_dir / "summary.json") or {},
+            jsonl.read(run_dir / "steps.jsonl"))
 
 
 def slug(label: str) -> str:
     return "-".join(label.split())
-
-
-def quotas_of(run: dict) -> dict[str, float]:
-    quotas = {}
-    for n, node in enumerate(NODES, start=1):
-        try:
-            quotas[node] = float(run.get("cluster_settings", {})[f"NODE{n}_CPUS"])
-        except (KeyError, ValueError):
-            pass
-    return quotas
 
 
 def capacity_step(target: str, summary_target: dict, records: list[dict]) -> dict | None:
@@ -95,31 +68,32 @@ def balance_shares(summary: dict, run: dict, record: dict | None, weights: dict 
     if record is None or "host_metrics" not in record:
         return None
     checks = record["host_metrics"].get("requests_cross_check", {})
-    settings = run.get("cluster_settings", {})
+    nodes = nodes_of(run)
     if weights is None:
-        weights = {}
-        for n, node in enumerate(NODES, start=1):
-            try:
-                weights[node] = float(settings[f"NODE{n}_WEIGHT"])
-            except (KeyError, ValueError):
-                pass
-    caps = {n: summary["targets"].get(n, {}).get("capacity_rps") for n in NODES}
+        weights = node_numbers(run.get("cluster_settings", {}), "WEIGHT", nodes)
+    caps = {n: summary["targets"].get(n, {}).get("capacity_rps") for n in nodes}
 
     def share(values: dict) -> dict:
         total = sum(v for v in values.values() if v)
         return {k: (100 * v / total if v and total else None) for k, v in values.items()}
 
-    haproxy = share({n: checks.get(n, {}).get("haproxy_responses") for n in NODES})
-    tomcat = share({n: checks.get(n, {}).get("tomcat_requests") for n in NODES})
-    weight, capacity = share({n: weights.get(n) for n in NODES}), share(caps)
+    haproxy = share({n: checks.get(n, {}).get("haproxy_responses") for n in nodes})
+    tomcat = share({n: checks.get(n, {}).get("tomcat_requests") for n in nodes})
+    weight, capacity = share({n: weights.get(n) for n in nodes}), share(caps)
     return {n: {"haproxy": haproxy[n], "tomcat": tomcat[n], "weight": weight[n], "capacity": capacity[n]}
-            for n in NODES}
+            for n in nodes}
 
 
 def usl_section(summary: dict) -> dict:
-    """Points and fit: a concurrency sweep (bench-usl), else the node-count points a cluster run has."""
+    """Points and fit: a concurrency sweep (bench-usl, fitted by the run), else the node-count points a cluster
+    run has."""
     points = summary.get("usl_points")
     what = "closed connections on node1"
+    fitted = summary.get("usl_fit")
+    if points and fitted:
+        if "error" in fitted:
+            return {"what": what, "points": points, "fit": None, "error": fitted["error"]}
+        return {"what": what, "points": points, "fit": usl.UslFit.from_dict(fitted), "error": None}
     if not points and summary.get("kind") == "cluster":
         what = "nodes in rotation"
         points = [{"n": 1, "throughput_rps": summary["targets"].get("node1", {}).get("capacity_rps")},
@@ -146,17 +120,18 @@ def build(run_dir: Path) -> Path:
     fig_dir.mkdir(exist_ok=True)
     measured = [r for r in records if r.get("phase") in ("search", "recheck", "confirm", "warmup")]
     t0 = min((r["start_epoch"] for r in measured), default=run.get("started_epoch", 0))
-    quotas = quotas_of(run)
+    nodes = nodes_of(run)
+    quotas = node_numbers(run.get("cluster_settings", {}), "CPUS", nodes)
     made: list[tuple[str, Path]] = []
     rows, hint_blocks, spectra = [], [], {}
     for target, t in summary.get("targets", {}).items():
-        name = target.split()[0] if target.split()[0] in (*NODES, "cluster") else target
+        name = target.split()[0] if target.split()[0] in (*nodes, "cluster") else target
         cap = t.get("capacity_rps")
         steps_of = [r for r in measured if of_label(r, target)]
         if steps_of and summary.get("kind") != "overhead":
             made.append((f"{target}: capacity summary",
                          figures.capacity_summary(name, steps_of, cap, t0, fig_dir / f"capacity-{slug(target)}.png",
-                                                  title=target, events=summary.get("lb_events"))))
+                                                  nodes, title=target, events=summary.get("lb_events"))))
         own = [r for r in records if of_label(r, target) and r.get("phase") != "evidence"]
         at = capacity_step(name, t, own)
         up = next_step_up(name, cap, own)
@@ -172,7 +147,7 @@ def build(run_dir: Path) -> Path:
     cluster_label = "cluster" if "cluster" in summary.get("targets", {}) else \
         (summary.get("balancing") or {}).get("weighted", {}).get("label")
     if summary.get("kind") == "cluster" and cluster_label in summary.get("targets", {}):
-        made.append(("single vs cluster", figures.single_vs_cluster(summary, quotas, fig_dir / "single-vs-cluster.png")))
+        made.append(("single vs cluster", figures.single_vs_cluster(summary, quotas, fig_dir / "single-vs-cluster.png", nodes)))
         weights = (summary.get("balancing") or {}).get("weighted", {}).get("weights")
         shares = balance_shares(summary, run, capacity_step("cluster", summary["targets"][cluster_label], records),
                                 weights)
@@ -188,10 +163,10 @@ def build(run_dir: Path) -> Path:
         made.append(("the study's investigation", figures.variants(variant_rows, fig_dir / "variants.png")))
     if spectra:
         made.append(("latency spectrum", figures.latency_spectrum(spectra, fig_dir / "latency-spectrum.png")))
-    failover_info = _read_json(run_dir / "failover.json")
+    failover_info = jsonl.read_json(run_dir / "failover.json")
     if failover_info:
-        made.append(("failover", figures.failover(failover_info, fig_dir / "failover.png")))
-    stress_info = _read_json(run_dir / "stress.json")
+        made.append(("failover", figures.failover(failover_info, fig_dir / "failover.png", nodes)))
+    stress_info = jsonl.read_json(run_dir / "stress.json")
     if stress_info:
         made.append(("overload and recovery", figures.stress(stress_info, fig_dir / "stress.png")))
     usl_info = usl_section(summary)
@@ -226,17 +201,17 @@ def noise_band_pct(run: dict, summary: dict) -> float:
 
 
 def profile_rows(run: dict) -> list[dict]:
-    settings = run.get("cluster_settings", {})
-    actual = run.get("nodes", {})
+    settings, actual, nodes = run.get("cluster_settings", {}), run.get("nodes") or {}, nodes_of(run)
+    fields = {field: node_values(settings, field, nodes) for field in ("CPUS", "MEM", "HEAP", "GC", "WEIGHT")}
     rows = []
-    for n, node in enumerate(NODES, start=1):
+    for node in nodes:
         info = actual.get(node) or {}
-        rows.append({"node": node, "cpus": settings.get(f"NODE{n}_CPUS"), "mem": settings.get(f"NODE{n}_MEM"),
-                     "heap": settings.get(f"NODE{n}_HEAP"), "gc_setting": settings.get(f"NODE{n}_GC"),
+        rows.append({"node": node, "cpus": fields["CPUS"].get(node), "mem": fields["MEM"].get(node),
+                     "heap": fields["HEAP"].get(node), "gc_setting": fields["GC"].get(node),
                      "gc_used": info.get("gc"), "heap_max_mb": (int(info["heap_max_bytes"]) // 2**20
                                                                if info.get("heap_max_bytes") else None),
                      "jvm_cpus": info.get("available_processors"), "java": info.get("java_version"),
-                     "weight": settings.get(f"NODE{n}_WEIGHT")})
+                     "weight": fields["WEIGHT"].get(node)})
     return rows
 
 

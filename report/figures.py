@@ -25,8 +25,18 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 import numpy as np  # noqa: E402
 
-NODES = ("node1", "node2", "node3")
+from rundata.summary import node_figures  # noqa: E402
+
 NODE_COLOURS = {"node1": "tab:blue", "node2": "tab:orange", "node3": "tab:green", "cluster": "tab:purple"}
+MORE_COLOURS = ("tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
+
+
+def colour_of(name: str) -> str:
+    """A node's (or the cluster's) colour in every figure; nodes beyond the third get the next free ones."""
+    if name in NODE_COLOURS:
+        return NODE_COLOURS[name]
+    digits = "".join(c for c in name if c.isdigit())
+    return MORE_COLOURS[int(digits or 0) % len(MORE_COLOURS)]
 DPI = 100
 
 
@@ -38,8 +48,8 @@ def save(fig, path: Path) -> Path:
 
 
 def capacity_summary(target: str, records: list[dict], capacity: float | None, t0: float, path: Path,
-                     title: str | None = None, events: list[dict] | None = None) -> Path:
-    """title: the search's label where it is not the target alone (e.g. "cluster v2"); events: HAProxy's
+                     nodes: tuple[str, ...], title: str | None = None, events: list[dict] | None = None) -> Path:
+    """nodes: the run's; title: the search's label where it is not the target alone (e.g. "cluster v2"); events: HAProxy's
     DOWN/UP changes of the nodes (summary.json's lb_events), marked where they fall in these steps' time."""
     steps = [r for r in records if r["target"] == target]
     x = np.array([(r["start_epoch"] - t0) / 60 for r in steps])
@@ -79,15 +89,14 @@ def capacity_summary(target: str, records: list[dict], capacity: float | None, t
     _legend(middle, fail)
 
     heap = bottom.twinx()
-    for node in (target,) if target in NODES else NODES:  # a node alone: the others are idle
+    for node in (target,) if target in nodes else nodes:  # a node alone: the others are idle
         cpu = [_node(r, node, "cpu_pct_of_quota") for r in steps]
         if all(np.isnan(cpu)):
             continue
-        colour = NODE_COLOURS[node]
-        bottom.plot(mid, cpu, "o-", color=colour, label=f"{node} CPU % of quota")
-        bottom.plot(mid, [_node(r, node, "gc_time_pct") for r in steps], "x--", color=colour,
+        bottom.plot(mid, cpu, "o-", color=colour_of(node), label=f"{node} CPU % of quota")
+        bottom.plot(mid, [_node(r, node, "gc_time_pct") for r in steps], "x--", color=colour_of(node),
                     label=f"{node} % time in GC")
-        heap.plot(mid, [_node(r, node, "heap_used_mb_mean") for r in steps], ":", color=colour,
+        heap.plot(mid, [_node(r, node, "heap_used_mb_mean") for r in steps], ":", color=colour_of(node),
                   label=f"{node} heap used MB")
     bottom.set_ylabel("% (CPU of quota, time in GC)")
     bottom.set_ylim(bottom=0)
@@ -153,7 +162,7 @@ def stress(analysis: dict, path: Path) -> Path:
     return save(fig, path)
 
 
-def failover(analysis: dict, path: Path) -> Path:
+def failover(analysis: dict, path: Path, nodes: tuple[str, ...]) -> Path:
     """bench-failover, second by second (HAProxy's request log): answers by node, failed requests, the 99th
     percentile of HAProxy's time, and the moments: fault, DOWN, restart, UP, first answer."""
     rows = analysis["per_second"]
@@ -163,9 +172,9 @@ def failover(analysis: dict, path: Path) -> Path:
                  f"{analysis['failed']} failed, detection "
                  + (f"{analysis['detection_s']:.2f} s" if analysis["detection_s"] is not None else "never"))
     below = np.zeros(len(rows))
-    for node in NODES:
+    for node in nodes:
         counts = np.array([r["by_server"].get(node, 0) for r in rows], dtype=float)
-        top.bar(t, counts, bottom=below, width=1.0, color=NODE_COLOURS[node], label=f"answered by {node}")
+        top.bar(t, counts, bottom=below, width=1.0, color=colour_of(node), label=f"answered by {node}")
         below += counts
     top.bar(t, [r["failed"] for r in rows], bottom=below, width=1.0, color="tab:red", label="failed")
     top.set_ylabel("requests ended in each second")
@@ -179,16 +188,16 @@ def failover(analysis: dict, path: Path) -> Path:
     return save(fig, path)
 
 
-def single_vs_cluster(summary: dict, quotas: dict[str, float], path: Path) -> Path:
+def single_vs_cluster(summary: dict, quotas: dict[str, float], path: Path, nodes: tuple[str, ...]) -> Path:
     # The cluster's capacity is the summary's (under WEIGHTS=auto: the one under capacity weights).
     targets = {**summary["targets"], "cluster": {"capacity_rps": summary.get("cluster_rps")}}
-    names = [n for n in (*NODES, "cluster") if n in targets]
+    names = [n for n in (*nodes, "cluster") if n in targets]
     caps = [targets[n].get("capacity_rps") or 0 for n in names]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5), gridspec_kw={"width_ratios": [3, 2]})
     labels = [*names[:-1], "ΣX_i", "X_cluster"] if "cluster" in names else names
     values = [*caps[:-1], summary.get("sum_nodes_rps") or 0, caps[-1]] if "cluster" in names else caps
-    colours = [NODE_COLOURS.get(n, "grey") for n in names[:-1]] + ["lightgrey", NODE_COLOURS["cluster"]] \
-        if "cluster" in names else [NODE_COLOURS.get(n, "grey") for n in names]
+    colours = [colour_of(n) for n in names[:-1]] + ["lightgrey", colour_of("cluster")] \
+        if "cluster" in names else [colour_of(n) for n in names]
     bars = left.bar(labels, values, color=colours)
     left.bar_label(bars, fmt="%.0f")
     e = summary.get("efficiency")
@@ -197,9 +206,9 @@ def single_vs_cluster(summary: dict, quotas: dict[str, float], path: Path) -> Pa
     per_cpu_names = [n for n in names if n in quotas or n == "cluster"]
     per_cpu = []
     for n in per_cpu_names:
-        quota = sum(quotas.get(m, 0) for m in NODES) if n == "cluster" else quotas.get(n)
+        quota = sum(quotas.get(m, 0) for m in nodes) if n == "cluster" else quotas.get(n)
         per_cpu.append((targets[n].get("capacity_rps") or 0) / quota if quota else 0)
-    bars = right.bar(per_cpu_names, per_cpu, color=[NODE_COLOURS.get(n, "grey") for n in per_cpu_names])
+    bars = right.bar(per_cpu_names, per_cpu, color=[colour_of(n) for n in per_cpu_names])
     right.bar_label(bars, fmt="%.0f")
     right.set_title("capacity per CPU of quota")
     right.set_ylabel("requests/s per CPU")
@@ -272,7 +281,7 @@ def _node(record: dict, node: str, key: str) -> float:
 
 
 def _sum_nodes(record: dict, key: str) -> float:
-    values = [_node(record, n, key) for n in NODES]
+    values = [_node(record, n, key) for n in node_figures(record.get("host_metrics"))]
     present = [v for v in values if not np.isnan(v)]
     return sum(present) if present else np.nan
 
@@ -310,9 +319,9 @@ def variants(rows: list[dict], path: Path) -> Path:
     names = [r["variant"] for r in rows]
     x = np.arange(len(names))
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 8), sharex=True)
-    for offset, key, label, colour in ((-0.2, "node1_rps", "node1 alone", NODE_COLOURS["node1"]),
-                                       (0.2, "cluster_rps", "cluster (3 nodes)", NODE_COLOURS["cluster"])):
-        bars = top.bar(x + offset, [r[key] or 0 for r in rows], width=0.4, label=label, color=colour)
+    for offset, key, label, who in ((-0.2, "node1_rps", "node1 alone", "node1"),
+                                    (0.2, "cluster_rps", "the cluster", "cluster")):
+        bars = top.bar(x + offset, [r[key] or 0 for r in rows], width=0.4, label=label, color=colour_of(who))
         top.bar_label(bars, fmt="%.0f")
     top.set_ylabel("capacity, requests/s at the SLO")
     top.set_title("the study's investigation: capacity of each Grinder variant")

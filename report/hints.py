@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rundata.summary import serving_nodes
+
 CPU_SATURATED_PCT = 85.0
 LOCK_BUSY_THREADS = 8.0
 LOCK_CPU_PCT = 60.0
 GC_BOUND_PCT = 10.0
 GENERATOR_LATE_PCT = 1.0
 GENERATOR_MACHINE_CPU_PCT = 90.0
-NODES = ("node1", "node2", "node3")
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,7 @@ def hints_for(host_metrics: dict | None, record: dict | None = None) -> list[Hin
     """The hints for one step: host_metrics as in the step record, the record for the load host's figures."""
     found: list[Hint] = []
     metrics = host_metrics or {}
-    for node in NODES:
-        f = metrics.get(node)
-        if not f or not f.get("grind_requests_per_s"):
-            continue  # not in rotation in this step
+    for node, f in serving_nodes(metrics).items():
         cpu, busy, gc = f.get("cpu_pct_of_quota"), f.get("busy_threads_mean"), f.get("gc_time_pct")
         basis = {"cpu_pct_of_quota": cpu, "cpu_quota": f.get("cpu_quota"), "busy_threads_mean": busy,
                  "gc_time_pct": gc, "alloc_mb_per_s": f.get("alloc_mb_per_s"),

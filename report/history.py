@@ -9,14 +9,13 @@ repeat on either side the run-to-run noise is unmeasured (on our shared machines
 have differed by 25 %): a change beyond the precision is then "cannot tell", not significant."""
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
-import os
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from rundata.summary import HISTORY_SCHEMA
 
 # Settings that do not change what is measured, only how long or how often: left out of the config hash.
 NOT_CONFIG = {"repeats", "max_steps", "selfcheck_rate", "monitor"}
@@ -36,7 +35,8 @@ def config_hash(run: dict) -> str:
 
 def history_line(run: dict, summary: dict) -> dict:
     targets = summary.get("targets", {})
-    return {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "run_id": summary.get("run_id"),
+    return {"schema": HISTORY_SCHEMA, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "run_id": summary.get("run_id"),
             "kind": summary.get("kind"), "status": summary.get("status"), "git_sha": run.get("git_sha"),
             "backend": run.get("backend", "compose"),
             "config_hash": config_hash(run), "driver": summary.get("driver"),
@@ -44,46 +44,11 @@ def history_line(run: dict, summary: dict) -> dict:
             "precision_pct": run.get("settings", {}).get("precision_pct"),
             "capacities": {t: v.get("capacity_rps") for t, v in targets.items()},
             "repeats": {t: v.get("repeats", []) for t, v in targets.items()},
-            "efficiency": summary.get("efficiency"), "cluster_over_node1": summary.get("cluster_over_node1"),
+            "cluster_rps": summary.get("cluster_rps"), "efficiency": summary.get("efficiency"),
+            "cluster_over_node1": summary.get("cluster_over_node1"),
             "usl": {k: (summary.get("usl_fit") or {}).get(k) for k in ("sigma", "kappa", "lam", "peak_n",
                                                                        "r_squared")} if "usl_fit" in summary
             else None}
-
-
-def append(path: Path, line: dict) -> None:
-    """One whole line, under an exclusive lock: two runs ending together cannot interleave their lines."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+b") as out:
-        fcntl.flock(out.fileno(), fcntl.LOCK_EX)
-        try:
-            # A line torn by a crash has no newline: end it, or this line would be glued to it and lost too.
-            size = out.seek(0, os.SEEK_END)
-            torn = size > 0 and os.pread(out.fileno(), 1, size - 1) != b"\n"
-            out.write((b"\n" if torn else b"") + (json.dumps(line, sort_keys=True) + "\n").encode())
-            out.flush()
-            os.fsync(out.fileno())
-        finally:
-            fcntl.flock(out.fileno(), fcntl.LOCK_UN)
-
-
-def read(path: Path) -> list[dict]:
-    """The lines that parse; a damaged one (torn by a crash, edited by hand) is reported and skipped."""
-    if not path.exists():
-        return []
-    lines = []
-    for number, text in enumerate(path.read_text(errors="replace").splitlines(), 1):
-        if not text.strip():
-            continue
-        try:
-            line = json.loads(text)
-        except ValueError:
-            line = None
-        if not isinstance(line, dict):
-            print(f"capbench: warning: {path} line {number} is damaged (not a JSON object), skipped: "
-                  f"{text[:80]!r}", file=sys.stderr)
-            continue
-        lines.append(line)
-    return lines
 
 
 class CompareError(ValueError):
@@ -171,7 +136,7 @@ def plot(lines: list[dict], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(11, 5))
     labelled: set[str] = set()
     for (target, _), xs in series(lines).items():
-        colour = figures.NODE_COLOURS.get(target.split()[0])
+        colour = figures.colour_of(target.split()[0])
         ax.plot(xs, [lines[i]["capacities"][target] for i in xs], "o-", color=colour,
                 label=None if target in labelled else target)
         labelled.add(target)

@@ -9,7 +9,6 @@ tell", not significant (as make compare says)."""
 from __future__ import annotations
 
 import base64
-import json
 import math
 from pathlib import Path
 
@@ -20,8 +19,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from jinja2 import Environment, FileSystemLoader, select_autoescape  # noqa: E402
 
+from rundata import jsonl  # noqa: E402
+from rundata.summary import serving_nodes  # noqa: E402
+
 TEMPLATE_DIR = Path(__file__).parent
-NODES = ("node1", "node2", "node3")
 
 
 def point_row(label: str, values: dict, env: dict, baseline: bool, folder: Path, summary: dict | None,
@@ -48,7 +49,7 @@ def _node_figures(figures: dict | None) -> dict | None:
 
 def _cluster_figures(at: dict) -> dict | None:
     """For a cluster point: busy threads and CPU cores summed over the nodes, CPU % and GC % of the busiest."""
-    nodes = [at.get(n) for n in NODES if at.get(n) and at[n].get("grind_requests_per_s")]
+    nodes = list(serving_nodes(at).values())
     if not nodes:
         return None
     cores = [_cores(n) for n in nodes]
@@ -60,10 +61,9 @@ def _cluster_figures(at: dict) -> dict | None:
 
 
 def _p99_at(folder: Path, step: int | None) -> float | None:
-    if step is None or not (folder / "steps.jsonl").exists():
+    if step is None:
         return None
-    for line in (folder / "steps.jsonl").read_text().splitlines():
-        record = json.loads(line)
+    for record in jsonl.read(folder / "steps.jsonl"):
         if record.get("step") == step:
             return record.get("latency_ms", {}).get("p99")
     return None
@@ -72,22 +72,17 @@ def _p99_at(folder: Path, step: int | None) -> float | None:
 def rebuild(root: Path) -> Path:
     """tune.html again from the tune run's folder alone (make report RUN=<tune-run>): the rows from each
     point's summary, the analysis, the figure and the page."""
-    tune = json.loads((root / "tune.json").read_text())
+    tune = jsonl.read_json(root / "tune.json")
     rows = []
     for index, point in enumerate(tune["points"], 1):
         folders = [f for f in (root / "points").glob(f"{index:02d}-*") if ".interrupted-" not in f.name]
         folder = folders[0] if folders else root / "points" / f"{index:02d}-missing"
-        try:
-            summary = json.loads((folder / "summary.json").read_text())
-        except (OSError, ValueError):
-            summary = None
+        summary = jsonl.read_json(folder / "summary.json")
         rows.append(point_row(point["label"], point["values"], point["env"], point["baseline"], folder, summary,
                               tune["target"]))
     analysis = analyse(rows, tune["settings"]["precision_pct"])
     tune.update({"rows": rows, "analysis": analysis})
-    tmp = root / "tune.json.tmp"
-    tmp.write_text(json.dumps(tune, indent=2) + "\n")
-    tmp.replace(root / "tune.json")
+    jsonl.write_json(root / "tune.json", tune)
     return page(tune, rows, analysis, figure(rows, tune["parameters"], analysis, root / "figures" / "tune.png"),
                 root / "tune.html")
 

@@ -9,7 +9,7 @@ only falls from N = 1) and falls beyond it."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 from scipy.optimize import curve_fit
@@ -57,6 +57,11 @@ class UslFit:
     def as_dict(self) -> dict:
         values = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
         return {**values, "caveats": self.caveats()}
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "UslFit":
+        """The fit as summary.json keeps it (as_dict), without fitting again."""
+        return cls(**{f.name: values.get(f.name) for f in fields(cls)})
 
 
 def usl(n, lam: float, sigma: float, kappa: float):

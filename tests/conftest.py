@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-COMPOSE = str(ROOT / "cluster" / "compose.sh")
+COMPOSE = str(ROOT / "cluster" / "compose" / "compose.sh")
 
 
 def run(args: list[str], env: dict[str, str] | None = None, timeout: float = 600,

@@ -4,6 +4,7 @@ FROM debian:bookworm-slim
 COPY cluster/provision/lib.sh cluster/provision/controller.sh /opt/capbench/src/cluster/provision/
 RUN /opt/capbench/src/cluster/provision/controller.sh packages
 COPY metrics/ /opt/capbench/src/metrics/
+COPY cluster/provision/healthy /opt/capbench/src/cluster/provision/
 RUN /opt/capbench/src/cluster/provision/controller.sh install /opt/capbench/src && rm -rf /opt/capbench/src
 USER capbench
 WORKDIR /home/capbench

@@ -5,6 +5,7 @@ COPY cluster/provision/lib.sh cluster/provision/lb.sh /opt/capbench/src/cluster/
 RUN /opt/capbench/src/cluster/provision/lb.sh packages
 COPY haproxy/ /opt/capbench/src/haproxy/
 COPY metrics/ /opt/capbench/src/metrics/
+COPY cluster/provision/healthy /opt/capbench/src/cluster/provision/
 RUN /opt/capbench/src/cluster/provision/lb.sh install /opt/capbench/src
 USER haproxy
 EXPOSE 8080 8404 44321

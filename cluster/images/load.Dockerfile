@@ -7,6 +7,7 @@ COPY .capbench/tools/oha/bin/oha /opt/capbench/src/.capbench/tools/oha/bin/
 COPY load/run-step /opt/capbench/src/load/
 COPY load/wrk2/capbench.lua /opt/capbench/src/load/wrk2/
 COPY metrics/ /opt/capbench/src/metrics/
+COPY cluster/provision/healthy /opt/capbench/src/cluster/provision/
 RUN /opt/capbench/src/cluster/provision/load.sh install /opt/capbench/src && rm -rf /opt/capbench/src
 USER capbench
 WORKDIR /home/capbench

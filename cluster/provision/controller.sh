@@ -12,6 +12,7 @@ packages() {
 
 install_files() {
     local src=$1 dir=/opt/capbench/pcp
+    install_healthy "$src"
     install -d -m 755 "$dir/pmlogger" /opt/capbench/bin
     install -m 644 "$src"/metrics/pmlogger/*.conf "$dir/pmlogger/"
     install -m 644 "$src/metrics/pmrep.conf" "$dir/"

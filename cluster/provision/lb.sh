@@ -12,6 +12,7 @@ packages() {
 
 install_files() {
     local src=$1
+    install_healthy "$src"
     install -d -m 755 /opt/capbench/bin
     install -m 644 "$src/haproxy/haproxy.cfg" /etc/haproxy/haproxy.cfg
     install -m 755 "$src/haproxy/lb-api" /opt/capbench/bin/lb-api

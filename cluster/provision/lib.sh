@@ -20,6 +20,11 @@ ensure_user() {
     fi
 }
 
+# install_healthy SRC: the roles' health check, which compose.yaml's healthchecks and the VMs run.
+install_healthy() {
+    install -D -m 755 "$1/cluster/provision/healthy" /opt/capbench/bin/healthy
+}
+
 # Runs the role's step named by $1: packages (slow, rarely changes), install SRC (config and artifacts from a
 # capbench checkout at SRC), or all SRC.
 provision_main() {

@@ -14,6 +14,7 @@ packages() {
 # SRC is a capbench checkout with oha built (.capbench/tools/oha/bin/oha).
 install_files() {
     local src=$1
+    install_healthy "$src"
     install -m 755 "$src/.capbench/tools/oha/bin/oha" /usr/local/bin/oha
     install -D -m 755 "$src/load/run-step" /opt/capbench/bin/run-step
     install -D -m 644 "$src/load/wrk2/capbench.lua" /opt/capbench/load/wrk2/capbench.lua

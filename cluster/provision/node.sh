@@ -18,6 +18,7 @@ packages() {
 
 install_files() {
     local src=$1 base=/opt/capbench/tomcat
+    install_healthy "$src"
     # conf/Catalina/localhost exists (empty, read-only) only so that Tomcat does not try to create it.
     install -d -m 755 /opt/capbench/bin /opt/capbench/lib "$base" "$base/conf" "$base/conf/Catalina/localhost" \
         "$base/webapps"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# make up on the Vagrant backend: applies the current settings to the running VMs, as cluster/up.sh has
+# make up on the Vagrant backend: applies the current settings to the running VMs, as cluster/compose/up.sh has
 # Compose do for containers, and waits until every host is healthy. Each role unit whose settings changed is
-# restarted (capbench-apply); the others keep running. The checks are the healthchecks of compose.yaml.
+# restarted (capbench-apply); the others keep running. The checks are the roles' own (vm.sh unhealthy).
 #   cluster/vagrant/up.sh            all hosts          cluster/vagrant/up.sh lb      the balancer only
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -14,14 +14,13 @@ timeout=${UP_TIMEOUT:-$([ "$driver" = qemu ] && echo 1200 || echo 300)}
 vm() { "$here/vm.sh" exec "$@"; }
 say() { echo "capbench: $*" >&2; }
 
+# The hosts with settings to apply: every host but the controller (load-settings.sh read cluster/topology.sh).
+applied=("${CAPBENCH_MONITORED[@]}")
 hosts=("$@")
-[ ${#hosts[@]} -gt 0 ] || hosts=(node1 node2 node3 lb load)
+[ ${#hosts[@]} -gt 0 ] || hosts=("${applied[@]}")
 # Every name checked before any VM is touched.
 for host in "${hosts[@]}"; do
-    case $host in
-        node1 | node2 | node3 | lb | load) ;;
-        *) say "'$host' has no settings to apply: use node1..3, lb or load"; exit 2 ;;
-    esac
+    [[ " ${applied[*]} " == *" $host "* ]] || { say "'$host' has no settings to apply: use one of ${applied[*]}"; exit 2; }
 done
 if ! "$here/vm.sh" running; then
     say "no Vagrant machine is running: vagrant up (or BACKEND=compose)"
@@ -33,7 +32,7 @@ settings_of() {
     local host=$1 upper=${1^^} key
     echo "PCP_ALLOW_HOSTS=$BENCH_NET_PREFIX.*"
     case $host in
-        node?)
+        node*)
             for key in TOMCAT_PROTOCOL TOMCAT_MAX_THREADS TOMCAT_MIN_SPARE_THREADS TOMCAT_ACCEPT_COUNT \
                 TOMCAT_MAX_CONNECTIONS TOMCAT_CONNECTION_TIMEOUT TOMCAT_KEEP_ALIVE_TIMEOUT \
                 TOMCAT_MAX_KEEP_ALIVE_REQUESTS; do
@@ -48,9 +47,10 @@ settings_of() {
             # The nodes' addresses are fixed on VMs (haproxy.cfg reads them once from /etc/hosts).
             echo "LB_FIXED_ADDRESSES=1"
             echo "LB_LOG_REQUESTS=${LB_LOG_REQUESTS:-0}"
-            for key in LB_BALANCE NODE1_WEIGHT NODE2_WEIGHT NODE3_WEIGHT NODE1_MAXCONN NODE2_MAXCONN NODE3_MAXCONN \
-                STATS_USER STATS_PASSWORD; do
-                echo "$key=${!key}"
+            local node
+            for key in LB_BALANCE STATS_USER STATS_PASSWORD; do echo "$key=${!key}"; done
+            for node in "${CAPBENCH_NODES[@]}"; do
+                for key in "${node^^}_WEIGHT" "${node^^}_MAXCONN"; do echo "$key=${!key}"; done
             done
             ;;
     esac
@@ -60,7 +60,7 @@ settings_of() {
 limits_of() {
     local upper=${1^^} cpus mem
     case $1 in
-        node?) cpus=${upper}_CPUS mem=${upper}_MEM
+        node*) cpus=${upper}_CPUS mem=${upper}_MEM
             echo "$(awk -v c="${!cpus}" 'BEGIN {printf "%d", c * 100 + 0.5}') $(size_mib "${!mem}")M" ;;
         lb) echo "- $(size_mib "$LB_MEM")M" ;;
         load) echo "- $(size_mib "$LOAD_MEM")M" ;;

@@ -3,14 +3,16 @@
 #   vm.sh running                 exit 0 if a machine of this Vagrantfile is running
 #   vm.sh ssh-config              (re)writes .vagrant/capbench-ssh-config from `vagrant ssh-config`
 #   vm.sh exec HOST USER CMD...   runs CMD on HOST as USER (sudo -u) over plain ssh; stdin passes through
-#   vm.sh unhealthy [HOST...]     prints the hosts (default: all) that fail compose.yaml's healthcheck for
-#                                 them; exit 1 when there is any
+#   vm.sh unhealthy [HOST...]     prints the hosts (default: all) that fail their role's health check (the
+#                                 one compose.yaml's healthchecks run: cluster/provision/healthy); exit 1 when
+#                                 there is any
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Vagrant's state for this checkout (VAGRANT_DOTFILE_PATH moves it, as the integration test does).
 dotfile=${VAGRANT_DOTFILE_PATH:-$root/.vagrant}
 config=$dotfile/capbench-ssh-config
-HOSTS=(node1 node2 node3 lb load controller)
+# shellcheck source=cluster/topology.sh
+source "$root/cluster/topology.sh"
 
 running() {
     [ -d "$dotfile/machines" ] && command -v vagrant >/dev/null || return 1
@@ -20,7 +22,7 @@ running() {
 ssh_config() {
     # The machines created so far (a provider id each): ssh-config fails on a name not yet created.
     local created=() host
-    for host in "${HOSTS[@]}"; do
+    for host in "${CAPBENCH_HOSTS[@]}"; do
         compgen -G "$dotfile/machines/$host/*/id" >/dev/null && created+=("$host")
     done
     [ ${#created[@]} -gt 0 ] || { echo "capbench: no Vagrant machine of this checkout exists: vagrant up" >&2; return 1; }
@@ -41,21 +43,17 @@ exec_on() {
     exec ssh -F "$config" -o BatchMode=yes -o LogLevel=ERROR -T "$host" -- sudo -n -u "$user" -- "$(printf '%q ' "$@")"
 }
 
-# healthy HOST: what compose.yaml's healthcheck checks for that host.
+# healthy HOST: its role's health check, as compose.yaml's healthcheck runs it in a container.
 healthy() {
-    case $1 in
-        node?) "$0" exec "$1" tomcat curl -fsS --max-time 2 -o /dev/null http://127.0.0.1:8080/health ;;
-        lb) "$0" exec lb haproxy curl -fsS --max-time 2 -o /dev/null http://127.0.0.1:8080/lb-health ;;
-        load) "$0" exec load capbench curl -fsS --max-time 2 -o /dev/null http://lb:8080/lb-health ;;
-        controller) "$0" exec controller capbench sh -c \
-            'for h in node1 node2 node3 lb load; do pminfo -h "$h" pmcd.version >/dev/null || exit 1; done' ;;
-        *) return 1 ;;
-    esac
+    local role=$1
+    [[ $1 == node* ]] && role=node
+    "$0" exec "$1" root env CAPBENCH_NODES="${CAPBENCH_NODES[*]}" CAPBENCH_MONITORED="${CAPBENCH_MONITORED[*]}" \
+        /opt/capbench/bin/healthy "$role"
 }
 
 unhealthy() {
     local hosts=("$@") failing=() host
-    [ ${#hosts[@]} -gt 0 ] || hosts=("${HOSTS[@]}")
+    [ ${#hosts[@]} -gt 0 ] || hosts=("${CAPBENCH_HOSTS[@]}")
     for host in "${hosts[@]}"; do healthy "$host" >/dev/null 2>&1 || failing+=("$host"); done
     [ ${#failing[@]} -eq 0 ] && return 0
     echo "${failing[*]}"

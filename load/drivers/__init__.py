@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from load.step import LoadHostUsage, StepResult
+from rundata.records import LoadHostUsage, StepResult
 
 # Where the load image keeps our files for the generators (cluster/provision/load.sh installs them).
 LOADHOST_LIB = "/opt/capbench/load"

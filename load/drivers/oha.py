@@ -14,7 +14,7 @@ from pathlib import Path
 from hdrh.histogram import HdrHistogram
 
 from load.drivers import DriverError, Envelope, StepPlan, tool_failure
-from load.step import SLOW_MS, SPECTRUM_PERCENTILES, StepResult, Tool, empty_errors, socket_errors
+from rundata.records import SLOW_MS, SPECTRUM_PERCENTILES, StepResult, Tool, empty_errors, socket_errors
 
 SUMMARY_FILE = "oha.json"
 REQUESTS_DB = "requests.db"

@@ -11,7 +11,7 @@ import math
 
 from load.drivers import LOADHOST_LIB, DriverError, Envelope, StepPlan, tool_failure
 from load.settings import WRK2_MIN_STEP_S
-from load.step import StepResult, Tool, empty_errors, socket_errors
+from rundata.records import StepResult, Tool, empty_errors, socket_errors
 
 REPORT_FILE = "wrk2.json"
 SCRIPT = f"{LOADHOST_LIB}/wrk2/capbench.lua"

@@ -2,12 +2,15 @@
 very script its container image runs (one source for both)."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
 
 import pytest
+import yaml
 
 from conftest import ROOT, run
+from hosts import topology
 
 ROLES = ("node", "lb", "load", "controller")
 
@@ -20,14 +23,20 @@ def test_vagrant_validate_accepts_the_vagrantfile(tmp_path):
     assert "validated successfully" in done.stdout
 
 
-def test_the_vagrantfile_has_the_hosts_of_compose_yaml():
-    vagrantfile = (ROOT / "Vagrantfile").read_text()
-    hosts = dict(re.findall(r'^\s+"(\w+)"\s+=> \{ role: "(\w+)"', vagrantfile, re.M))
-    assert hosts == {"node1": "node", "node2": "node", "node3": "node", "lb": "lb", "load": "load",
-                     "controller": "controller"}
-    compose = (ROOT / "compose.yaml").read_text()
-    for host in hosts:
-        assert re.search(rf"^  {host}:$", compose, re.M), host
+@pytest.mark.skipif(shutil.which("ruby") is None, reason="Ruby is not installed (Vagrant brings it)")
+def test_the_vagrantfile_the_compose_file_and_haproxy_have_the_hosts_of_the_topology():
+    """cluster/topology.env is the one list of hosts: the Vagrantfile computes its VMs from it; compose.yaml and
+    haproxy.cfg, which describe the stack, must have one service (one server) per host it lists."""
+    # The Vagrantfile's HOSTS as Ruby computes them (Vagrant.configure stubbed out: no Vagrant needed).
+    script = ('module Vagrant; def self.configure(*); end; end; load ARGV[0]; require "json"; '
+              'puts JSON.generate(HOSTS.transform_values { |h| h[:role] })')
+    vagrant = json.loads(run(["ruby", "-e", script, str(ROOT / "Vagrantfile")]).stdout)
+    expected = {**{node: "node" for node in topology.NODES}, "lb": "lb", "load": "load", "controller": "controller"}
+    assert vagrant == expected
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    assert sorted(services) == sorted(topology.HOSTS)
+    servers = re.findall(r"^\s+server (\w+) ", (ROOT / "haproxy" / "haproxy.cfg").read_text(), re.M)
+    assert servers == list(topology.NODES)
 
 
 @pytest.mark.parametrize("role", ROLES)

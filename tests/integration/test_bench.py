@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, compose, run
-from load import runlock
+from hosts import runlock
 
 # Its own project, stats port and bench network: a cluster of yours (10.89.0.0/24) can stay up.
 ENV = {"COMPOSE_PROJECT_NAME": "capbench-it", "STATS_PORT": "0",
@@ -259,7 +259,7 @@ def test_interrupted_bench_keeps_its_steps_and_is_marked_partial(tmp_path):
     assert bench.returncode == 130, output
     run_dir = only_run(tmp_path)
     # The lock went with the process: the next bench may start.
-    runlock.acquire("the test", {**os.environ, **ENV}).close()
+    runlock.acquire("the test", "compose-capbench-it").close()
     assert (run_dir / "PARTIAL").exists()
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "partial" and summary["error"] == "interrupted"

@@ -10,7 +10,7 @@ import pytest
 from load.drivers import DriverError, Envelope, StepPlan
 from load.drivers.oha import OhaDriver, classify_error, late_with_free_connection
 from load.drivers.wrk2 import Wrk2Driver, thread_count
-from load.step import SPECTRUM_PERCENTILES
+from rundata.records import SPECTRUM_PERCENTILES
 
 DATA = Path(__file__).parent / "data"
 

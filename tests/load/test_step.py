@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from load.settings import Slo
-from load.step import LoadHostUsage, StepResult, Tool, empty_errors, generator_problem, slo_failures
+from load.step import generator_problem, slo_failures
+from rundata.records import LoadHostUsage, StepResult, Tool, empty_errors
 
 SLO = Slo(failure_pct=1, p99_ms=500, achieved_pct=95)
 

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from metrics import export
+from metrics import export, pmrep
+from metrics.catalogue import JAVA, MB, node_figures
+from metrics.counts import RawRows, count_over, cross_check
+from metrics.series import labels, process_name
 
 DATA = Path(__file__).parent / "data"
 EXPECTED = DATA / "expected"
@@ -70,48 +73,48 @@ def test_figures_are_what_the_bench_saw(exported):
 
 
 def test_instance_labels_and_process_names():
-    assert export.labels("3 code:5xx proxy:nodes server:node1") == {"code": "5xx", "proxy": "nodes",
+    assert labels("3 code:5xx proxy:nodes server:node1") == {"code": "5xx", "proxy": "nodes",
                                                                      "server": "node1"}
-    assert export.labels("0 pool:G1 Eden Space") == {"pool": "G1 Eden Space"}
-    assert export.process_name("000007 /usr/bin/java") == "/usr/bin/java"
-    assert export.JAVA.search("/usr/bin/java") and not export.JAVA.search("/usr/bin/javac")
+    assert labels("0 pool:G1 Eden Space") == {"pool": "G1 Eden Space"}
+    assert process_name("000007 /usr/bin/java") == "/usr/bin/java"
+    assert JAVA.search("/usr/bin/java") and not JAVA.search("/usr/bin/javac")
 
 
 def test_windows_cover_whole_seconds_inside_each_step_and_raw_samples_around_it():
-    windows = export.windows_for([{"step": 4, "start_epoch": 100.2, "end_epoch": 120.9},
+    windows = pmrep.windows_for([{"step": 4, "start_epoch": 100.2, "end_epoch": 120.9},
                                   {"step": 5, "start_epoch": 130.5, "end_epoch": 131.9},
                                   {"step": 6, "start_epoch": 133.7, "end_epoch": 140.1}])
     # Step 5 is too short for a rate.
-    assert windows == [export.Window("step-004", 101, 120, 100.2, 120.9, 130.5),
-                       export.Window("step-006", 134, 140, 133.7, 140.1, None)]
+    assert windows == [pmrep.Window("step-004", 101, 120, 100.2, 120.9, 130.5),
+                       pmrep.Window("step-006", 134, 140, 133.7, 140.1, None)]
     assert (windows[0].raw_from, windows[0].raw_to) == (97, 124)
 
 
 GRIND = "openmetrics.jvm.tomcat_servlet_requestcount_total"
 RESPONSES = "openmetrics.haproxy.haproxy_server_http_responses_total"
-STEP = export.Window("step-001", 11, 15, 10.5, 15.2, 16.8)
+STEP = pmrep.Window("step-001", 11, 15, 10.5, 15.2, 16.8)
 
 
 def test_counts_run_from_the_last_sample_before_the_step_to_the_first_settled_sample_after_it():
     # The step ran 10.5..15.2; rows 0.8-1.1 s apart carry the rate since the row before.
-    rows = export.RawRows([8.3, 9.4, 10.4, 11.5, 12.4, 13.4, 14.5, 15.3, 16.4],
+    rows = RawRows([8.3, 9.4, 10.4, 11.5, 12.4, 13.4, 14.5, 15.3, 16.4],
                           {(GRIND, "2 servlet:grind"): [None, 0.0, 0.0, 20.0, 20.0, 20.0, 20.0, 10.0, 5.0],
                            (GRIND, "1 servlet:health"): [None, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0]})
-    grind = lambda i: export.labels(i).get("servlet") == "grind"  # noqa: E731
+    grind = lambda i: labels(i).get("servlet") == "grind"  # noqa: E731
     in_step = 20 * 1.1 + 20 * 0.9 + 20 * 1.0 + 20 * 1.1 + 10 * 0.8  # from 10.4 to 15.3
     # 15.3 is too soon after the end (15.2 + 0.25): the count runs to 16.4, the first settled sample before
     # the next step (16.8), and so includes the responses still in flight at the end.
-    assert export.count_over(rows, GRIND, grind, STEP) == pytest.approx(in_step + 5 * 1.1)
+    assert count_over(rows, GRIND, grind, STEP) == pytest.approx(in_step + 5 * 1.1)
     # If the next step started before that sample, the first sample after the end closes the count.
-    early_next = export.Window("step-001", 11, 15, 10.5, 15.2, 16.0)
-    assert export.count_over(rows, GRIND, grind, early_next) == pytest.approx(in_step)
+    early_next = pmrep.Window("step-001", 11, 15, 10.5, 15.2, 16.0)
+    assert count_over(rows, GRIND, grind, early_next) == pytest.approx(in_step)
     # A gap in the rows inside the span: unknown, not a smaller count.
-    gap = export.RawRows(rows.epochs, {(GRIND, "2 servlet:grind"): [None, 0.0, 0.0, None, 20.0, 20.0, 20.0, 10.0,
+    gap = RawRows(rows.epochs, {(GRIND, "2 servlet:grind"): [None, 0.0, 0.0, None, 20.0, 20.0, 20.0, 10.0,
                                                                     5.0]})
-    assert export.count_over(gap, GRIND, grind, STEP) is None
+    assert count_over(gap, GRIND, grind, STEP) is None
     # No sample before the step: unknown.
-    late = export.RawRows(rows.epochs[3:], {k: v[3:] for k, v in rows.series.items()})
-    assert export.count_over(late, GRIND, grind, STEP) is None
+    late = RawRows(rows.epochs[3:], {k: v[3:] for k, v in rows.series.items()})
+    assert count_over(late, GRIND, grind, STEP) is None
 
 
 def test_node_figures_from_hand_made_rows():
@@ -121,14 +124,14 @@ def test_node_figures_from_hand_made_rows():
         ("hotproc.psinfo.stime", java): [None, 50.0, 50.0],
         ("hotproc.psinfo.utime", pmcd): [None, 5.0, 5.0],
         ("openmetrics.jvm.jvm_gc_collection_seconds_sum", "0 gc:Copy"): [None, 0.02, 0.04],
-        ("openmetrics.jvm.jvm_memory_pool_allocated_bytes_total", "4 pool:Eden Space"): [None, 2 * export.MB,
-                                                                                         4 * export.MB],
+        ("openmetrics.jvm.jvm_memory_pool_allocated_bytes_total", "4 pool:Eden Space"): [None, 2 * MB,
+                                                                                         4 * MB],
         ("openmetrics.jvm.jvm_memory_pool_allocated_bytes_total", "7 pool:Tenured Gen"): [None, 9e9, 9e9],
         ("openmetrics.jvm.tomcat_servlet_requestcount_total", "2 servlet:grind"): [None, 100.0, 300.0],
         ("openmetrics.jvm.tomcat_servlet_processingtime_total", "2 servlet:grind"): [None, 100.0, 300.0],
         ("openmetrics.jvm.tomcat_servlet_requestcount_total", "1 servlet:health"): [None, 2.0, 2.0],
     }
-    f = export.node_figures(series, cpu_quota=0.5)
+    f = node_figures(series, cpu_quota=0.5)
     assert f["cpu_pct_of_quota"] == 60.0          # (250 + 350) / 2 ms/s = 0.3 cores of 0.5
     assert f["monitoring_cpu_pct_of_quota"] == 1.0
     assert f["gc_time_pct"] == 3.0
@@ -141,19 +144,19 @@ def test_cross_check_compares_tomcat_with_haproxy_counts_per_node():
     nodes = {"node1": {"grind_requests_per_s": 99.0}, "node2": {"grind_requests_per_s": 0.0}}
     lb = {"servers": {"node1": {"responses_per_s": 100.0}, "node2": {"responses_per_s": 0.0}}}
     # Each host's own sample times (the loggers are not in step with each other); rates over 1 s rows.
-    counts = {"node1": export.RawRows([9.9, 10.1, 11.1, 12.1, 13.1, 14.1, 15.1, 16.1],
+    counts = {"node1": RawRows([9.9, 10.1, 11.1, 12.1, 13.1, 14.1, 15.1, 16.1],
                                       {(GRIND, "2 servlet:grind"): [None, 0.0, 250.0, 250.0, 245.0, 245.0, 0.0, 0.0],
                                        (GRIND, "1 servlet:health"): [None, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0]}),
-              "node2": export.RawRows([10.0, 11.0], {(GRIND, "2 servlet:grind"): [None, 0.0]}),
-              "lb": export.RawRows([9.6, 10.4, 11.4, 12.4, 13.4, 14.4, 15.4, 16.4],
+              "node2": RawRows([10.0, 11.0], {(GRIND, "2 servlet:grind"): [None, 0.0]}),
+              "lb": RawRows([9.6, 10.4, 11.4, 12.4, 13.4, 14.4, 15.4, 16.4],
                                    {(RESPONSES, "3 code:2xx proxy:nodes server:node1"):
                                     [None, 0.0, 300.0, 250.0, 250.0, 200.0, 0.0, 0.0],
                                     (RESPONSES, "12 code:5xx proxy:nodes server:node1"):
                                     [None, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
                                     (RESPONSES, "4 code:2xx proxy:nodes server:node2"):
                                     [None, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]})}
-    step = export.Window("step-001", 11, 15, 10.3, 14.9, 18.0)
-    checks = export.cross_check(nodes, lb, counts, step)
+    step = pmrep.Window("step-001", 11, 15, 10.3, 14.9, 18.0)
+    checks = cross_check(nodes, lb, counts, step)
     assert checks["node1"]["tomcat_requests"] == 990 and checks["node1"]["haproxy_responses"] == 1000
     assert checks["node1"]["diff_pct"] == -1.0 and checks["node1"]["tomcat_rps"] == 99.0
     assert "node2" not in checks                  # no sample of node2 after the step: no count to compare

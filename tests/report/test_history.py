@@ -1,11 +1,10 @@
-"""results/history.jsonl: one whole line per run even when runs end together; comparison with a noise band."""
+"""results/history.jsonl's lines and the comparison of runs with a noise band."""
 from __future__ import annotations
-
-import multiprocessing
 
 import pytest
 
 from report import history
+from rundata import jsonl
 
 RUN = {"kind": "cluster", "settings": {"variant": "v1", "level": 13, "repeats": 3, "precision_pct": 5.0},
        "driver": {"name": "oha"}, "profile": "small", "cluster_settings": {"NODE1_CPUS": "0.5"}, "git_sha": "abc1234"}
@@ -15,20 +14,6 @@ def summary(run_id: str, node1: list[float], status: str = "complete") -> dict:
     caps = sorted(node1)
     return {"run_id": run_id, "kind": "cluster", "status": status, "driver": {"name": "oha"},
             "targets": {"node1": {"capacity_rps": caps[len(caps) // 2], "repeats": node1}}, "efficiency": 0.8}
-
-
-def _append_many(args) -> None:
-    path, n = args
-    for i in range(50):
-        history.append(path, {"run_id": f"p{n}-{i}", "padding": "x" * 5000})
-
-
-def test_concurrent_appends_never_interleave(tmp_path):
-    path = tmp_path / "history.jsonl"
-    with multiprocessing.Pool(4) as pool:
-        pool.map(_append_many, [(path, n) for n in range(4)])
-    lines = history.read(path)
-    assert len(lines) == 200 and all(len(line["padding"]) == 5000 for line in lines)
 
 
 def test_config_hash_ignores_repeats_but_not_the_workload():
@@ -45,17 +30,17 @@ def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path
     other = {**RUN, "settings": {**RUN["settings"], "variant": "v3"}}
     for run, s in ((RUN, summary("r1", [600, 610, 620])), (other, summary("r2", [900, 910, 905])),
                    (RUN, summary("r3", [640, 650, 655])), (RUN, summary("r4", [700], status="partial"))):
-        history.append(path, history.history_line(run, s))
+        jsonl.append(path, history.history_line(run, s))
     usl_run = {**summary("r5", [1]), "targets": {}, "usl_fit": {"sigma": 0.6}}  # no capacity to compare
-    history.append(path, history.history_line(RUN, usl_run))
-    a, b = history.pick(history.read(path), None, None)
+    jsonl.append(path, history.history_line(RUN, usl_run))
+    a, b = history.pick(jsonl.read(path), None, None)
     assert (a["run_id"], b["run_id"]) == ("r1", "r3")
-    assert history.read(path)[-1]["usl"]["sigma"] == 0.6
-    assert history.pick(history.read(path), "r2", "r4")[1]["run_id"] == "r4"
+    assert jsonl.read(path)[-1]["usl"]["sigma"] == 0.6
+    assert history.pick(jsonl.read(path), "r2", "r4")[1]["run_id"] == "r4"
     with pytest.raises(history.CompareError, match="matches 0 runs"):
-        history.pick(history.read(path), "r9", "r1")
+        history.pick(jsonl.read(path), "r9", "r1")
     with pytest.raises(history.CompareError, match="both A= and B="):
-        history.pick(history.read(path), "r1", None)
+        history.pick(jsonl.read(path), "r1", None)
 
 
 def test_a_change_beyond_the_repeat_spread_is_significant_and_one_within_it_is_not():
@@ -73,30 +58,12 @@ def test_a_change_beyond_the_repeat_spread_is_significant_and_one_within_it_is_n
     assert close.significant is False
 
 
-def test_a_torn_line_is_reported_and_skipped_and_the_next_append_stays_whole(tmp_path, capsys):
-    path = tmp_path / "history.jsonl"
-    history.append(path, {"run_id": "whole"})
-    with path.open("a") as f:
-        f.write('{"run_id": "tor')  # a crash in the middle of a write
-    assert [line["run_id"] for line in history.read(path)] == ["whole"]
-    assert f"{path} line 2 is damaged" in capsys.readouterr().err
-    history.append(path, {"run_id": "after"})  # not glued to the torn line
-    assert [line["run_id"] for line in history.read(path)] == ["whole", "after"]
-
-
-def test_lines_damaged_by_hand_are_skipped_not_fatal(tmp_path, capsys):
-    path = tmp_path / "history.jsonl"
-    path.write_text('{"run_id": "a"}\n[1, 2]\nnot json at all\n\x00\x00\n\n{"run_id": "b"}\n')
-    assert [line["run_id"] for line in history.read(path)] == ["a", "b"]
-    assert capsys.readouterr().err.count("is damaged") == 3
-
-
 def test_make_compare_prints_each_change_and_its_verdict(tmp_path, monkeypatch, capsys):
     from report.__main__ import main
     monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
     assert main(["compare"]) == 2 and "no two complete runs" in capsys.readouterr().err
     for name, caps in (("r1", [600, 610, 620]), ("r2", [680, 690, 700])):
-        history.append(tmp_path / "history.jsonl", history.history_line(RUN, summary(name, caps)))
+        jsonl.append(tmp_path / "history.jsonl", history.history_line(RUN, summary(name, caps)))
     assert main(["compare"]) == 0
     out = capsys.readouterr().out
     assert "A r1 (abc1234)  →  B r2 (abc1234)" in out

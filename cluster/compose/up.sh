@@ -1,17 +1,14 @@
 #!/usr/bin/env bash
-# Brings the cluster up with the current settings and waits until every service is healthy. Services whose
-# settings changed are re-created; images are not rebuilt (make setup builds them); the balancer keeps
-# running while nodes are re-created. On failure, prints the log tail of every service that is not healthy
-# and exits non-zero. On the Vagrant backend cluster/vagrant/up.sh does the same to the VMs.
+# make up on the Compose backend: brings the containers up with the current settings and waits until every
+# service is healthy. Services whose settings changed are re-created; images are not rebuilt (make setup
+# builds them); the balancer keeps running while nodes are re-created. On failure, prints the log tail of
+# every service that is not healthy and exits non-zero.
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-compose=$root/cluster/compose.sh
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+compose=$here/compose.sh
 timeout=${UP_TIMEOUT:-300}
-# VMs (BACKEND=vagrant, or running Vagrant machines): the settings are applied to them instead.
-backend=$("$root/cluster/backend.sh")
-if [ "$backend" = vagrant ]; then
-    exec "$root/cluster/vagrant/up.sh"
-fi
+# shellcheck source=cluster/topology.sh
+source "$here/../topology.sh"
 
 missing=$("$compose" config --images | sort -u | while read -r image; do
     docker image inspect "$image" >/dev/null 2>&1 || echo -n "$image "
@@ -25,7 +22,7 @@ started=$(date +%s)
 # The nodes first, on their own (--no-deps): Compose would otherwise stop and restart the balancer around
 # re-created nodes, and Compose 2.29 can crash doing that for several nodes at once (docker/compose#12186).
 # This way HAProxy keeps running, with its counters and runtime state, and finds the new nodes by DNS.
-if "$compose" up --detach --no-build --no-deps --wait --wait-timeout "$timeout" node1 node2 node3 \
+if "$compose" up --detach --no-build --no-deps --wait --wait-timeout "$timeout" "${CAPBENCH_NODES[@]}" \
     && "$compose" up --detach --no-build --wait --wait-timeout "$timeout"; then
     echo "capbench: all services healthy in $(( $(date +%s) - started )) s"
     exit 0

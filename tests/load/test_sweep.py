@@ -3,8 +3,10 @@ the baseline found or added, weights resolved. (The values themselves go through
 tests/config/test_tune_points.py.)"""
 import pytest
 
-from load import tune
-from load.tune import SweepError, read_sweep, resolve
+from conftest import ROOT
+from load import sweep as tune
+from load.sweep import SweepError, read_sweep, resolve
+from rundata import jsonl
 
 BASE = {"TOMCAT_MAX_THREADS": "200", "TOMCAT_PROTOCOL": "nio", "LB_BALANCE": "roundrobin", "NODE1_WEIGHT": "5",
         "NODE2_WEIGHT": "4", "NODE3_WEIGHT": "3", "NODE1_MAXCONN": "0", "NODE2_MAXCONN": "0", "NODE3_MAXCONN": "0"}
@@ -22,7 +24,7 @@ def test_one_parameter_from_the_make_line_on_node1_with_the_default_as_baseline(
 def test_a_grid_without_the_defaults_gets_a_baseline_point_first():
     sweep = read_sweep({"MAXTHREADS": "4,16", "PROTOCOL": "nio,nio2"})
     resolve(sweep, BASE)
-    # On the make line the parameters come in the order of load/tune.py's PARAMETERS.
+    # On the make line the parameters come in the order of load/sweep.py's PARAMETERS.
     assert [p.label for p in sweep.points] == ["baseline", "PROTOCOL=nio MAXTHREADS=4", "PROTOCOL=nio MAXTHREADS=16",
                                                "PROTOCOL=nio2 MAXTHREADS=4", "PROTOCOL=nio2 MAXTHREADS=16"]
     assert sweep.points[0].baseline and sweep.points[0].env == {}
@@ -42,12 +44,11 @@ def test_balancer_settings_make_the_cluster_the_target_and_weights_resolve():
 
 def test_capacity_weights_come_from_the_last_complete_cluster_run(tmp_path, monkeypatch):
     monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
-    with pytest.raises(SweepError, match="needs the node capacities of a complete make bench-cluster run"):
+    with pytest.raises(SweepError, match="needs the node capacities of a complete make bench-cluster"):
         tune.weights_for("capacity", BASE)
-    run = tmp_path / "20261122T000000Z-abc-cluster"
-    run.mkdir()
-    (run / "summary.json").write_text('{"status": "complete", "targets": {"node1": {"capacity_rps": 600}, '
-                                      '"node2": {"capacity_rps": 300}, "node3": {"capacity_rps": 150}}}')
+    line = {"kind": "cluster", "status": "complete", "capacities": {"node1": 600, "node2": 300, "node3": 150}}
+    jsonl.append(tmp_path / "history.jsonl", line)
+    jsonl.append(tmp_path / "history.jsonl", {**line, "status": "partial", "capacities": {"node1": 1.0}})
     assert tune.weights_for("capacity", BASE) == {"NODE1_WEIGHT": "100", "NODE2_WEIGHT": "50", "NODE3_WEIGHT": "25"}
 
 
@@ -66,7 +67,7 @@ def test_sweep_files_grid_and_points(tmp_path):
 
 def test_the_shipped_sweep_files_read():
     for name in ("threads", "connector", "balancer"):
-        sweep = read_sweep({"SWEEP": str(tune.ROOT / "load" / "sweeps" / f"{name}.yaml")})
+        sweep = read_sweep({"SWEEP": str(ROOT / "load" / "sweeps" / f"{name}.yaml")})
         resolve(sweep, BASE)
         assert len(sweep.points) >= 4
 

@@ -4,7 +4,7 @@ comes back when the load falls).
 STRESS_TARGET (the cluster, or one node) runs three constant-rate steps back to back, with no pause and no
 draining between them: STRESS_LOW × its capacity (measured first unless STRESS_CAPACITY is given) for
 STRESS_BASE_S seconds, STRESS_HIGH × for STRESS_OVER_S, then STRESS_LOW × again for STRESS_RECOVER_S. HAProxy
-logs every request meanwhile (LB_LOG_REQUESTS=1, load/lblog.py), so the run has, second by second, what was
+logs every request meanwhile (LB_LOG_REQUESTS=1, hosts/haproxy_log.py), so the run has, second by second, what was
 answered, what failed and how slowly. From these:
 
   overload    answered per second while overloaded (mean and lowest) against the capacity and the offered rate;
@@ -16,7 +16,12 @@ from __future__ import annotations
 import gzip
 from collections import Counter
 
-from load import lblog, loadhost
+from hosts import haproxy_log
+from hosts.backend import ClusterError
+from load.console import print_capacities
+from load.kinds.base import Kind
+from load.progress import say
+from rundata import jsonl
 
 RECOVERED_FOR_S = 5
 RECOVERED_ACHIEVED = 0.9
@@ -40,12 +45,12 @@ def recovery_time(rows: list[dict], drop_s: float, low_rate: float, p99_slo_ms: 
     return None
 
 
-def analyze(requests: list[lblog.Request], windows: dict[str, tuple[float, float]], rates: dict[str, float],
+def analyze(requests: list[haproxy_log.Request], windows: dict[str, tuple[float, float]], rates: dict[str, float],
             capacity: float, p99_slo_ms: float) -> dict:
     """windows: each phase's (start, end) epochs; rates: each phase's offered rate."""
     start = windows["before"][0]
     end = windows["recovery"][1]
-    rows = lblog.per_second(requests, start, end)
+    rows = haproxy_log.per_second(requests, start, end)
     over_start, over_end = (t - start for t in windows["overload"])
     during = [r["ok"] for r in rows if over_start + 1 <= r["t"] < over_end - 1]  # whole seconds inside
     drop_s = windows["recovery"][0] - start
@@ -73,8 +78,9 @@ def analyze(requests: list[lblog.Request], windows: dict[str, tuple[float, float
     }
 
 
-def run(bench) -> dict:
-    """The bench-stress body (load/bench.py's Bench): returns the analysis, also kept in stress.json."""
+def stress(bench) -> dict:
+    """The analysis of an overload and the way back (kept in stress.json), after a search for the capacity if
+    none given."""
     s = bench.settings
     target = s.stress_target
     capacity = s.stress_capacity
@@ -82,10 +88,10 @@ def run(bench) -> dict:
         bench.search(target, repeats=1)
         capacity = bench.capacity(target)
         if not capacity:
-            raise loadhost.ClusterError(f"no capacity was found for {target}: give STRESS_CAPACITY=")
+            raise ClusterError(f"no capacity was found for {target}: give STRESS_CAPACITY=")
     rates = {"before": round(capacity * s.stress_low, 1), "overload": round(capacity * s.stress_high, 1),
              "recovery": round(capacity * s.stress_low, 1)}
-    bench.say(f"stress on {target} (capacity {capacity:g}/s): {rates['before']:g}/s for {s.stress_base_s} s, "
+    say(f"stress on {target} (capacity {capacity:g}/s): {rates['before']:g}/s for {s.stress_base_s} s, "
               f"{rates['overload']:g}/s for {s.stress_over_s} s, {rates['recovery']:g}/s for {s.stress_recover_s} s")
     return bench.with_request_log(lambda: _stress_steps(bench, target, capacity, rates))
 
@@ -102,18 +108,17 @@ def _stress_steps(bench, target: str, capacity: float, rates: dict[str, float]) 
         record = bench.measure(target, 1, rates[phase], phase, duration_s=durations[phase], settle=False)
         windows[phase] = (record.result.start_epoch, record.result.end_epoch)
         records[phase] = record
-    ring = lblog.read_ring(lblog.REQUESTS_RING)
-    (bench.paths.root / "raw").mkdir(exist_ok=True)
-    (bench.paths.root / "raw" / "lb-requests.log.gz").write_bytes(gzip.compress(ring.encode()))
+    ring = haproxy_log.read_ring(haproxy_log.REQUESTS_RING)
+    (bench.paths.raw / "lb-requests.log.gz").write_bytes(gzip.compress(ring.encode()))
     start, end = windows["before"][0], windows["recovery"][1]
-    requests = [r for r in lblog.parse_requests(ring) if start <= r.received <= end]
+    requests = [r for r in haproxy_log.parse_requests(ring) if start <= r.received <= end]
     if not requests or requests[0].received > start + 1:
-        bench.say("warning: HAProxy's request ring did not hold the whole run (its oldest lines were overwritten)")
+        say("warning: HAProxy's request ring did not hold the whole run (its oldest lines were overwritten)")
     analysis = analyze(requests, windows, rates, capacity, s.slo.p99_ms)
     analysis.update({"target": target, "generator": {
         phase: {"achieved_rps": round(r.result.achieved_rps, 1), "failures": r.result.failures,
                 "errors": r.result.errors, "p99_ms": r.result.latency_ms.get("p99")} for phase, r in records.items()}})
-    bench.say(summary_line(analysis))
+    say(summary_line(analysis))
     return analysis
 
 
@@ -128,3 +133,28 @@ def summary_line(a: dict) -> str:
     return (f"stress: overload at {a['rates_rps']['overload']:g}/s: {over} against a capacity of "
             f"{a['capacity_rps']:g}/s; HAProxy: {a['failed']} failed ({a['failed_by_phase']}){waited}; recovered "
             f"{back} after the load fell")
+
+
+class Stress(Kind):
+    name = "stress"
+    description = "0.5x capacity, 2x for 60 s, 0.5x again: throughput while overloaded, failures, time to recover"
+    targets = ("cluster",)
+    flags_disturbances = False  # overloaded nodes failing their checks is the point
+
+    def planned_searches(self, settings) -> int:
+        return 0 if settings.stress_capacity else 1
+
+    def run(self, bench) -> None:
+        bench.findings["stress"] = stress(bench)
+
+    def summarize(self, bench, summary: dict) -> None:
+        analysis = bench.findings.get("stress")
+        if analysis is not None:
+            jsonl.write_json(bench.paths.analysis("stress"), analysis)
+            summary["stress"] = {k: v for k, v in analysis.items() if k != "per_second"}
+
+    def console(self, summary: dict) -> None:
+        print_capacities(summary)
+
+
+KIND = Stress()

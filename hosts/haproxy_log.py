@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from load import loadhost
-from load.step import SLOW_MS
+from hosts import haproxy
+from rundata.records import SLOW_MS
 
 EVENTS_RING = "events"
 REQUESTS_RING = "requests"
@@ -115,7 +115,7 @@ def parse_events(text: str) -> list[StateChange]:
 
 
 def read_ring(ring: str) -> str:
-    return loadhost.lb_api(f"show events {ring}")
+    return haproxy.api(f"show events {ring}")
 
 
 def state_changes(since: float = 0.0) -> list[StateChange]:

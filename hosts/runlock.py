@@ -10,28 +10,23 @@ import os
 import time
 from pathlib import Path
 
-from load import ROOT
+from hosts.backend import backend
+from hosts.topology import ROOT
 
 
 class Busy(RuntimeError):
     """Another bench holds the cluster."""
 
 
-def cluster_id(environ: dict[str, str]) -> str:
-    if (environ.get("BACKEND") or "compose") == "vagrant":
-        return "vagrant-" + environ.get("VAGRANT_VM_PREFIX", "capbench")
-    return "compose-" + environ.get("COMPOSE_PROJECT_NAME", "capbench")
+def lock_path(cluster_id: str) -> Path:
+    return ROOT / ".capbench" / f"bench-{cluster_id}.lock"
 
 
-def lock_path(environ: dict[str, str]) -> Path:
-    return ROOT / ".capbench" / f"bench-{cluster_id(environ)}.lock"
-
-
-def acquire(what: str, environ: dict[str, str] | None = None):
+def acquire(what: str, cluster_id: str | None = None):
     """Takes the cluster's lock for this process's lifetime (keep the returned file open), or raises Busy
-    naming the bench that holds it."""
-    environ = dict(os.environ) if environ is None else environ
-    path = lock_path(environ)
+    naming the bench that holds it. The cluster: the backend's own name for it, unless given."""
+    cluster_id = cluster_id or backend().lock_id()
+    path = lock_path(cluster_id)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = path.open("a+")
     try:
@@ -44,7 +39,7 @@ def acquire(what: str, environ: dict[str, str] | None = None):
             holder = {}
         handle.close()
         since = time.strftime("%H:%M:%S", time.localtime(holder["since"])) if "since" in holder else "?"
-        raise Busy(f"another bench is running on this cluster ({cluster_id(environ)}): {holder.get('what', '?')}, "
+        raise Busy(f"another bench is running on this cluster ({cluster_id}): {holder.get('what', '?')}, "
                    f"pid {holder.get('pid', '?')}, since {since}; wait for it to end or stop it "
                    f"(Ctrl-C, or kill {holder.get('pid', 'its pid')}); nothing was started") from None
     handle.seek(0)

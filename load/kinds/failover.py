@@ -2,8 +2,10 @@
 
 The cluster runs one constant-rate step of FAILOVER_S seconds at a rate the other two nodes can carry (half
 their capacity, measured first unless FAILOVER_RATE is given). FAULT_AT_S seconds in, FAULT_NODE is killed or
-frozen (load/faults.py); FAULT_FOR_S seconds later it is started again or thawed. HAProxy logs every request
-meanwhile (LB_LOG_REQUESTS=1, load/lblog.py), and its state changes say when it noticed. From these:
+frozen (the backend's fault(): killed with SIGKILL and held down, or every process stopped where it is, as in a
+very long GC pause; hosts/); FAULT_FOR_S seconds later it is started again or thawed. The fault's moment is
+read from what did it (Docker's events, systemd). HAProxy logs every request meanwhile (LB_LOG_REQUESTS=1,
+hosts/haproxy_log.py), and its state changes say when it noticed. From these:
 
   detection   time from the fault to HAProxy marking the node DOWN (goal: at most 2 s)
   failures    each failed request, by kind (HTTP status, who ended it in which phase), by node and by when it
@@ -25,7 +27,13 @@ import threading
 import time
 from collections import Counter
 
-from load import faults, lblog, loadhost
+from hosts import haproxy, haproxy_log
+from hosts.backend import ClusterError, Done, backend
+from hosts.topology import NODES
+from load.console import print_capacities
+from load.kinds.base import Kind
+from load.progress import say
+from rundata import jsonl
 
 DETECTION_GOAL_S = 2.0
 UNLOGGED_KIND = "connection closed with no answer, not in HAProxy's log (the generator's read errors)"
@@ -41,8 +49,8 @@ class FaultSchedule(threading.Thread):
         self.node, self.fault, self.at_s, self.for_s = node, fault, at_s, for_s
         self.injected_at: float | None = None
         self.recovered_at: float | None = None
-        self.injected: faults.Done | None = None
-        self.recovered: faults.Done | None = None
+        self.injected: Done | None = None
+        self.recovered: Done | None = None
         self.error: Exception | None = None
         self._cancel = threading.Event()
         self._lock = threading.Lock()
@@ -52,7 +60,7 @@ class FaultSchedule(threading.Thread):
             if self._cancel.wait(self.at_s):
                 return
             with self._lock:
-                self.injected = faults.inject(self.node, self.fault)
+                self.injected = backend().fault(self.node, self.fault, "inject")
                 self.injected_at = self.injected.at
             if self._cancel.wait(self.for_s):
                 return
@@ -64,7 +72,7 @@ class FaultSchedule(threading.Thread):
         with self._lock:
             if self.injected_at is not None and self.recovered_at is None:
                 self.recovered_at = time.time()  # until the recovery says when it took effect
-                self.recovered = faults.recover(self.node, self.fault)
+                self.recovered = backend().fault(self.node, self.fault, "recover")
                 self.recovered_at = self.recovered.at
 
     def finish(self) -> None:
@@ -74,7 +82,7 @@ class FaultSchedule(threading.Thread):
         self._recover()
 
 
-def analyze(requests: list[lblog.Request], changes: list[lblog.StateChange], node: str, fault_at: float,
+def analyze(requests: list[haproxy_log.Request], changes: list[haproxy_log.StateChange], node: str, fault_at: float,
             recovered_at: float | None, start: float, end: float, unlogged: int = 0) -> dict:
     """The failover's figures from HAProxy's request log and state changes; times in seconds from `start`.
     `unlogged`: requests the generator saw closed without an answer that HAProxy did not log (see above)."""
@@ -87,7 +95,7 @@ def analyze(requests: list[lblog.Request], changes: list[lblog.StateChange], nod
     in_flight = [r for r in requests if r.server == node and r.received <= fault_at < r.end]
     failed = [r for r in requests if r.failed]
 
-    def accepted(r: lblog.Request) -> str:
+    def accepted(r: haproxy_log.Request) -> str:
         if r.received < fault_at:
             return "before the fault"
         if down is None or r.received < down:
@@ -120,12 +128,12 @@ def analyze(requests: list[lblog.Request], changes: list[lblog.StateChange], nod
         "goals": {"detection within 2 s": detection is not None and detection <= DETECTION_GOAL_S,
                   "failures no more than in flight at the fault": len(failed) <= len(in_flight),
                   "no failure accepted after detection": down is not None and after_detection == 0},
-        "per_second": lblog.per_second(requests, start, end),
+        "per_second": haproxy_log.per_second(requests, start, end),
     }
 
 
-def run(bench) -> dict:
-    """The bench-failover body (load/bench.py's Bench): returns the analysis, also kept in failover.json."""
+def failover(bench) -> dict:
+    """The analysis of one fault under load (kept in failover.json), after a search for the rate if none given."""
     s = bench.settings
     node = s.fault_node
     rate = s.failover_rate
@@ -134,10 +142,10 @@ def run(bench) -> dict:
         bench.search(label, repeats=1)
         capacity = bench.capacity(label)
         if not capacity:
-            raise loadhost.ClusterError(f"no capacity was found for the nodes other than {node}, so no rate "
+            raise ClusterError(f"no capacity was found for the nodes other than {node}, so no rate "
                                         "they can carry is known: give FAILOVER_RATE=")
         rate = round(capacity * s.failover_load_pct / 100, 1)
-        bench.say(f"failover at {rate:g}/s: {s.failover_load_pct:g} % of {capacity:g}/s, what the nodes other "
+        say(f"failover at {rate:g}/s: {s.failover_load_pct:g} % of {capacity:g}/s, what the nodes other "
                   f"than {node} carry")
     return bench.with_request_log(lambda: _failover_step(bench, node, rate))
 
@@ -145,10 +153,10 @@ def run(bench) -> dict:
 def _failover_step(bench, node: str, rate: float) -> dict:
     s = bench.settings
     bench.label = "failover"
-    loadhost.set_rotation(loadhost.NODES)
-    loadhost.wait_until_up(loadhost.NODES)
+    haproxy.set_rotation(NODES)
+    haproxy.wait_until_up(NODES)
     bench.measure("cluster", 0, rate, "warmup", duration_s=max(s.warmup_s, bench.driver.min_step_s))
-    bench.say(f"failover: {s.fault} {node} {s.fault_at_s} s into a {s.failover_s} s step at {rate:g}/s, "
+    say(f"failover: {s.fault} {node} {s.fault_at_s} s into a {s.failover_s} s step at {rate:g}/s, "
               f"back {s.fault_for_s} s later")
     schedule = FaultSchedule(node, s.fault, s.fault_at_s, s.fault_for_s)
     schedule.start()
@@ -160,27 +168,26 @@ def _failover_step(bench, node: str, rate: float) -> dict:
     finally:
         schedule.finish()
     if schedule.error is not None:
-        raise loadhost.ClusterError(f"the fault could not be done or undone: {schedule.error}")
-    loadhost.wait_until_up((node,), BACK_TIMEOUT_S)
-    ring = lblog.read_ring(lblog.REQUESTS_RING)
-    (bench.paths.root / "raw").mkdir(exist_ok=True)
-    (bench.paths.root / "raw" / "lb-requests.log.gz").write_bytes(gzip.compress(ring.encode()))
+        raise ClusterError(f"the fault could not be done or undone: {schedule.error}")
+    haproxy.wait_until_up((node,), BACK_TIMEOUT_S)
+    ring = haproxy_log.read_ring(haproxy_log.REQUESTS_RING)
+    (bench.paths.raw / "lb-requests.log.gz").write_bytes(gzip.compress(ring.encode()))
     result = record.result
     start, end = result.start_epoch, result.end_epoch
     # A connection closed with no answer: for oha "connection closed before message completed", for wrk2 a
     # socket read error. Never seen outside a kill in 680 search steps of ours.
     unlogged = (result.errors or {}).get("read", 0)
-    requests = [r for r in lblog.parse_requests(ring) if start - 1 <= r.received <= end]
+    requests = [r for r in haproxy_log.parse_requests(ring) if start - 1 <= r.received <= end]
     if schedule.injected_at is None:
-        raise loadhost.ClusterError(f"the step ended before the fault was due ({s.fault_at_s} s in)")
-    analysis = analyze(requests, lblog.state_changes(start - 1), node, schedule.injected_at,
+        raise ClusterError(f"the step ended before the fault was due ({s.fault_at_s} s in)")
+    analysis = analyze(requests, haproxy_log.state_changes(start - 1), node, schedule.injected_at,
                        schedule.recovered_at, start, end + s.timeout_s, unlogged)
     analysis.update({"fault": s.fault, "node": node, "rate_rps": rate, "step": record.step,
                      "fault_time": {"source": schedule.injected.source,
                                     "uncertainty_s": schedule.injected.uncertainty_s},
                      "generator": {"failures": result.failures, "errors": result.errors,
                                    "responses": result.responses}})
-    bench.say(summary_line(analysis))
+    say(summary_line(analysis))
     return analysis
 
 
@@ -191,3 +198,32 @@ def summary_line(a: dict) -> str:
     return (f"failover: {a['fault']} {a['node']}: detected in {detection}; {a['failed']} failed "
             f"({a['in_flight_at_fault']} in flight at the fault), by when accepted: "
             f"{a['failed_by_when'] or 'none'}; back in traffic {back} after the {again}")
+
+
+# The analysis's per-second series and failure times stay in failover.json, out of the summary.
+SERIES = ("per_second", "failed_times_s")
+
+
+class Failover(Kind):
+    name = "failover"
+    description = "kill (FAULT=freeze: freeze) FAULT_NODE under load and bring it back: detection, failures, recovery"
+    targets = ("cluster",)
+    flags_disturbances = False  # a node going down is the point
+
+    def planned_searches(self, settings) -> int:
+        return 0 if settings.failover_rate else 1
+
+    def run(self, bench) -> None:
+        bench.findings["failover"] = failover(bench)
+
+    def summarize(self, bench, summary: dict) -> None:
+        analysis = bench.findings.get("failover")
+        if analysis is not None:
+            jsonl.write_json(bench.paths.analysis("failover"), analysis)
+            summary["failover"] = {k: v for k, v in analysis.items() if k not in SERIES}
+
+    def console(self, summary: dict) -> None:
+        print_capacities(summary)
+
+
+KIND = Failover()

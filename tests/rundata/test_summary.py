@@ -1,7 +1,7 @@
-"""The summary's monitoring parts: the figures at a target's capacity, and bench-overhead's ratio."""
+"""summary.json's rules: the host figures at a target's capacity, and which steps belong to a search."""
 from __future__ import annotations
 
-from load.bench import metrics_at, overhead_ratio
+from rundata.summary import metrics_at, of_label
 
 
 def record(step: int, target: str, rate: float, passed: bool, cpu: float | None = None) -> dict:
@@ -20,9 +20,8 @@ def test_figures_at_capacity_come_from_the_last_logged_passing_step_at_that_rate
     assert metrics_at([record(1, "node1", 400, True)], "node1", 400) is None  # not logged (MONITOR=off)
 
 
-def test_overhead_ratio_is_with_over_without_monitoring():
-    targets = {"node1 monitor off": {"repeats": [400.0, 420.0]}, "node1 monitor on": {"repeats": [392.0, 420.0]}}
-    overhead = overhead_ratio(targets)
-    assert overhead["capacity_off_rps"] == 410.0 and overhead["capacity_on_rps"] == 406.0
-    assert overhead["ratio_on_over_off"] == 0.99 and overhead["pair_ratios"] == [0.98, 1.0]
-    assert overhead_ratio({"node1 monitor off": {"repeats": []}})["ratio_on_over_off"] is None
+def test_a_step_belongs_to_its_search_label_or_older_steps_to_their_target():
+    assert of_label({"label": "cluster v2", "target": "cluster"}, "cluster v2")
+    assert not of_label({"label": "cluster v2", "target": "cluster"}, "cluster v3")
+    assert of_label({"target": "node1"}, "node1 monitor on")  # recorded before steps carried their label
+    assert not of_label({"target": "node2"}, "node1")

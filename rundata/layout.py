@@ -1,16 +1,16 @@
-"""The results folder: one function owns its paths. results/<run-id>/ holds run.json (settings, versions,
-git sha), steps.jsonl (one line per step, written as it completes), summary.json, and PARTIAL while a run
-has not ended normally."""
+"""The results folder: this module alone names its paths. results/<run-id>/ holds run.json (settings, versions,
+git sha), steps.jsonl (one line per step, written as it completes), summary.json, the tool's raw output under
+raw/, PCP's archives under pcp/, and PARTIAL while a run has not ended normally; results/history.jsonl has one
+line per run. RESULTS_DIR moves the whole folder (the tests do)."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from load import ROOT
+ROOT = Path(__file__).resolve().parent.parent  # the capbench checkout
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,39 @@ class RunPaths:
     def users(self) -> Path:
         return self.root / "users.txt"
 
+    @property
+    def raw(self) -> Path:
+        """The tools' own output and other evidence (thread dumps, HAProxy's request log); made on demand."""
+        self.root.joinpath("raw").mkdir(exist_ok=True)
+        return self.root / "raw"
+
+    @property
+    def pcp(self) -> Path:
+        return self.root / "pcp"
+
+    @property
+    def pcp_export(self) -> Path:
+        return self.root / "pcp-export"
+
+    @property
+    def figures(self) -> Path:
+        return self.root / "figures"
+
+    @property
+    def report(self) -> Path:
+        return self.root / "report.html"
+
+    def analysis(self, name: str) -> Path:
+        """A bench kind's whole analysis beside the summary (failover.json, stress.json)."""
+        return self.root / f"{name}.json"
+
 
 def results_dir() -> Path:
     return Path(os.environ.get("RESULTS_DIR") or ROOT / "results")
+
+
+def history_path() -> Path:
+    return results_dir() / "history.jsonl"
 
 
 def git_sha() -> str:
@@ -63,30 +93,3 @@ def new_run(kind: str) -> tuple[str, RunPaths]:
             continue
         return run_id, RunPaths(parent / run_id)
     raise RuntimeError(f"cannot create a run folder under {parent}")
-
-
-def write_json(path: Path, data: dict) -> None:
-    """Whole or not at all: written beside, then renamed over."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
-
-
-def append_jsonl(path: Path, record: dict) -> None:
-    with path.open("a") as out:
-        out.write(json.dumps(record) + "\n")
-        out.flush()
-        os.fsync(out.fileno())
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def write_jsonl(path: Path, records: list[dict]) -> None:
-    """Replaces a JSON-lines file whole (e.g. step records with figures added after the run)."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
-    os.replace(tmp, path)

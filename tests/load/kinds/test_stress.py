@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from load import lblog, stress
+from hosts import haproxy_log
+from load.kinds import stress
 
 T0 = 1_800_000_000.0
 CAPACITY = 100.0
@@ -16,7 +17,7 @@ def line(accept: float, status: int = 200, term: str = "----", ta: int = 20) -> 
     return f"x capbench-req {T0 + accept:.3f} 0 0 node1 {status} {term} 0 0 5 {ta} 0"
 
 
-def simulated(backlog_s: int) -> list[lblog.Request]:
+def simulated(backlog_s: int) -> list[haproxy_log.Request]:
     """A server that answers 100/s at most: 50/s fine; at 200/s it answers its 100 (slowly) and the rest wait in
     the queue until HAProxy gives up (503 sQ); after the drop the backlog takes `backlog_s` seconds to clear."""
     lines = []
@@ -30,7 +31,7 @@ def simulated(backlog_s: int) -> list[lblog.Request]:
                 lines.append(line(t, ta=1500))  # answered, but slower than the SLO
             else:
                 lines.append(line(t))
-    return lblog.parse_requests("\n".join(lines))
+    return haproxy_log.parse_requests("\n".join(lines))
 
 
 def test_recovery_is_timed_from_the_drop_to_the_first_healthy_run_of_seconds():

@@ -1,0 +1,98 @@
+"""What every backend offers the harness: run a command on a host, say which hosts are unhealthy, re-create a
+service with settings, do a fault to a node and say when it took effect, run PCP's tools over local archives,
+and bring the cluster up, down and into view. One implementation per backend (hosts/compose.py,
+hosts/vagrant.py), chosen by name through BACKENDS; nothing outside this package asks which backend it is."""
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+# name → "module:class", imported only when asked for (the Vagrant backend needs no Docker, and back).
+BACKENDS = {"compose": "hosts.compose:Compose", "vagrant": "hosts.vagrant:Vagrant"}
+DEFAULT = "compose"
+
+
+class ClusterError(RuntimeError):
+    """The cluster is not in a state to bench (not up, unhealthy, a node that does not come back)."""
+
+
+class BackendError(ValueError):
+    """BACKEND names no backend: what was given, what is allowed."""
+
+
+@dataclass(frozen=True)
+class Done:
+    """When a fault (or its undoing) took effect, as read from what did it."""
+    at: float  # epoch seconds, on the harness's clock
+    uncertainty_s: float
+    source: str
+
+
+class Backend(Protocol):
+    name: str
+    # The make target that builds what this backend's hosts run (images, or the artifacts VMs install).
+    built: str
+
+    def exec(self, host: str, argv: list[str], stdin: bytes | None = None, timeout: float = 120,
+             check: bool = True, user: str | None = None) -> subprocess.CompletedProcess:
+        """Runs argv on a host of the bench as the user its processes run as (or `user`); ClusterError when
+        check and it fails."""
+
+    def unhealthy(self) -> list[str]:
+        """The hosts that are not running and healthy ([] when all are)."""
+
+    def version(self) -> str:
+        """What runs the hosts, with its version (recorded in run.json)."""
+
+    def lock_id(self) -> str:
+        """Names this cluster among the others on the machine (one bench at a time on each)."""
+
+    def up(self) -> int:
+        """Brings the cluster to the current settings and waits until every host is healthy (make up)."""
+
+    def recreate(self, host: str, settings: dict[str, str]) -> None:
+        """The host again with `settings` over the current ones, waited until healthy; the others keep running."""
+
+    def fault(self, node: str, fault: str, action: str) -> Done:
+        """fault kill|freeze, action inject|recover: does it to the node and says when it took effect."""
+
+    def pcp_tools(self, script: str, pcp_dir: Path, out_dir: Path) -> None:
+        """Runs a bash script where PCP's tools are, with the archives under pcp_dir at $1/pcp (read-only) and
+        $1/out a folder whose files land in out_dir."""
+
+    def down(self) -> int:
+        ...
+
+    def status(self) -> int:
+        """Prints one row per host (make status)."""
+
+    def logs(self, host: str | None, follow: bool) -> int:
+        ...
+
+
+def detect() -> str:
+    """BACKEND when set; else the first backend (in table order, after the default) whose hosts are running,
+    else the default."""
+    name = os.environ.get("BACKEND", "").strip()
+    if name:
+        if name not in BACKENDS:
+            raise BackendError(f"BACKEND='{name}' is not allowed: use {' or '.join(BACKENDS)} (or leave it unset)")
+        return name
+    for candidate in BACKENDS:
+        if candidate != DEFAULT and _class(candidate).running():
+            return candidate
+    return DEFAULT
+
+
+def _class(name: str):
+    module, _, cls = BACKENDS[name].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def backend() -> Backend:
+    """The backend the environment's BACKEND names (the Makefile sets it), or the one detect() finds."""
+    return _class(detect())()

@@ -1,0 +1,95 @@
+"""HAProxy's runtime API on the lb host (a UNIX socket there, reached through haproxy/lb-api): the commands the
+harness sends and the one parser of each answer. Server states, weights and queues; the rings are read and
+parsed by hosts/haproxy_log.py."""
+from __future__ import annotations
+
+import csv
+import io
+import time
+
+from hosts.backend import ClusterError, backend
+from hosts.topology import NODES
+
+BACKEND = "nodes"  # haproxy.cfg's backend of the Tomcat nodes
+LB_API = "/opt/capbench/bin/lb-api"
+# `show servers state`: srv_op_state 2 is running; bit 0 of srv_admin_state is forced maintenance.
+RUNNING = "2"
+MAINT_BIT = 1
+
+
+def api(command: str) -> str:
+    """One runtime-API command; HAProxy's answer as it gave it."""
+    return backend().exec("lb", [LB_API, command]).stdout.decode()
+
+
+def stat_rows() -> list[dict[str, str]]:
+    """`show stat`: one dict per proxy/server row, keyed by its CSV header."""
+    return list(csv.DictReader(io.StringIO(api("show stat").lstrip("# "))))
+
+
+def server_stats() -> dict[str, dict[str, str]]:
+    """Each node's row of `show stat` (weight, status, sessions, queue, ...)."""
+    return {row["svname"]: row for row in stat_rows() if row.get("pxname") == BACKEND and row["svname"] in NODES}
+
+
+def requests_in_nodes() -> int:
+    """Requests HAProxy has queued for, or in progress on, the nodes right now."""
+    for row in stat_rows():
+        if row.get("pxname") == BACKEND and row.get("svname") == "BACKEND":
+            return int(row["qcur"] or 0) + int(row["scur"] or 0)
+    raise ClusterError(f"HAProxy's show stat has no BACKEND row for {BACKEND}")
+
+
+def server_states() -> dict[str, dict[str, str]]:
+    """`show servers state nodes`: per node, whether its checks hold it running and whether it is in
+    maintenance ("up": yes|no, "admin": maint|ready)."""
+    states = {}
+    for line in api(f"show servers state {BACKEND}").splitlines()[2:]:
+        row = line.split()
+        if len(row) > 6:
+            states[row[3]] = {"up": "yes" if row[5] == RUNNING else "no",
+                              "admin": "maint" if int(row[6]) & MAINT_BIT else "ready"}
+    return states
+
+
+def nodes_up() -> set[str]:
+    """The nodes HAProxy's health checks hold running."""
+    return {node for node, state in server_states().items() if state["up"] == "yes"}
+
+
+def _set(command: str, what: str) -> None:
+    answer = api(command).strip()
+    if answer:
+        raise ClusterError(f"HAProxy refused {what}: {answer}")
+
+
+def set_state(node: str, state: str) -> None:
+    """ready (in rotation) or maint (taken out)."""
+    _set(f"set server {BACKEND}/{node} state {state}", f"to set {node} {state}")
+
+
+def set_rotation(nodes_in: tuple[str, ...]) -> None:
+    """Puts `nodes_in` in the balancer's rotation and every other node in maintenance."""
+    for node in NODES:
+        set_state(node, "ready" if node in nodes_in else "maint")
+
+
+def set_weights(weights: dict[str, int]) -> None:
+    """Each node's balancer weight (no restart; HAProxy keeps its state)."""
+    for node, weight in weights.items():
+        _set(f"set weight {BACKEND}/{node} {weight}", f"weight {weight} for {node}")
+
+
+def wait_until_up(nodes: tuple[str, ...], timeout_s: float = 30) -> None:
+    """Waits until the health checks hold every one of `nodes` running: a node that failed its checks while
+    overloaded (its own search's last steps) needs a few seconds to pass them again before it takes traffic."""
+    deadline = time.monotonic() + timeout_s
+    while not set(nodes) <= nodes_up() and time.monotonic() < deadline:
+        time.sleep(0.5)
+
+
+def still_down(nodes: tuple[str, ...], timeout_s: float) -> list[str]:
+    """Those of `nodes` HAProxy's checks do not hold running after waiting up to timeout_s for them."""
+    wait_until_up(nodes, timeout_s)
+    up = nodes_up()
+    return [node for node in nodes if node not in up]

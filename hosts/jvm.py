@@ -1,0 +1,32 @@
+"""A node's JVM, seen from the harness: what it runs with (the webapp's /info), its pid and thread dumps."""
+from __future__ import annotations
+
+import json
+
+from hosts.backend import ClusterError, backend
+
+
+def node_info(node: str) -> dict | None:
+    """What the node's JVM actually runs with (GC in use, heap, CPUs, versions); None when it does not answer."""
+    done = backend().exec(node, ["curl", "-fsS", "--max-time", "3", "http://127.0.0.1:8080/info"], check=False,
+                          timeout=30)
+    try:
+        return json.loads(done.stdout) if done.returncode == 0 else None
+    except ValueError:
+        return None
+
+
+def java_pid(node: str) -> str:
+    """The pid of the node's JVM on its host (the one process whose executable is java)."""
+    script = 'for d in /proc/[0-9]*; do case "$(readlink "$d/exe" 2>/dev/null)" in */java) echo "${d#/proc/}"; ' \
+             'exit 0;; esac; done; exit 1'
+    done = backend().exec(node, ["sh", "-c", script], check=False, timeout=30)
+    pid = done.stdout.decode().strip()
+    if done.returncode != 0 or not pid.isdigit():
+        raise ClusterError(f"no java process found on {node}")
+    return pid
+
+
+def thread_dump(node: str, pid: str) -> str:
+    """One thread dump of the node's JVM (jattach, the JVM's attach API: what jcmd Thread.print prints)."""
+    return backend().exec(node, ["jattach", pid, "threaddump"], timeout=30).stdout.decode(errors="replace")

@@ -1,0 +1,125 @@
+"""The Vagrant backend: each host a VM of the Vagrantfile, reached over plain SSH as the user its processes run as
+(cluster/vagrant/vm.sh). Settings are applied to the running VMs by cluster/vagrant/up.sh; faults go through
+systemd (SIGKILL and a stop, or SIGSTOP/SIGCONT) and a kill is timed by systemd's own record of the exit; PCP's
+tools run on the controller VM (the user's machine may have no Docker)."""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import tarfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from hosts.backend import ClusterError, Done
+from hosts.topology import HOSTS, ROOT, role
+
+VM = str(ROOT / "cluster" / "vagrant" / "vm.sh")
+UP = str(ROOT / "cluster" / "vagrant" / "up.sh")
+DRIVER_FILE = ROOT / ".capbench" / "vagrant" / "libvirt-driver"
+# The user each role's processes run as: the units' User= (the images' USER on containers).
+ROLE_USERS = {"node": "tomcat", "lb": "haproxy", "load": "capbench", "controller": "capbench"}
+NODE_UNIT = "capbench-node.service"  # cluster/vagrant/units/capbench-node.service
+
+
+class Vagrant:
+    name = "vagrant"
+    built = "artifacts"  # the VMs install the WAR, oha and the JMX agent from the checkout
+
+    @staticmethod
+    def running() -> bool:
+        return subprocess.run([VM, "running"], capture_output=True, cwd=ROOT).returncode == 0
+
+    def exec(self, host: str, argv: list[str], stdin: bytes | None = None, timeout: float = 120,
+             check: bool = True, user: str | None = None) -> subprocess.CompletedProcess:
+        done = subprocess.run([VM, "exec", host, user or ROLE_USERS[role(host)], *argv], input=stdin,
+                              capture_output=True, timeout=timeout, cwd=ROOT)
+        if check and done.returncode != 0:
+            raise ClusterError(f"{host}: {' '.join(argv[:3])} exited {done.returncode}: "
+                               f"{done.stderr.decode(errors='replace').strip()[-400:]}")
+        return done
+
+    def unhealthy(self) -> list[str]:
+        done = subprocess.run([VM, "unhealthy"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+        return done.stdout.split() if done.returncode in (0, 1) else list(HOSTS)
+
+    def version(self) -> str:
+        done = subprocess.run(["vagrant", "--version"], capture_output=True, text=True)
+        # kvm, or qemu: software emulation where KVM cannot boot guests (cluster/vagrant/host.sh driver).
+        driver = os.environ.get("VAGRANT_LIBVIRT_DRIVER") or (DRIVER_FILE.read_text().strip()
+                                                              if DRIVER_FILE.exists() else "kvm")
+        return f"{done.stdout.strip() or 'Vagrant'} (libvirt, driver {driver})"
+
+    def lock_id(self) -> str:
+        return "vagrant-" + os.environ.get("VAGRANT_VM_PREFIX", "capbench")
+
+    def up(self) -> int:
+        return subprocess.run([UP], cwd=ROOT).returncode
+
+    def recreate(self, host: str, settings: dict[str, str]) -> None:
+        done = subprocess.run([UP, host], env={**os.environ, **settings}, capture_output=True, timeout=240,
+                              cwd=ROOT)
+        if done.returncode != 0:
+            raise ClusterError(f"the {host} VM did not take {settings}: {done.stderr.decode(errors='replace')[-400:]}")
+
+    def _systemctl(self, node: str, *args: str) -> str:
+        return self.exec(node, ["systemctl", *args, NODE_UNIT], user="root", timeout=60).stdout.decode()
+
+    def fault(self, node: str, fault: str, action: str) -> Done:
+        before = time.time()
+        if (fault, action) == ("kill", "inject"):
+            self._systemctl(node, "kill", "--signal=SIGKILL")
+            self._systemctl(node, "stop")  # cancels the restart systemd would make 2 s later
+        elif (fault, action) == ("kill", "recover"):
+            self._systemctl(node, "start", "--no-block")
+        else:
+            self._systemctl(node, "kill", f"--signal={'SIGSTOP' if action == 'inject' else 'SIGCONT'}")
+        after = time.time()
+        exited = self._exit_time(node) if (fault, action) == ("kill", "inject") else None
+        if exited is not None and before - 1 <= exited <= after + 1:
+            return Done(exited, 0.0, "systemd's exit timestamp of the JVM (the VM's clock)")
+        return Done((before + after) / 2, round((after - before) / 2, 3), "the middle of the ssh call")
+
+    def _exit_time(self, node: str) -> float | None:
+        """systemd's record of the JVM's exit, to the microsecond (the VM's clock)."""
+        text = self._systemctl(node, "show", "--property=ExecMainExitTimestamp", "--timestamp=us+utc")
+        value = text.strip().partition("=")[2]  # e.g. "Mon 2026-11-23 06:50:01.123456 UTC"
+        try:
+            return datetime.strptime(value, "%a %Y-%m-%d %H:%M:%S.%f UTC").replace(tzinfo=timezone.utc).timestamp()
+        except ValueError:
+            return None
+
+    def pcp_tools(self, script: str, pcp_dir: Path, out_dir: Path) -> None:
+        """The controller VM gets the archives (a tar on stdin) and sends the output back (a tar on stdout)."""
+        archives = io.BytesIO()
+        with tarfile.open(fileobj=archives, mode="w") as tar:
+            for host in sorted(p.name for p in pcp_dir.iterdir() if p.is_dir()):
+                tar.add(pcp_dir / host, arcname=host)
+        wrapper = ('set -eu; work=$(mktemp -d); trap \'rm -rf "$work"\' EXIT; mkdir "$work/pcp" "$work/out"; '
+                   'tar -C "$work/pcp" -x; bash -s "$work" <<\'CAPBENCH_SCRIPT\' >&2\n' + script
+                   + 'CAPBENCH_SCRIPT\ntar -C "$work/out" -c .')
+        try:
+            done = self.exec("controller", ["bash", "-c", wrapper], stdin=archives.getvalue(), timeout=600)
+        except (ClusterError, subprocess.TimeoutExpired) as problem:
+            raise ClusterError(f"PCP's tools on the controller VM failed: {problem}") from problem
+        with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
+            tar.extractall(out_dir, filter="data")
+
+    def down(self) -> int:
+        return subprocess.run(["vagrant", "halt"], cwd=ROOT).returncode
+
+    def logs(self, host: str | None, follow: bool) -> int:
+        status = 0
+        for name in [host] if host else [h for h in HOSTS if h != "controller"]:
+            print(f"---- {name}", flush=True)
+            argv = [VM, "exec", name, "root", "journalctl", "-u", f"capbench-{role(name)}", "-n", "200",
+                    "--no-pager", *(["--follow"] if follow else [])]
+            status = subprocess.run(argv, cwd=ROOT).returncode or status
+        return status
+
+    def status(self) -> int:
+        subprocess.run(["vagrant", "status"], cwd=ROOT)
+        unhealthy = self.unhealthy()
+        print("capbench: every host healthy" if not unhealthy else f"capbench: not healthy: {' '.join(unhealthy)}")
+        return 0

@@ -1,0 +1,64 @@
+"""The end of a run on the console, for every kind: the capacities' table, the nodes' figures at each capacity
+(the catalogue's shown figures, metrics/catalogue.py) beside the request cross-check, then the history line
+and report.html."""
+from __future__ import annotations
+
+from load.progress import mmss, say
+from metrics.catalogue import SHOWN
+from rundata import jsonl
+from rundata.layout import RunPaths, history_path
+from rundata.summary import serving_nodes
+
+CROSS_CHECK = (("tomcat_requests", "Tomcat n"), ("haproxy_responses", "HAProxy n"), ("diff_pct", "diff %"))
+
+
+def figure(value, unit: str = "") -> str:
+    """A figure for a table: one decimal for rates (unit given), three for ratios, n/a when unknown."""
+    if not isinstance(value, float):
+        return "n/a"
+    return f"{value:.1f}{unit}" if unit else f"{value:.3f}"
+
+
+def print_capacities(summary: dict) -> None:
+    rows = list(summary["targets"].items())
+    width = max([10] + [len(name) + 2 for name, _ in rows])  # bench-overhead's labels are longer
+    print(f"\n{'target':<{width}}{'capacity/s':>12}{'repeats':>10}{'min..max/s':>22}  "
+          f"driver {summary['driver']['name']}")
+    for name, t in rows:
+        cap = f"{t['capacity_rps']:.1f}" if t["capacity_rps"] else "none"
+        span = f"{t['min_rps']:.1f}..{t['max_rps']:.1f}" if t["min_rps"] else "-"
+        print(f"{name:<{width}}{cap:>12}{len(t['repeats']):>10}{span:>22}")
+
+
+def print_host_figures(summary: dict) -> None:
+    """At each target's capacity: what the nodes did (from PCP), and the step's requests counted by Tomcat's
+    grind servlet against the responses HAProxy counted for that node."""
+    rows = [(name, t["metrics_at_capacity"]) for name, t in summary["targets"].items()
+            if t.get("metrics_at_capacity")]
+    if not rows:
+        return
+    columns = [(heading, max(len(heading) + 2, 7)) for heading in [f.heading for f in SHOWN]
+               + [h for _, h in CROSS_CHECK]]
+    print(f"\nat capacity (PCP)  {'node':<6}" + "".join(f"{heading:>{width}}" for heading, width in columns))
+    for name, figures in rows:
+        for node, f in serving_nodes(figures).items():
+            check = figures.get("requests_cross_check", {}).get(node, {})
+            cells = [f.get(x.name) for x in SHOWN] + [check.get(key) for key, _ in CROSS_CHECK]
+            print(f"{name:<19}{node:<6}" + "".join(f"{'-' if v is None else v:>{w}}"
+                                                   for v, (_, w) in zip(cells, columns)))
+
+
+def finish(kind, paths: RunPaths, summary: dict) -> None:
+    """The kind's tables, the nodes' figures, one line in results/history.jsonl and report.html; a failure of
+    the report loses nothing already written."""
+    if kind.reports:
+        kind.console(summary)
+        print_host_figures(summary)
+        try:
+            from report import build, history  # matplotlib and jinja only when a report is made
+            jsonl.append(history_path(), history.history_line(jsonl.read_json(paths.run_json) or {}, summary))
+            say(f"report: {build.build(paths.root)}")
+        except Exception as problem:  # noqa: BLE001 — the run's results are on disk; say what failed, keep going
+            say(f"warning: the report could not be made ({type(problem).__name__}: {problem}); "
+                f"retry with make report RUN={paths.root.name}")
+    say(f"{summary['status']}: {len(jsonl.read(paths.steps))} steps in {mmss(summary['elapsed_s'])} → {paths.root}")

@@ -1,0 +1,42 @@
+"""What a bench kind is: `make bench-<name>` runs its run() inside the runner (load/runner.py), which owns the
+rest (settings, monitoring, the partial marker, the summary's common part, restoring the cluster, exit codes).
+A kind sets the class attributes that differ from these defaults and overrides run(); summarize() and console()
+add its own sections to summary.json and its own tables to the console."""
+from __future__ import annotations
+
+from load.console import print_capacities
+from load.settings import BenchSettings
+
+
+# A kind's own ending (status, error, exit code), e.g. the self-check's verdict; run() returning None: complete.
+Outcome = tuple[str, "str | None", int]
+
+
+class Kind:
+    name = ""
+    description = ""  # one line: make help, --help
+    targets: tuple[str, ...] = ()  # what it measures, recorded in run.json
+    restores_rotation = True  # every node back in rotation at the end (the self-check never changes it)
+    logs_whole_run = True  # with MONITOR=on PCP logs the whole run (bench-overhead switches it itself)
+    always_monitored = False  # monitoring is set up even with MONITOR=off (bench-overhead)
+    flags_disturbances = True  # steps that ran while a node was DOWN are flagged (not when that is the point)
+    closed_loop = False  # its steps are closed loops, which wrk2 cannot run
+    reports = True  # tables, a history line and report.html at the end
+
+    def planned_searches(self, settings: BenchSettings) -> int:
+        """How many capacity searches a run makes (for the ETA)."""
+        return len(self.targets) * settings.repeats
+
+    def steps_per_search(self, settings: BenchSettings) -> int | None:
+        """For the ETA, when the kind knows better than a guess."""
+        return None
+
+    def run(self, bench) -> Outcome | None:
+        raise NotImplementedError(f"bench kind '{self.name}' has no run()")
+
+    def summarize(self, bench, summary: dict) -> None:
+        """Adds the kind's own figures to summary.json (called after the common part is in)."""
+
+    def console(self, summary: dict) -> None:
+        """Prints the kind's tables at the end, before the host figures: by default the capacities' table."""
+        print_capacities(summary)

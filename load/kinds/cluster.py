@@ -1,0 +1,95 @@
+"""make bench-cluster: each node alone, then all of them: each capacity, their sum ΣX_i, the cluster's capacity
+X_cluster, the scale-out efficiency E = X_cluster / ΣX_i and X_cluster / X_node1.
+
+WEIGHTS=profile measures the cluster under the profile's balancer; equal under weights 1:1:1; auto three
+times: equal weights, weights in proportion to the node capacities just measured, and leastconn (equal
+weights), each with its E."""
+from __future__ import annotations
+
+from hosts.backend import ClusterError
+from hosts.topology import NODES
+from load.console import figure, print_capacities
+from load.kinds.base import Kind
+
+# WEIGHTS=auto: the balancing choices the cluster is measured under (label, HAProxy balance, weights)
+BALANCING = (("equal", "roundrobin", "equal"), ("weighted", "roundrobin", "capacity"), ("leastconn", "leastconn", "equal"))
+AUTO_WEIGHT_MAX = 100  # the fastest node's weight under WEIGHTS=auto (HAProxy allows 1..256)
+
+
+def capacity_weights(capacities: dict[str, float]) -> dict[str, int]:
+    """HAProxy weights in proportion to the nodes' capacities, the fastest at AUTO_WEIGHT_MAX."""
+    top = max(capacities.values())
+    return {node: max(1, round(AUTO_WEIGHT_MAX * cap / top)) for node, cap in capacities.items()}
+
+
+class Cluster(Kind):
+    name = "cluster"
+    description = "capacity of each node alone, then of all three: ΣX_i, X_cluster, E (WEIGHTS=auto: 3 balancings)"
+    targets = (*NODES, "cluster")
+
+    def planned_searches(self, settings) -> int:
+        if settings.weights == "auto":
+            return (len(NODES) + len(BALANCING)) * settings.repeats
+        return len(self.targets) * settings.repeats
+
+    def run(self, bench) -> None:
+        for node in NODES:
+            bench.search(node)
+        if bench.settings.weights == "profile":
+            bench.search("cluster")
+            return
+        equal = {node: 1 for node in NODES}
+        if bench.settings.weights == "equal":
+            try:
+                bench.balance("equal", "roundrobin", equal)
+                bench.search("cluster")
+            finally:
+                bench.restore_balancer()
+            return
+        capacities = {node: bench.capacity(node) for node in NODES}
+        missing = [node for node, cap in capacities.items() if not cap]
+        if missing:
+            raise ClusterError(f"WEIGHTS=auto needs each node's capacity; none was found for {', '.join(missing)}")
+        proportional = capacity_weights(capacities)
+        try:
+            for choice, algorithm, weights in BALANCING:
+                bench.balance(choice, algorithm, proportional if weights == "capacity" else equal)
+                bench.search("cluster", label=f"cluster {choice}")
+        finally:
+            bench.restore_balancer()
+
+    def summarize(self, bench, summary: dict) -> None:
+        targets = summary["targets"]
+        node_caps = [targets.get(n, {}).get("capacity_rps") for n in NODES]
+        node_sum = sum(node_caps) if all(node_caps) else None
+        node1 = node_caps[0]
+        cluster = targets.get("cluster", {}).get("capacity_rps")
+
+        def gains(x: float | None) -> dict:
+            return {"efficiency": round(x / node_sum, 3) if x and node_sum else None,
+                    "cluster_over_node1": round(x / node1, 3) if x and node1 else None}
+        if bench.balancing:  # WEIGHTS=equal or auto: the cluster measured under each balancing choice
+            summary["balancing"] = {
+                choice: {**b, "capacity_rps": targets.get(f"cluster {choice}", targets.get("cluster", {}))
+                         .get("capacity_rps"), "label": f"cluster {choice}" if f"cluster {choice}" in targets
+                         else "cluster"} for choice, b in bench.balancing.items() if choice != "restored"}
+            for b in summary["balancing"].values():
+                b.update(gains(b["capacity_rps"]))
+            if cluster is None:  # WEIGHTS=auto: the cluster's capacity is the one under capacity weights
+                cluster = summary["balancing"].get("weighted", {}).get("capacity_rps")
+        summary.update({"sum_nodes_rps": node_sum, "cluster_rps": cluster, **gains(cluster)})
+
+    def console(self, summary: dict) -> None:
+        print_capacities(summary)
+        print(f"{'ΣX_i':<10}{figure(summary['sum_nodes_rps'], '/s'):>12}")
+        print(f"{'X_cluster':<10}{figure(summary['cluster_rps'], '/s'):>12}")
+        print(f"E = X_cluster / ΣX_i = {figure(summary['efficiency'])}    "
+              f"X_cluster / X_node1 = {figure(summary['cluster_over_node1'])}")
+        for choice, b in summary.get("balancing", {}).items():
+            weights = ":".join(str(w) for w in b["weights"].values())
+            capacity = figure(b["capacity_rps"], "/s") if b["capacity_rps"] else "none"
+            print(f"  balancing {choice:<10} balance {b['balance']:<10} weights {weights:<10} "
+                  f"X_cluster {capacity:>9}  E {figure(b['efficiency'])}")
+
+
+KIND = Cluster()

@@ -1,0 +1,63 @@
+"""make bench-selfcheck: does the generator keep the offered rate? One step on a trivial endpoint (HAProxy's own
+/lb-health) at SELFCHECK_RATE, judged within SELFCHECK_TOLERANCE_PCT, with what it cost the load host."""
+from __future__ import annotations
+
+from load.kinds.base import Kind, Outcome
+from load.progress import say
+from rundata import jsonl
+from rundata.layout import history_path
+
+URL = "http://lb:8080/lb-health"
+DEFAULT_RATE = 4000.0
+TOLERANCE_PCT = 1.0
+
+
+def default_rate(settings) -> float:
+    """SELFCHECK_RATE, or twice the highest cluster capacity any complete run in the history recorded."""
+    if settings.selfcheck_rate is not None:
+        return settings.selfcheck_rate
+    best = max((line.get("cluster_rps") or 0.0 for line in jsonl.read(history_path())
+                if line.get("kind") == "cluster" and line.get("status") == "complete"), default=0.0)
+    return 2 * best if best else DEFAULT_RATE
+
+
+class Selfcheck(Kind):
+    name = "selfcheck"
+    description = "the generator keeps the offered rate on a trivial endpoint (SELFCHECK_RATE=)"
+    targets = ("lb",)
+    restores_rotation = False  # it never changes the rotation
+    reports = False
+
+    def planned_searches(self, settings) -> int:
+        return 1
+
+    def run(self, bench) -> Outcome:
+        verdict = self.check(bench, default_rate(bench.settings))
+        bench.searches["lb"] = [{"selfcheck": verdict, "status": "selfcheck", "capacity_rps": None}]
+        if verdict["passed"]:
+            return "complete", None, 0
+        return "failed", "the generator did not keep the offered rate", 1
+
+    @staticmethod
+    def check(bench, rate: float) -> dict:
+        record = bench.measure("lb", 1, rate, "selfcheck", url=URL,
+                               duration_s=max(bench.settings.step_s, bench.driver.min_step_s))
+        r = record.result
+        within = abs(r.achieved_pct - 100) <= TOLERANCE_PCT
+        usage = r.loadhost
+        verdict = {"offered_rps": rate, "achieved_rps": r.achieved_rps, "achieved_pct": round(r.achieved_pct, 2),
+                   "within_tolerance": within, "tolerance_pct": TOLERANCE_PCT, "valid": record.valid,
+                   "invalid_reason": record.invalid_reason, "p99_ms": r.latency_ms.get("p99"),
+                   "send_lag_ms_p99": r.send_lag_ms_p99,
+                   "loadhost_cpu_pct": round(usage.cpu_pct, 1) if usage else None,
+                   "loadhost_cpu_cores": round(usage.cpu_seconds / usage.wall_seconds, 3) if usage else None,
+                   "loadhost_cpus": usage.cpus_available if usage else None,
+                   "passed": within and record.valid and r.failures == 0}
+        say(f"self-check at {rate:g}/s on {URL}: achieved {r.achieved_rps:g}/s "
+            f"({r.achieved_pct:.2f}% of offered, allowed ±{TOLERANCE_PCT:g}%), failures {r.failures}, "
+            f"load host CPU {verdict['loadhost_cpu_cores']} cores = {verdict['loadhost_cpu_pct']}% of its "
+            f"{verdict['loadhost_cpus']:g} CPUs → {'generator keeps up' if verdict['passed'] else 'NOT OK'}")
+        return verdict
+
+
+KIND = Selfcheck()

@@ -1,0 +1,68 @@
+"""make bench-usl: node1's throughput and mean latency at each closed-loop concurrency of USL_LEVELS (no think
+time), one step each after an open-loop warm-up, and the Universal Scalability Law fitted to them
+(report/usl.py): σ, κ, λ, N*, R²."""
+from __future__ import annotations
+
+import time
+
+from load.kinds.base import Kind
+
+
+def usl_fit(points: list[dict]) -> dict:
+    """The USL fitted to the sweep's valid points, or why it could not be."""
+    from report import usl  # numpy and scipy only when fitting
+    try:
+        fit = usl.fit([p["n"] for p in points], [p["throughput_rps"] for p in points])
+    except usl.UslError as problem:
+        return {"error": str(problem)}
+    return fit.as_dict()
+
+
+class Usl(Kind):
+    name = "usl"
+    description = "node1's throughput at closed-loop concurrencies USL_LEVELS= and the USL fit (σ, κ, N*, R²)"
+    targets = ("node1",)
+    closed_loop = True
+
+    def steps_per_search(self, settings) -> int:
+        return len(settings.usl_levels)
+
+    def run(self, bench) -> None:
+        s = bench.settings
+        bench.route("node1")
+        time.sleep(bench.SETTLE_AFTER_PASS_S)
+        if s.warmup_s > 0:
+            bench.measure("node1", 0, round(s.start_rate / 2, 1), "warmup",
+                          duration_s=max(s.warmup_s, bench.driver.min_step_s))
+        points = bench.findings.setdefault("usl_points", [])
+        for level in s.usl_levels:
+            record = bench.measure("node1", 1, 0, "usl", closed_connections=level)
+            points.append({"n": level, "throughput_rps": record.result.achieved_rps,
+                           "mean_latency_ms": record.result.mean_service_ms, "step": record.step,
+                           "valid": record.valid})
+
+    def summarize(self, bench, summary: dict) -> None:
+        points = bench.findings.get("usl_points", [])
+        summary["usl_points"] = [p for p in points if p["valid"] and p["throughput_rps"] > 0]
+        summary["usl_fit"] = usl_fit(summary["usl_points"])
+
+    def console(self, summary: dict) -> None:
+        print(f"\n{'connections':>11}{'X /s':>10}{'X/N /s':>9}{'mean ms':>9}{'N = X·R':>9}   (closed loop, node1)")
+        for p in summary.get("usl_points", []):
+            mean = p.get("mean_latency_ms")
+            little = f"{p['throughput_rps'] * mean / 1000:.1f}" if mean else "-"
+            print(f"{p['n']:>11}{p['throughput_rps']:>10.1f}{p['throughput_rps'] / p['n']:>9.1f}"
+                  f"{mean if mean is not None else '-':>9}{little:>9}")
+        fit = summary.get("usl_fit") or {}
+        if "error" in fit:
+            print(f"USL: no fit: {fit['error']}")
+        elif fit:
+            peak = f"N* = {fit['peak_n']:.1f} (X {fit['peak_x']:.1f}/s)" if fit.get("peak_n") else "no peak (κ ≈ 0)"
+            err = {k: f"{fit[k]:.2g}" if fit.get(k) is not None else "?" for k in ("sigma_err", "kappa_err", "lam_err")}
+            print(f"USL: σ = {fit['sigma']:.4f} ± {err['sigma_err']}  κ = {fit['kappa']:.6f} ± {err['kappa_err']}  "
+                  f"λ = {fit['lam']:.1f} ± {err['lam_err']}/s  {peak}  R² = {fit['r_squared']:.4f}")
+            for caveat in fit.get("caveats", []):
+                print(f"USL: note: {caveat}")
+
+
+KIND = Usl()

@@ -1,0 +1,118 @@
+"""make bench-variants: the study's investigation. For each of VARIANTS, node1's capacity and the cluster's, then
+one more step at each capacity during which thread dumps of every node in rotation are sampled (lock evidence,
+load/threaddump.py) beside the PCP figures (allocation rate, % time in GC, CPU of quota)."""
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from dataclasses import replace
+
+from hosts import jvm
+from hosts.backend import ClusterError
+from hosts.settings import cluster_settings
+from hosts.topology import NODES
+from load import threaddump
+from load.console import print_capacities
+from load.kinds.base import Kind
+from load.progress import say
+from load.searching import IN_ROTATION
+from rundata.run import node_numbers
+
+DUMPS_PER_STEP = 4  # thread dumps of each node in rotation during an evidence step
+
+
+def gather_evidence(bench, target: str, label: str) -> None:
+    """One more step at the capacity found, with DUMPS_PER_STEP thread dumps of each node in rotation spread
+    over it. Kept apart from the search: the dumps (short safepoints) must not move the capacity."""
+    capacity = bench.capacity(label)
+    if not capacity:
+        return
+    nodes = IN_ROTATION[target]
+    pids = {node: jvm.java_pid(node) for node in nodes}
+    dumps: dict[str, list[str]] = {node: [] for node in nodes}
+    errors: list[str] = []
+    step_s = bench.settings.step_s
+
+    def sample(node: str) -> None:
+        """Dumps at 1/5, 2/5, 3/5, 4/5 of the step (DUMPS_PER_STEP = 4), each node on its own thread."""
+        began = time.monotonic()
+        for k in range(1, DUMPS_PER_STEP + 1):
+            time.sleep(max(0.0, began + k * step_s / (DUMPS_PER_STEP + 1) - time.monotonic()))
+            try:
+                dumps[node].append(jvm.thread_dump(node, pids[node]))
+            except (ClusterError, OSError, subprocess.TimeoutExpired) as problem:
+                errors.append(f"{node}: {problem}")
+
+    # The samplers start when the step is sent to the load host; the generator starts within a second.
+    samplers = [threading.Thread(target=sample, args=(node,), daemon=True) for node in nodes]
+    bench.label = label
+    for sampler in samplers:
+        sampler.start()
+    record = bench.measure(target, 0, capacity, "evidence")
+    for sampler in samplers:
+        sampler.join(timeout=60)
+    locks = {}
+    for node, texts in dumps.items():
+        for k, text in enumerate(texts, start=1):
+            (bench.paths.raw / f"step-{record.step:03d}-{node}-threaddump-{k}.txt").write_text(text)
+        locks[node] = threaddump.summarize(texts)
+    bench.findings.setdefault("evidence", {})[label] = {
+        "step": record.step, "offered_rps": capacity, "passed": record.passed,
+        "p99_ms": record.result.latency_ms.get("p99"), "thread_dumps": locks, "dump_errors": errors}
+    for node in nodes:
+        say(f"{label} at {capacity:g}/s: {node}: {threaddump.describe(locks[node])}")
+
+
+class Variants(Kind):
+    name = "variants"
+    description = "the study's steps: VARIANTS on node1 and the cluster, with GC, CPU and thread-dump lock evidence"
+    targets = ("node1", "cluster")
+
+    def planned_searches(self, settings) -> int:
+        return 2 * len(settings.variants) * settings.repeats
+
+    def run(self, bench) -> None:
+        quotas = node_numbers(cluster_settings(), "CPUS", NODES)
+        for variant in bench.settings.variants:
+            # The requests ask for this variant from now on (the URLs on the load host are written anew).
+            bench.settings = replace(bench.settings, variant=variant)
+            if bench.urls_file:
+                bench.write_urls()
+            bench.search("node1", label=f"node1 {variant}")
+            gather_evidence(bench, "node1", f"node1 {variant}")
+            node1 = bench.capacity(f"node1 {variant}")
+            # The cluster starts near node1's capacity scaled by the quotas (the nodes alone are not measured).
+            guess = node1 * sum(quotas.values()) / quotas["node1"] if node1 else None
+            bench.search("cluster", label=f"cluster {variant}", estimate=guess)
+            gather_evidence(bench, "cluster", f"cluster {variant}")
+
+    def summarize(self, bench, summary: dict) -> None:
+        """Per variant: node1's and the cluster's capacity, the scale-out gain, and each evidence step."""
+        targets, evidence = summary["targets"], bench.findings.get("evidence", {})
+        summary["variants"] = {}
+        for variant in bench.settings.variants:
+            node1 = targets.get(f"node1 {variant}", {}).get("capacity_rps")
+            cluster = targets.get(f"cluster {variant}", {}).get("capacity_rps")
+            summary["variants"][variant] = {
+                "node1_rps": node1, "cluster_rps": cluster,
+                "cluster_over_node1": round(cluster / node1, 3) if node1 and cluster else None,
+                "evidence": {where: evidence.get(f"{where} {variant}") for where in ("node1", "cluster")}}
+
+    def console(self, summary: dict) -> None:
+        """The study's table: each variant on node1 and on the cluster, with what the evidence steps showed."""
+        print(f"\n{'variant':<10}{'node1 /s':>9}{'cluster /s':>11}{'cl/node1':>9}   at node1's capacity: "
+              "alloc MB/s, GC %, CPU % of quota; request threads")
+        for variant, v in summary.get("variants", {}).items():
+            node1 = summary["targets"].get(f"node1 {variant}", {}).get("metrics_at_capacity") or {}
+            figures = node1.get("node1") or {}
+            dumps = ((v["evidence"].get("node1") or {}).get("thread_dumps") or {}).get("node1")
+            cells = [f"{v[k]:.1f}" if v[k] else "none" for k in ("node1_rps", "cluster_rps")]
+            gain = f"{v['cluster_over_node1']:.2f}" if v["cluster_over_node1"] else "-"
+            print(f"{variant:<10}{cells[0]:>9}{cells[1]:>11}{gain:>9}   {figures.get('alloc_mb_per_s', '-')} MB/s, "
+                  f"GC {figures.get('gc_time_pct', '-')} %, CPU {figures.get('cpu_pct_of_quota', '-')} %; "
+                  f"{threaddump.describe(dumps) if dumps else 'no thread dumps'}")
+        print_capacities(summary)
+
+
+KIND = Variants()

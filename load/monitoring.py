@@ -1,0 +1,47 @@
+"""PCP during a run: the controller's loggers started once the hosts' metrics exist, paused around a re-created
+balancer, and at the end the archives brought home and each step's window exported into its record
+(metrics/). Part of the Bench (load/runner.py)."""
+from __future__ import annotations
+
+import time
+
+from hosts.settings import cluster_settings
+from load.progress import say
+from metrics import export
+from rundata import jsonl
+
+
+class Monitoring:
+    """Needs the Bench's `monitor` (None: MONITOR=off), `paths` and collect_lb_events()."""
+
+    def start_monitoring(self) -> None:
+        say("monitoring: starting a pmlogger per host on the controller once its metrics exist")
+        for line in self.monitor.start():
+            say(f"monitoring: {line}")
+
+    def with_monitoring_paused(self, action) -> None:
+        self.collect_lb_events()
+        logging = self.monitor is not None and self.monitor.logging
+        if logging:
+            self.monitor.stop()
+        action()
+        if logging:
+            self.start_monitoring()
+
+    def finish_monitoring(self) -> None:
+        """Stops the loggers, brings their archives home and adds each step's host figures to its record."""
+        if self.monitor is None or not self.monitor.sessions:
+            return
+        self.monitor.stop()
+        self.monitor.collect()
+        say(f"monitoring: archives in {self.monitor.pcp_dir}; exporting each step's window with pmrep")
+        records = jsonl.read(self.paths.steps)
+        sessions = [(s["started_epoch"], s.get("ended_epoch", time.time())) for s in self.monitor.sessions]
+        logged = [r for r in records if any(a <= r["start_epoch"] and r["end_epoch"] <= b for a, b in sessions)]
+        try:
+            enriched = {r["step"]: r for r in export.export_run(self.monitor.pcp_dir, self.paths.pcp_export,
+                                                                 logged, cluster_settings())}
+        except export.ExportError as problem:
+            say(f"warning: the step figures could not be exported: {problem} (the archives are kept)")
+            return
+        jsonl.write_all(self.paths.steps, [enriched.get(r["step"], r) for r in records])

@@ -1,0 +1,126 @@
+"""Capacity searches of a target through the balancer: its nodes put in rotation (and only they, checked by who
+answers), a warm-up, then REPEATS searches (load/search.py's find_capacity) of constant-rate steps, each
+recorded under a label. A target whose node is down is skipped and said; a node that goes down during a
+search ends it. Part of the Bench (load/runner.py)."""
+from __future__ import annotations
+
+import time
+
+from hosts import haproxy
+from hosts.backend import ClusterError
+from hosts.topology import NODES
+from load.progress import say
+from load.scenario import target_url, user_ids
+from load.search import find_capacity
+from rundata.records import StepRecord
+from rundata.summary import capacity_of
+
+# The nodes in the balancer's rotation for each target (a node alone, the cluster, all but one).
+IN_ROTATION = {**{node: (node,) for node in NODES}, "cluster": NODES,
+               # bench-failover: the nodes that carry the load while one is down
+               **{f"without {n}": tuple(m for m in NODES if m != n) for n in NODES}}
+# A target's nodes that are down when its search should start (a node killed by hand during a run): the
+# search waits this long for them, then is skipped and says so; the run goes on.
+DOWN_WAIT_S = 30
+ROUTING_CHECK_MORE = 48  # requests sent again when a node in rotation has not answered the first few
+
+
+class NodeDown(RuntimeError):
+    """A node of the target being searched went down: the search's steps no longer measure the target."""
+
+
+class Searching:
+    """The search half of a Bench: needs its settings, driver, host, progress, measure() and search records."""
+
+    def route(self, target: str) -> None:
+        """Puts exactly the target's nodes in rotation and checks that they, and only they, answer."""
+        nodes_in = IN_ROTATION[target]
+        haproxy.set_rotation(nodes_in)
+        haproxy.wait_until_up(nodes_in)
+        # One user through first (warm-up), which also shows where HAProxy sends the traffic.
+        first_user = user_ids(1)[0]
+        url = f"{target_url('lb', self.settings)}&user={first_user}"
+        seen = self.host.nodes_answering(url, max(self.settings.session_requests, 4 * len(nodes_in)))
+        if set(seen) < set(nodes_in):
+            # A node just put back may only be behind in the round robin's order (with weights 1:1:1 after
+            # two nodes left maintenance, 12 requests went 6:6:0): ask more before calling it missing.
+            more = self.host.nodes_answering(url, ROUTING_CHECK_MORE)
+            seen = {node: seen.get(node, 0) + more.get(node, 0) for node in {*seen, *more}}
+        if set(seen) != set(nodes_in):
+            raise ClusterError(f"HAProxy should send {target}'s traffic to {', '.join(nodes_in)} "
+                               f"but these answered: {seen}")
+
+    def capacity(self, label: str) -> float | None:
+        return capacity_of(self.searches.get(label, []))
+
+    def nodes_down(self, target: str) -> list[str]:
+        """The target's nodes HAProxy's checks do not hold up after DOWN_WAIT_S (put in rotation first)."""
+        haproxy.set_rotation(IN_ROTATION[target])
+        return haproxy.still_down(IN_ROTATION[target], DOWN_WAIT_S)
+
+    def search(self, target: str, label: str | None = None, repeats: int | None = None,
+               estimate: float | None = None) -> None:
+        """REPEATS capacity searches of the target (or `repeats`), recorded under `label` (default: the target),
+        starting near `estimate` (default: for the cluster, the sum of its nodes' capacities). Skipped, and
+        said, when a node of the target is down (the run goes on: what it measured stays true)."""
+        s = self.settings
+        label = label or target
+        self.label = label
+        down = self.nodes_down(target)
+        if down:
+            self.skipped[label] = f"{', '.join(down)} down (HAProxy's health checks) for {DOWN_WAIT_S} s"
+            say(f"warning: skipping {label}'s search: {self.skipped[label]}")
+            self.progress.search_done()
+            return
+        self.route(target)
+        # The routing check's requests end well before the warm-up starts: the request counts of each step
+        # (metrics/) run from a sample before it to one after it, and must hold only its traffic.
+        time.sleep(self.SETTLE_AFTER_PASS_S)
+        estimate = estimate or self._estimate(target)
+        # The warm-up runs at half the rate the search starts at (a quarter of an estimate): enough requests
+        # for every node in rotation to have compiled its hot code before the search, whose first steps
+        # would otherwise measure the JIT compiler's share of a small CPU quota (a cold 0.3-CPU node3 failed
+        # the cluster's first step at 600/s with 48 % of its requests slower than 5 s after 20 s at 25/s).
+        warm_rate = max(s.start_rate, estimate / s.growth) if estimate else s.start_rate
+        if s.warmup_s > 0:
+            self.measure(target, 0, round(warm_rate / 2, 1), "warmup",
+                         duration_s=max(s.warmup_s, self.driver.min_step_s))
+        done = self.searches.setdefault(label, [])
+        for repeat in range(len(done) + 1, len(done) + 1 + (repeats or s.repeats)):
+            previous = [x["capacity_rps"] for x in done if x["capacity_rps"]]
+            guess = previous[-1] if previous else estimate
+            start = max(s.start_rate, round(guess / s.growth, 1)) if guess else s.start_rate
+            try:
+                outcome = find_capacity(lambda rate, phase: self.search_step(target, repeat, rate, phase), start,
+                                        s.growth, s.precision_pct, s.max_steps)
+            except NodeDown as down:  # the search's steps no longer measure the target: end it, go on
+                done.append({"repeat": repeat, "start_rps": start, "status": "node-down", "capacity_rps": None,
+                             "reason": str(down)})
+                self.progress.search_done()
+                say(f"warning: {label}'s search ended: {down}")
+                return
+            done.append({"repeat": repeat, "start_rps": start, **outcome.as_dict()})
+            self.progress.search_done()
+            capacity = f"{outcome.capacity:g}/s" if outcome.capacity else "none"
+            say(f"{label} capacity {capacity} ({outcome.status}: {outcome.reason})")
+            for warning in outcome.warnings:
+                say(f"warning: {label}: {warning}")
+
+    def search_step(self, target: str, repeat: int, rate: float, phase: str) -> StepRecord:
+        """A search's step; a failed one whose target lost a node ends the search: a node HAProxy still holds
+        DOWN DOWN_WAIT_S after the step. An overloaded node fails its health checks too (its /health waits
+        behind the grinding threads), and passes them again within seconds once the step's load is gone."""
+        record = self.measure(target, repeat, rate, phase)
+        if not record.passed:
+            down = haproxy.still_down(IN_ROTATION[target], DOWN_WAIT_S)
+            if down:
+                raise NodeDown(f"{', '.join(down)} went down (HAProxy's health checks) during step "
+                               f"{record.step} and stayed down {DOWN_WAIT_S} s")
+        return record
+
+    def _estimate(self, target: str) -> float | None:
+        """A first guess to start from: the cluster starts near the sum of its nodes' capacities."""
+        if target != "cluster":
+            return None
+        caps = [self.capacity(node) for node in NODES]
+        return sum(caps) if all(caps) else None

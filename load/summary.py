@@ -1,0 +1,70 @@
+"""summary.json's common part, for every kind: each search label's capacities, HAProxy's DOWN/UP events during
+the run and the searches they disturbed, skipped searches, monitoring and the host figures at each capacity.
+The kind adds its own sections (Kind.summarize)."""
+from __future__ import annotations
+
+import time
+
+from load.progress import say
+from load.searching import DOWN_WAIT_S, IN_ROTATION
+from rundata import jsonl
+from rundata.summary import SUMMARY_SCHEMA, metrics_at, target_summary
+
+
+def summarize(bench, status: str, error: str | None, started: float) -> dict:
+    targets = {label: target_summary(searches) for label, searches in bench.searches.items()}
+    summary = {"schema": SUMMARY_SCHEMA, "run_id": bench.run_id, "kind": bench.kind.name, "status": status,
+               "error": error, "driver": {"name": bench.driver.name, "version": bench.version},
+               "slo": vars(bench.settings.slo), "targets": targets, "steps": bench.step_number,
+               "lb_events": [{**e, "t_s": round(e["epoch"] - started, 3)} for e in bench.lb_events]}
+    if bench.skipped:
+        summary["skipped"] = bench.skipped
+    records = jsonl.read(bench.paths.steps)
+    if bench.kind.flags_disturbances:
+        disturbed, flaps = disturbances(records, bench.lb_events, time.time())
+        if flaps:
+            summary["lb_flaps"] = flaps
+        if disturbed:
+            summary["disturbed"] = disturbed
+            for label, why in disturbed.items():
+                say(f"warning: {label}'s steps ran while {'; '.join(why)}: its capacity is not that of healthy nodes")
+    if bench.monitor is not None:
+        summary["monitoring"] = bench.monitor.summary()
+        for label, target in targets.items():
+            target["metrics_at_capacity"] = metrics_at(records, label, target["capacity_rps"])
+    try:
+        bench.kind.summarize(bench, summary)
+    except Exception as problem:  # noqa: BLE001 — what was measured is kept; the kind's analysis says it failed
+        summary["summary_error"] = f"{type(problem).__name__}: {problem}"
+        say(f"warning: the {bench.kind.name} analysis failed ({summary['summary_error']}); the steps are kept")
+    summary["elapsed_s"] = round(time.time() - started, 1)
+    return summary
+
+
+def disturbances(records: list[dict], events: list[dict], until: float) -> tuple[dict, dict]:
+    """Per label, the outages of its target's nodes while its steps ran: a node DOWN for DOWN_WAIT_S or more
+    (killed, crashed), or until `until`. A shorter DOWN is an overloaded node failing its health checks in a
+    failed step (its /health waits behind the grinding threads): counted per label as a flap, no warning."""
+    windows: dict[str, list[float]] = {}
+    targets: dict[str, str] = {}
+    for record in records:
+        label = record.get("label") or record["target"]
+        window = windows.setdefault(label, [record["start_epoch"], record["end_epoch"]])
+        window[0], window[1] = min(window[0], record["start_epoch"]), max(window[1], record["end_epoch"])
+        targets[label] = record["target"]
+    outages: dict[str, list[str]] = {}
+    flaps: dict[str, int] = {}
+    for label, (start, end) in windows.items():
+        nodes = IN_ROTATION.get(targets[label], ())
+        for event in events:
+            if event["state"] != "DOWN" or event["node"] not in nodes or not start <= event["epoch"] <= end:
+                continue
+            back = min((e["epoch"] for e in events if e["node"] == event["node"] and e["state"] == "UP"
+                        and e["epoch"] > event["epoch"]), default=until)
+            if back - event["epoch"] >= DOWN_WAIT_S:
+                at = time.strftime("%H:%M:%S", time.localtime(event["epoch"]))
+                outages.setdefault(label, []).append(
+                    f"{event['node']} went DOWN at {at} for {back - event['epoch']:.0f} s")
+            else:
+                flaps[label] = flaps.get(label, 0) + 1
+    return outages, flaps

@@ -1,0 +1,71 @@
+"""pmrep's CSV read back: {(metric, instance): one value per row}, and the small rules for summing a metric's
+instances per row, picking instances by their labels or process name, and reducing rows to one figure."""
+from __future__ import annotations
+
+import csv
+import re
+import statistics
+from datetime import datetime, timezone
+from pathlib import Path
+
+Series = dict[tuple[str, str], list[float | None]]
+RAW_TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"  # pmrep -f for the raw (-u) exports
+
+
+def read_csv(path: Path) -> Series:
+    """{(metric, instance): values per row}; instance "" for a metric without instances; None where empty."""
+    series: Series = {}
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        return series
+    header, body = rows[0], rows[1:]
+    for col, name in enumerate(header[1:], start=1):
+        metric, _, instance = name.partition("-")
+        series[(metric, instance)] = [float(row[col]) if col < len(row) and row[col] != "" else None
+                                      for row in body]
+    return series
+
+
+def row_epochs(path: Path) -> list[float]:
+    """The Time column of a raw (-u) export, as epochs."""
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f))[1:]
+    return [datetime.strptime(row[0], RAW_TIME_FORMAT).replace(tzinfo=timezone.utc).timestamp() for row in rows]
+
+
+def labels(instance: str) -> dict[str, str]:
+    """'3 code:5xx proxy:nodes server:node1' → {'code': '5xx', 'proxy': 'nodes', 'server': 'node1'}."""
+    text = instance.split(" ", 1)[1] if " " in instance else ""
+    return dict(re.findall(r"(\w+):(.*?)(?= \w+:|$)", text))
+
+
+def process_name(instance: str) -> str:
+    """'000007 /usr/bin/java' → '/usr/bin/java'."""
+    return instance.split(" ", 1)[1] if " " in instance else instance
+
+
+def row_sums(series: Series, metric_names: tuple[str, ...], keep) -> list[float | None]:
+    """Per row, the sum over the chosen metrics' instances (None where none had a value)."""
+    columns = [values for (metric, instance), values in series.items() if metric in metric_names and keep(instance)]
+    if not columns:
+        return []
+    sums = []
+    for row in zip(*columns):
+        present = [v for v in row if v is not None]
+        sums.append(sum(present) if present else None)
+    return sums
+
+
+def mean(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.fmean(present) if present else None
+
+
+def peak(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return max(present) if present else None
+
+
+def scaled(value: float | None, factor: float) -> float | None:
+    return None if value is None else value * factor

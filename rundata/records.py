@@ -1,0 +1,126 @@
+"""The run-record contract: what one step measured (StepResult, from a driver) and where, when and with what
+verdict it ran (StepRecord, one line of steps.jsonl). README.md beside this file lists every field of
+run.json, steps.jsonl and summary.json; readers take the files as JSON and name fields as written here.
+Units: requests/s, ms, s, epoch seconds. Latencies are corrected for coordinated omission: measured from when
+each request was meant to be sent."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+# Written into every step record and summary; raised when a field changes meaning or is removed.
+STEP_SCHEMA = "capbench-step/1"
+# The study counts a response slower than this as a failure, whatever its status.
+SLOW_MS = 5000.0
+ERROR_KINDS = ("connect", "read", "write", "timeout", "status", "slow", "other")
+# The kinds where no response came back (status and slow ones did get a response).
+SOCKET_ERROR_KINDS = ("connect", "read", "write", "timeout", "other")
+PERCENTILES = ("p50", "p90", "p99", "p99.9", "max")
+
+
+@dataclass
+class Tool:
+    name: str
+    version: str
+    argv: list[str]
+
+
+@dataclass
+class LoadHostUsage:
+    """CPU of the load host over the step (its cgroup, or the whole machine on a VM)."""
+    cpu_seconds: float
+    wall_seconds: float
+    cpus_available: float
+
+    @property
+    def cpu_pct(self) -> float:
+        """Share of the CPU the load host may use, in percent."""
+        if self.wall_seconds <= 0 or self.cpus_available <= 0:
+            return 0.0
+        return 100.0 * self.cpu_seconds / (self.wall_seconds * self.cpus_available)
+
+
+# The percentiles of the latency spectrum, as HdrHistogram plots them: denser towards the tail.
+SPECTRUM_PERCENTILES = (0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.995, 99.999)
+
+
+@dataclass
+class StepResult:
+    """What a driver measured in one step (units: requests/s, ms, s, epoch seconds)."""
+    offered_rps: float
+    duration_s: float
+    connections: int
+    achieved_rps: float
+    responses: int
+    latency_ms: dict[str, float]
+    errors: dict[str, int]
+    error_messages: dict[str, int]
+    start_epoch: float
+    end_epoch: float
+    tool: Tool
+    # Requests the generator meant to send, and sent (responses + socket errors); None where unknown.
+    intended: int | None = None
+    sent: int | None = None
+    # Mean time from actual send to response (not corrected), where the tool tells it.
+    mean_service_ms: float | None = None
+    # From due to actually sent (waiting for a free connection, or a generator behind), where the tool tells it.
+    send_lag_ms_p99: float | None = None
+    # Responses sent late although a connection was free when they were due (oha: from its per-request rows).
+    late_with_free_connection: int | None = None
+    loadhost: LoadHostUsage | None = None
+    notes: list[str] = field(default_factory=list)
+    # [percentile, ms] pairs of the corrected latency, SPECTRUM_PERCENTILES then [100, max] (the report's
+    # percentile plot); empty where the tool gives none.
+    latency_spectrum_ms: list[list[float]] = field(default_factory=list)
+
+    @property
+    def failures(self) -> int:
+        return sum(self.errors.values())
+
+    @property
+    def failure_pct(self) -> float:
+        """Failures as a share of all requests that got an answer or an error."""
+        attempts = self.responses + socket_errors(self.errors)
+        return 100.0 * self.failures / attempts if attempts else 100.0
+
+    @property
+    def achieved_pct(self) -> float:
+        return 100.0 * self.achieved_rps / self.offered_rps if self.offered_rps else 0.0
+
+
+def empty_errors() -> dict[str, int]:
+    return {kind: 0 for kind in ERROR_KINDS}
+
+
+def socket_errors(errors: dict[str, int]) -> int:
+    """Requests that got no response at all."""
+    return sum(errors[kind] for kind in SOCKET_ERROR_KINDS)
+
+
+@dataclass
+class StepRecord:
+    """One line of steps.jsonl: where and when a step ran, what it measured, and its verdict."""
+    run_id: str
+    step: int
+    phase: str  # warmup, search, recheck, confirm, evidence, selfcheck, usl, failover, before, overload, recovery
+    target: str  # node1..3, cluster, or lb (self-check)
+    repeat: int
+    url: str
+    scenario: str
+    result: StepResult
+    valid: bool
+    invalid_reason: str | None
+    passed: bool
+    slo_broken: list[str]
+    label: str = ""  # the search it belongs to, e.g. "node1", "cluster v2", "node1 monitor on"
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        result = data.pop("result")
+        usage = self.result.loadhost
+        result["loadhost"] = None if usage is None else {**asdict(usage), "cpu_pct": round(usage.cpu_pct, 1)}
+        result["failures"] = self.result.failures
+        result["failure_pct"] = round(self.result.failure_pct, 3)
+        result["achieved_pct"] = round(self.result.achieved_pct, 2)
+        return {"schema": STEP_SCHEMA, **data, **result}
+
+

@@ -1,0 +1,29 @@
+"""What a run was: run.json's fields that readers interpret (the nodes, their profile values), in one place.
+A node's profile keys are its name in capitals (node2's CPU quota is NODE2_CPUS in cluster_settings)."""
+from __future__ import annotations
+
+RUN_SCHEMA = "capbench-run/1"
+# Runs recorded before run.json listed its nodes had these three.
+EARLIER_NODES = ("node1", "node2", "node3")
+
+
+def nodes_of(run: dict) -> tuple[str, ...]:
+    """The nodes the run had, in order."""
+    return tuple(run.get("nodes") or EARLIER_NODES)
+
+
+def node_values(cluster_settings: dict[str, str], field: str, nodes: tuple[str, ...]) -> dict[str, str]:
+    """Each node's value of one profile field (CPUS, MEM, HEAP, GC, WEIGHT, MAXCONN), where the settings have it."""
+    keys = {node: f"{node.upper()}_{field}" for node in nodes}
+    return {node: cluster_settings[key] for node, key in keys.items() if key in cluster_settings}
+
+
+def node_numbers(cluster_settings: dict[str, str], field: str, nodes: tuple[str, ...]) -> dict[str, float]:
+    """node_values as numbers; a node whose value is missing or not a number is left out."""
+    numbers = {}
+    for node, text in node_values(cluster_settings, field, nodes).items():
+        try:
+            numbers[node] = float(text)
+        except ValueError:
+            pass
+    return numbers

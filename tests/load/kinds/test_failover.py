@@ -1,0 +1,85 @@
+"""bench-failover's figures from HAProxy's request and state rings: detection, failures by kind and by when they
+were accepted, recovery; the goals judged; its settings refused when bad."""
+from __future__ import annotations
+
+import pytest
+
+from hosts import haproxy_log
+from load.kinds import failover
+from load.settings import SettingsError, load_settings
+
+T0 = 1_800_000_000.0
+
+
+def req(accept: float, server: str, status: int = 200, term: str = "----", ta: int = 10, retries: str = "0") -> str:
+    return f"2026-11-23T06:40:00.000000+00:00 capbench-req {T0 + accept:.3f} 0 0 {server} {status} {term} 0 0 5 {ta} {retries}"
+
+
+def kill_scenario(failures_after_detection: int = 0) -> tuple[list[haproxy_log.Request], list[haproxy_log.StateChange]]:
+    lines = []
+    for i in range(100):  # 10 s at 10/s over node1 and node2
+        t = i / 10
+        down = 5.0 <= t < 9.0  # node1 dead or not yet back: HAProxy sends everything to node2
+        lines.append(req(t, "node1" if i % 2 and not down else "node2", ta=50))
+    lines += [req(4.95, "node1", 502, "SH--", 60), req(4.98, "node1", 502, "SH--", 30)]  # in flight at 5.0
+    lines += [req(7.5 + i / 10, "node2", 503, "sQ--", 100) for i in range(failures_after_detection)]
+    lines += [req(9.05, "node1", 200, "----", 40)]  # back after the restart at 8.5
+    changes = [haproxy_log.StateChange(T0 + 5.8, "node1", "DOWN", ""), haproxy_log.StateChange(T0 + 8.9, "node1", "UP", "")]
+    return haproxy_log.parse_requests("\n".join(lines)), changes
+
+
+def test_failover_figures_from_a_kill():
+    requests, changes = kill_scenario()
+    result = failover.analyze(requests, changes, "node1", T0 + 5.0, T0 + 8.5, T0, T0 + 12)
+    assert result["detection_s"] == pytest.approx(0.8)
+    assert result["in_flight_at_fault"] == 2 and result["failed"] == 2
+    assert result["failed_by_when"] == {"before the fault": 2}
+    assert result["failed_by_kind"] == {
+        "HTTP 502, server aborted or refused while waiting for the response headers (node1)": 2}
+    assert result["time_to_up_s"] == pytest.approx(0.4)
+    assert result["time_to_traffic_s"] == pytest.approx(0.59)
+    assert all(result["goals"].values()), result["goals"]
+    seconds = result["per_second"]
+    assert len(seconds) == 12 and sum(s["failed"] for s in seconds) == 2
+    assert seconds[5]["failed"] == 2 and seconds[5]["p99_ms"] == 50
+
+
+def test_requests_haproxy_closed_without_a_log_line_count_as_failed_and_in_flight():
+    # A kill with 3 requests in flight on kept-alive connections: HAProxy closes them unanswered and unlogged;
+    # the generator counts 3 read errors.
+    requests, changes = kill_scenario()
+    result = failover.analyze(requests, changes, "node1", T0 + 5.0, T0 + 8.5, T0, T0 + 12, unlogged=3)
+    assert result["failed"] == 5 and result["in_flight_at_fault"] == 5 and result["closed_unlogged"] == 3
+    assert result["failed_by_when"] == {"before the fault": 2, "in flight when its node's connection broke": 3}
+    assert result["failed_by_kind"][failover.UNLOGGED_KIND] == 3
+    assert all(result["goals"].values()), result["goals"]
+
+
+def test_failures_after_detection_break_the_goals():
+    requests, changes = kill_scenario(failures_after_detection=3)
+    result = failover.analyze(requests, changes, "node1", T0 + 5.0, T0 + 8.5, T0, T0 + 12)
+    assert result["failed_by_when"] == {"before the fault": 2, "after detection": 3}
+    assert not result["goals"]["no failure accepted after detection"]
+    assert not result["goals"]["failures no more than in flight at the fault"]
+    assert result["goals"]["detection within 2 s"]
+
+
+def test_a_fault_never_detected_is_said_and_fails_its_goals():
+    requests, _ = kill_scenario()
+    result = failover.analyze(requests, [], "node1", T0 + 5.0, T0 + 8.5, T0, T0 + 12)
+    assert result["detection_s"] is None and result["time_to_up_s"] is None
+    assert not result["goals"]["detection within 2 s"]
+    assert not result["goals"]["no failure accepted after detection"]
+    assert "detected in never" in failover.summary_line({**result, "fault": "kill", "node": "node1"})
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"FAULT": "explode"}, "FAULT='explode' is not allowed: use one of kill, freeze"),
+    ({"FAULT_NODE": "node4"}, "FAULT_NODE='node4' is not allowed: use one of node1, node2, node3"),
+    ({"FAULT_AT_S": "2"}, "FAULT_AT_S='2' is not allowed: use an integer from 5 to 3600"),
+    ({"FAULT_AT_S": "60", "FAULT_FOR_S": "40"}, "FAILOVER_S='90' is not allowed: use more than FAULT_AT_S"),
+    ({"FAILOVER_RATE": "-3"}, "FAILOVER_RATE='-3' is not allowed: use auto or a number above 0"),
+])
+def test_bad_failover_settings_are_refused(env, message):
+    with pytest.raises(SettingsError, match=message.replace("(", r"\(").replace("+", r"\+")):
+        load_settings(environ=env)
