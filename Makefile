@@ -32,7 +32,7 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-17s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@python3 -m load.kinds 2>/dev/null || echo "  make bench-KIND        (make setup, then make help lists the bench kinds)"
 
-setup: ## install what is missing (Docker engine, Compose, base image, Python tools, oha); build the webapp and images
+setup: ## install what is missing (Docker, Compose, base image, Python tools, oha) and build the images (BACKEND=vagrant: VM tools too)
 	@cluster/setup.sh
 
 $(WAR): $(WEBAPP_SOURCES)
@@ -51,16 +51,30 @@ $(JMX_AGENT): Makefile
 		-Dmdep.stripVersion=true -DoutputDirectory=$(@D)
 	touch $@
 
-vagrant-setup: ## VMs: install Vagrant, vagrant-libvirt, libvirt and QEMU/KVM where missing; start libvirtd
+vagrant-setup: ## VMs: Vagrant, vagrant-libvirt, libvirt and QEMU/KVM where missing, libvirtd, the box, the driver
 	@cluster/vagrant/host.sh ensure
+	@cluster/vagrant/box.sh
+	@echo "capbench: VMs: libvirt driver $$(cluster/vagrant/host.sh driver)"
 
 vagrant-box: ## VMs: build a Debian 12 libvirt box from Debian packages and add it as debian/bookworm64
 	@cluster/vagrant/box.sh
 
 artifacts: $(WAR) $(OHA) $(JMX_AGENT) ## build what the hosts install: the WAR, oha and the JMX exporter agent
 
-images: artifacts ## build the four images (cached: only what changed is rebuilt)
-	@$(COMPOSE) build --quiet
+# What the images are built from (cluster/images/*.Dockerfile copy these; .dockerignore admits no more).
+IMAGE_INPUTS := compose.yaml .dockerignore $(shell git ls-files cluster/images cluster/provision cluster/settings.sh \
+	tomcat-conf haproxy metrics/hosts metrics/pmlogger metrics/with-pmcd metrics/pcp-loggers metrics/jmx-exporter.yaml \
+	metrics/pmrep.conf load/run-step load/wrk2 2>/dev/null)
+IMAGES_BUILT := .capbench/images.built
+IMAGE_NAMES := capbench-node capbench-lb capbench-load capbench-controller
+
+images: artifacts ## build the four images (only when what they are built from changed, or one is missing)
+	@docker image inspect $(IMAGE_NAMES) >/dev/null 2>&1 || rm -f $(IMAGES_BUILT)
+	@$(MAKE) --no-print-directory $(IMAGES_BUILT)
+
+$(IMAGES_BUILT): $(IMAGE_INPUTS) $(WAR) $(OHA) $(JMX_AGENT)
+	@$(COMPOSE) --progress quiet build
+	@touch $@
 
 up: ## start the cluster with the current settings and wait until every service is healthy
 	@$(HOSTS) up
@@ -80,15 +94,16 @@ node-maint: ## take NODE (one of the nodes) out of the balancer's rotation throu
 node-ready: ## put NODE back into the balancer's rotation
 	@$(HOSTS) rotation '$(NODE)' ready
 
-# Bench settings (load/bench.env) are checked before the cluster is touched; then the cluster is brought up with
-# the requested settings (a no-op when it already is) and the harness runs on the load host. The kinds are
-# load/kinds/ (make help lists them); an unknown one is refused with the list.
-bench-%: $(VENV)/.installed $(BUILT)
-	@$(BENCH) --check-only $* && $(HOSTS) up && $(BENCH) $*
+# Every setting is checked before anything is built or the cluster touched; then what the hosts run is built (a
+# no-op when it is), the cluster brought up with the requested settings (a no-op when it already is) and the
+# harness runs on the load host. The kinds are load/kinds/ (make help lists them); an unknown one is refused.
+bench-%: $(VENV)/.installed
+	@$(BENCH) --check-only $* && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTS) up && $(BENCH) $*
 
 # The sweep is checked (every point through the cluster's own settings rules) before the cluster is touched.
-tune: $(VENV)/.installed $(BUILT) ## capacity per setting: MAXTHREADS=4,16,64,200 [PROTOCOL=nio,nio2 ...] or SWEEP=file.yaml
-	@$(PYTHON) -m load.tune --check-only && $(HOSTS) up && $(PYTHON) -m load.tune
+tune: $(VENV)/.installed ## capacity per setting: MAXTHREADS=4,16,64,200 [PROTOCOL=nio,nio2 ...] or SWEEP=file.yaml
+	@$(PYTHON) -m load.tune --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTS) up \
+		&& $(PYTHON) -m load.tune
 
 test: $(VENV)/.installed ## every test: JUnit, config, harness, cluster and QUICK bench integration (after make setup)
 	@launched=; if ! docker info >/dev/null 2>&1; then cluster/engine.sh ensure; launched=1; fi; \
@@ -96,12 +111,17 @@ test: $(VENV)/.installed ## every test: JUnit, config, harness, cluster and QUIC
 	if [ -n "$$launched" ]; then cluster/engine.sh stop; fi; \
 	exit $$status
 
+test-fast: $(VENV)/.installed images ## for the edit loop, no cluster (a few minutes): JUnit, then every pytest but tests/integration
+	cd webapp && mvn -B -q package
+	$(PYTHON) -m pytest -q tests --ignore=tests/integration
+
 test-unit: ## the webapp's JUnit 5 tests (and its WAR)
 	cd webapp && mvn -B package
 
-# Config checks and the integration test in one pytest run, so its summary line covers both.
+# Every pytest in one run, so its summary line covers all: on two workers, the Compose cluster's tests on one and
+# the rest (the VM under emulation among it) on the other (tests/conftest.py); the slowest tests listed.
 test-python: $(VENV)/.installed images
-	$(PYTHON) -m pytest tests
+	$(PYTHON) -m pytest -n 2 --dist loadgroup --durations=12 tests
 
 test-load: $(VENV)/.installed ## the load harness alone: parsers on captured output, search logic, settings (seconds)
 	$(PYTHON) -m pytest tests/load

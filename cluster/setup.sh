@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# make setup: everything the testbed needs, idempotent (a second run only checks and finds the builds cached).
+# make setup: everything the Compose backend and the tests need, idempotent (a second run only checks and finds
+# the builds cached). The load generator oha, the one long build (cargo, about 5 minutes on 2 cores), runs in
+# the background from the start, beside the rest:
 #   1. the Docker engine and Compose v2 (installed/started only where missing: see engine.sh)
 #   2. the base image debian:bookworm-slim (pulled, or built with debootstrap where no registry answers)
-#   3. the stats credentials (.capbench/secrets.env), the test tools (.venv) and headless Chromium (the report
+#   3. the stats credentials (.capbench/secrets.env), the Python tools (.venv) and headless Chromium (the report
 #      test renders report.html in it)
-#   4. the load generator oha (built from crates.io with cargo; the load image carries it)
-#   5. the webapp WAR (Maven) and the four images
-#   6. for the Vagrant backend: Vagrant, vagrant-libvirt, libvirt and QEMU/KVM (Debian's packages), libvirtd
-#      started, and the box debian/bookworm64 built from Debian packages where Vagrant has none (a few
-#      minutes, once). Optional: where this cannot be done (not Debian, not root) it says why and goes on.
+#   4. the webapp WAR, the JMX exporter agent and the images that do not carry oha (node, lb, controller)
+#   5. oha (waited for) and the load image
+# The Vagrant backend's tools (Vagrant, libvirt, QEMU and the box) only when asked for: BACKEND=vagrant, or
+# make vagrant-setup (see README.md, 'On virtual machines').
 # Prerequisites it does not install: Java 17 + Maven (to build the WAR), Rust's cargo (to build oha) and
 # Python 3 (the bench harness, status and tests).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+compose=cluster/compose/compose.sh
+# shellcheck source=cluster/topology.sh
+source cluster/topology.sh
 
 say() { echo "capbench: $*"; }
 setup_started=$(date +%s)
@@ -37,23 +41,35 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
 fi
 
-step "[1/6] Docker engine and Compose"
+mkdir -p .capbench
+oha_log=.capbench/oha-build.log
+load/install-oha.sh >"$oha_log" 2>&1 &
+oha_build=$!
+# A failed or interrupted setup does not leave the build running behind it.
+trap 'kill "$oha_build" 2>/dev/null || true' EXIT
+
+step "[1/5] Docker engine and Compose (oha builds meanwhile: $oha_log)"
 cluster/engine.sh ensure
-step "[2/6] base image debian:bookworm-slim"
+step "[2/5] base image debian:bookworm-slim"
 cluster/base-image.sh
-step "[3/6] stats credentials, the Python tools (.venv) and headless Chromium"
+step "[3/5] stats credentials, the Python tools (.venv) and headless Chromium"
 cluster/secrets.sh >/dev/null
 make --no-print-directory --silent .venv/.installed
 report/install-chromium.sh
-step "[4/6] load generator oha"
-load/install-oha.sh
-step "[5/6] webapp and images"
-make --no-print-directory images
-step "[6/6] VMs: Vagrant with libvirt, and the box debian/bookworm64"
-if cluster/vagrant/host.sh ensure; then
-    cluster/vagrant/box.sh
-    say "VMs: libvirt driver $(cluster/vagrant/host.sh driver)"
-else
-    say "VMs skipped (the Compose backend is ready); README.md, 'On virtual machines', says what Vagrant needs"
+step "[4/5] webapp, JMX agent and the node, lb and controller images"
+make --no-print-directory --silent webapp/target/grinder.war .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar
+# The nodes share one image: building the first node's builds it.
+"$compose" --progress quiet build "${CAPBENCH_NODES[0]}" lb controller
+step "[5/5] load generator oha and the load image"
+if ! wait "$oha_build"; then
+    say "building oha failed; its log ($oha_log) ends:" >&2
+    tail -n 20 "$oha_log" >&2
+    exit 1
 fi
-step "done in $(( $(date +%s) - setup_started )) s: next, make up"
+trap - EXIT
+"$compose" --progress quiet build load
+if [ "${BACKEND:-}" = vagrant ]; then
+    step "VMs: Vagrant with libvirt, and the box debian/bookworm64 (BACKEND=vagrant)"
+    make --no-print-directory vagrant-setup
+fi
+step "done in $(( $(date +%s) - setup_started )) s: next, make up (or make bench-cluster)"

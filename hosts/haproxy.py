@@ -22,34 +22,43 @@ def api(command: str) -> str:
     return backend().exec("lb", [LB_API, command]).stdout.decode()
 
 
-def stat_rows() -> list[dict[str, str]]:
+def parse_stat(text: str) -> list[dict[str, str]]:
     """`show stat`: one dict per proxy/server row, keyed by its CSV header."""
-    return list(csv.DictReader(io.StringIO(api("show stat").lstrip("# "))))
+    return list(csv.DictReader(io.StringIO(text.lstrip("# "))))
 
 
-def server_stats() -> dict[str, dict[str, str]]:
+def stat_rows() -> list[dict[str, str]]:
+    return parse_stat(api("show stat"))
+
+
+def server_stats(rows: list[dict[str, str]] | None = None) -> dict[str, dict[str, str]]:
     """Each node's row of `show stat` (weight, status, sessions, queue, ...)."""
-    return {row["svname"]: row for row in stat_rows() if row.get("pxname") == BACKEND and row["svname"] in NODES}
+    return {row["svname"]: row for row in (rows if rows is not None else stat_rows())
+            if row.get("pxname") == BACKEND and row["svname"] in NODES}
 
 
-def requests_in_nodes() -> int:
+def requests_in_nodes(rows: list[dict[str, str]] | None = None) -> int:
     """Requests HAProxy has queued for, or in progress on, the nodes right now."""
-    for row in stat_rows():
+    for row in rows if rows is not None else stat_rows():
         if row.get("pxname") == BACKEND and row.get("svname") == "BACKEND":
             return int(row["qcur"] or 0) + int(row["scur"] or 0)
     raise ClusterError(f"HAProxy's show stat has no BACKEND row for {BACKEND}")
 
 
-def server_states() -> dict[str, dict[str, str]]:
-    """`show servers state nodes`: per node, whether its checks hold it running and whether it is in
-    maintenance ("up": yes|no, "admin": maint|ready)."""
+def parse_server_states(text: str) -> dict[str, dict[str, str]]:
+    """`show servers state`: per server, whether its checks hold it running and whether it is in maintenance
+    ("up": yes|no, "admin": maint|ready), and its address."""
     states = {}
-    for line in api(f"show servers state {BACKEND}").splitlines()[2:]:
+    for line in text.splitlines()[2:]:  # a format version, then the header
         row = line.split()
         if len(row) > 6:
             states[row[3]] = {"up": "yes" if row[5] == RUNNING else "no",
-                              "admin": "maint" if int(row[6]) & MAINT_BIT else "ready"}
+                              "admin": "maint" if int(row[6]) & MAINT_BIT else "ready", "address": row[4]}
     return states
+
+
+def server_states() -> dict[str, dict[str, str]]:
+    return parse_server_states(api(f"show servers state {BACKEND}"))
 
 
 def nodes_up() -> set[str]:

@@ -27,10 +27,10 @@ class LoadHost:
         self.exec(["chmod", "755", path])
 
     def run_step(self, step_dir: str, argv: list[str], timeout: float) -> tuple[dict[str, bytes], Envelope]:
-        """Runs a generator under run-step; returns the files it left (by name) and the envelope."""
-        self.exec([RUN_STEP, step_dir, *argv], timeout=timeout)
-        archive = self.exec(["tar", "-C", step_dir, "-c", "."], timeout=60)
-        self.exec(["rm", "-rf", step_dir])
+        """Runs a generator under run-step; returns the files it left (by name) and the envelope. One call to
+        the host: run-step, then the folder as a tar on stdout, then the folder removed."""
+        script = 'dir=$1; "$0" "$@" && tar -C "$dir" -c . && rm -rf "$dir"'
+        archive = self.exec(["sh", "-c", script, RUN_STEP, step_dir, *argv], timeout=timeout + 60)
         files = {}
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             for member in tar.getmembers():

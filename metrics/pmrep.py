@@ -57,17 +57,20 @@ def _utc(epoch: int) -> str:
 
 
 def script(windows: list[Window], hosts: list[str]) -> str:
-    """The bash script: one pmrep per (window, host), reading the archives under $1/pcp, writing CSV under $1/out."""
+    """The bash script: one pmrep per (window, host), reading the archives under $1/pcp, writing CSV under $1/out,
+    as many at a time as there are CPUs (each pmrep is a short Python process; a bench has hundreds)."""
     pcp, out = '"$1"/pcp', '"$1"/out'
-    lines = ["set -u"]
+    lines = ["set -u", 'throttle() { while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done; }']
     for window in windows:
         lines.append(f"mkdir -p {out}/{window.label}")
         for host in hosts:
-            lines.append(_pmrep(pcp, out, host, window.start, window.end, f"{out}/{window.label}/{host}.csv",
-                                role(host)))
+            lines.append("throttle; " + _pmrep(pcp, out, host, window.start, window.end,
+                                               f"{out}/{window.label}/{host}.csv", role(host)) + " &")
             if role(host) in COUNTED_ROLES:
-                lines.append(_pmrep(pcp, out, host, window.raw_from, window.raw_to,
-                                    f"{out}/{window.label}/{host}-counts.csv", f"{role(host)}-counts", raw=True))
+                lines.append("throttle; " + _pmrep(pcp, out, host, window.raw_from, window.raw_to,
+                                                   f"{out}/{window.label}/{host}-counts.csv", f"{role(host)}-counts",
+                                                   raw=True) + " &")
+    lines.append("wait")
     return "\n".join(lines) + "\n"
 
 

@@ -12,7 +12,8 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from report import figures, hints, story, usl
 from rundata import jsonl
 from rundata.run import node_numbers, node_values, nodes_of
-from rundata.summary import of_label
+from metrics.catalogue import SHOWN
+from rundata.summary import of_label, serving_nodes
 
 TEMPLATE_DIR = Path(__file__).parent
 
@@ -137,7 +138,9 @@ def build(run_dir: Path) -> Path:
         up = next_step_up(name, cap, own)
         found = hints.hints_for((at or {}).get("host_metrics"), at) if at else []
         hint_blocks.append({"target": target, "step": at, "hints": [asdict(h) for h in found],
-                            "monitored": bool(at and "host_metrics" in at), "next_up": up})
+                            "monitored": bool(at and "host_metrics" in at), "next_up": up,
+                            "nodes": {node: [f.get(x.name) for x in SHOWN]
+                                      for node, f in serving_nodes((at or {}).get("host_metrics")).items()}})
         if at and at.get("latency_ms"):
             spectra[f"{target} at {cap:g}/s"] = spectrum_of(at)  # overhead runs: "node1 monitor on" etc.
         rows.append({"target": target, "capacity": cap, "repeats": t.get("repeats", []),
@@ -185,7 +188,7 @@ def build(run_dir: Path) -> Path:
                           quota_ratio=sum(quotas.values()) / quotas["node1"] if quotas.get("node1") else None)
         if variant_rows else [],
         figures=[{"title": title, "src": _inline(path), "file": path.name} for title, path in made],
-        profile=profile_rows(run), thresholds=thresholds())
+        profile=profile_rows(run), thresholds=thresholds(), shown=[f.heading for f in SHOWN])
     out = run_dir / "report.html"
     tmp = out.with_suffix(".html.tmp")
     tmp.write_text(html)

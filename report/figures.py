@@ -123,7 +123,7 @@ def _mark(x: float, text: str, axes, colour: str) -> None:
 
 
 def _p99_panel(axis, t, rows: list[dict], xlabel: str) -> None:
-    """HAProxy's p99 per second (lblog.per_second's rows), on a log axis."""
+    """HAProxy's p99 per second (haproxy_log.per_second's rows), on a log axis."""
     axis.plot(t, [r["p99_ms"] if r["p99_ms"] is not None else np.nan for r in rows], "-", color="black",
               label="p99 of HAProxy's total time, ms")
     axis.set_yscale("log")

@@ -1,12 +1,22 @@
-"""Shared helpers for the Python tests: run the project's own scripts exactly as make does."""
+"""Shared helpers for the Python tests: run the project's own scripts exactly as make does; and the one Compose
+cluster of the integration tests (project capbench-it, its own bench network and a random stats port, so a
+cluster of yours is untouched), brought up once on first use by the backend's own script and torn down when
+the session ends, pass or fail. A test that needs other settings (a bench with other settings, a changed
+tunable) has make or up.sh bring the cluster to them, as a user's next bench would;
+integration/test_teardown.py checks, last, that taking it down leaves nothing behind."""
 from __future__ import annotations
 
 import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = str(ROOT / "cluster" / "compose" / "compose.sh")
+UP = str(ROOT / "cluster" / "compose" / "up.sh")
+PROJECT = "capbench-it"
+IT_ENV = {"COMPOSE_PROJECT_NAME": PROJECT, "STATS_PORT": "0", "BENCH_NET_PREFIX": "10.89.1", "BACKEND": "compose"}
 
 
 def run(args: list[str], env: dict[str, str] | None = None, timeout: float = 600,
@@ -22,3 +32,32 @@ def run(args: list[str], env: dict[str, str] | None = None, timeout: float = 600
 def compose(*args: str, env: dict[str, str] | None = None, timeout: float = 600,
             check: bool = True) -> subprocess.CompletedProcess:
     return run([COMPOSE, *args], env=env, timeout=timeout, check=check)
+
+
+def it_up(**settings: str) -> None:
+    """The integration tests' cluster brought to these settings over the defaults (up.sh, as make up does)."""
+    run([UP], env={**IT_ENV, **settings}, timeout=900)
+
+
+def it_down() -> None:
+    compose("down", "--remove-orphans", "--timeout", "10", env=IT_ENV, timeout=180, check=False)
+
+
+def pytest_collection_modifyitems(config, items):
+    """make test runs two workers (pytest -n 2 --dist loadgroup): the Compose cluster's tests, in their order,
+    on one; everything else on the other, the VM under emulation among it, which thus takes no minutes of the
+    cluster's own. Without -n the groups change nothing."""
+    for item in items:
+        path = Path(str(item.fspath))
+        on_cluster = path.parent.name == "integration" and path.name != "test_vagrant.py"
+        item.add_marker(pytest.mark.xdist_group("cluster" if on_cluster else "elsewhere"))
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    it_down()  # what an earlier, killed session may have left
+    try:
+        it_up()
+        yield
+    finally:
+        it_down()

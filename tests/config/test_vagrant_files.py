@@ -16,7 +16,7 @@ ROLES = ("node", "lb", "load", "controller")
 
 
 @pytest.mark.skipif(shutil.which("vagrant") is None,
-                    reason="Vagrant is not installed (make setup installs it on Debian; README.md says how elsewhere)")
+                    reason="Vagrant is not installed (make vagrant-setup installs it on Debian; README.md says how elsewhere)")
 def test_vagrant_validate_accepts_the_vagrantfile(tmp_path):
     # Vagrant state of its own: machines of yours that are up (and locked by a vagrant command) stay out of it.
     done = run(["vagrant", "validate"], env={"VAGRANT_DOTFILE_PATH": str(tmp_path)})

@@ -14,24 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, compose, run
+from conftest import IT_ENV as ENV, ROOT, compose, run
 from hosts import runlock
+from hosts.topology import NODES
 
-# Its own project, stats port and bench network: a cluster of yours (10.89.0.0/24) can stay up.
-ENV = {"COMPOSE_PROJECT_NAME": "capbench-it", "STATS_PORT": "0",
-       "BENCH_NET_PREFIX": "10.89.1", "BACKEND": "compose"}
-NODES = ("node1", "node2", "node3")
+pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
 CHOICES = ("equal", "weighted", "leastconn")  # WEIGHTS=auto's balancings
 TARGETS = (*NODES, *(f"cluster {choice}" for choice in CHOICES))
 STEP_FIELDS = ("run_id", "step", "phase", "target", "url", "offered_rps", "duration_s", "connections",
                "achieved_rps", "responses", "latency_ms", "errors", "start_epoch", "end_epoch", "tool",
                "valid", "passed", "failures", "failure_pct", "loadhost")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def cluster():
-    yield
-    compose("down", "--remove-orphans", "--timeout", "10", env=ENV, timeout=180, check=False)
 
 
 def sigint_as_default() -> None:

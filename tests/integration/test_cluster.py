@@ -1,5 +1,5 @@
-"""The real cluster under Compose, brought up under its own project name (so a user's running cluster is left
-alone), checked from the load host and from outside, and torn down whatever happens.
+"""The real cluster under Compose (the session's one cluster, tests/conftest.py: its own project name, so a user's
+running cluster is left alone), checked from the load host and from outside.
 
 What it shows: every host healthy; requests through HAProxy reach all three nodes in proportion to their
 weights; a node taken out through the runtime API gets no traffic while the others still answer; client
@@ -17,14 +17,10 @@ import urllib.request
 
 import pytest
 
-from conftest import ROOT, compose, run
+from conftest import IT_ENV as ENV, PROJECT, ROOT, compose, it_up, run
+from hosts.topology import HOSTS as SERVICES, NODES
 
-PROJECT = "capbench-it"
-# A random free host port for the stats page, so the test never collides with a cluster the user runs.
-ENV = {"COMPOSE_PROJECT_NAME": PROJECT, "STATS_PORT": "0",
-       "BENCH_NET_PREFIX": "10.89.1", "BACKEND": "compose"}
-NODES = ["node1", "node2", "node3"]
-SERVICES = NODES + ["lb", "load", "controller"]
+pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
 
 
 def profile_value(key: str) -> str:
@@ -54,22 +50,6 @@ def containers() -> dict[str, dict]:
     return {c["Config"]["Labels"]["com.docker.compose.service"]: c for c in inspected}
 
 
-def project_leftovers() -> tuple[str, str]:
-    label = f"label=com.docker.compose.project={PROJECT}"
-    return (run(["docker", "ps", "--all", "--quiet", "--filter", label]).stdout.strip(),
-            run(["docker", "network", "ls", "--quiet", "--filter", label]).stdout.strip())
-
-
-@pytest.fixture(scope="module", autouse=True)
-def cluster():
-    compose("down", "--remove-orphans", "--timeout", "5", env=ENV, check=False)
-    try:
-        run([str(ROOT / "cluster" / "up.sh")], env=ENV, timeout=900)
-        yield
-    finally:
-        compose("down", "--remove-orphans", "--timeout", "20", env=ENV, check=False)
-
-
 def test_all_six_services_are_running_and_healthy():
     rows = [json.loads(line) for line in compose("ps", "--all", "--format", "json", env=ENV).stdout.splitlines()]
     state = {row["Service"]: (row["State"], row["Health"]) for row in rows}
@@ -77,7 +57,7 @@ def test_all_six_services_are_running_and_healthy():
 
 
 def test_status_shows_each_nodes_quota_memory_heap_and_gc():
-    out = run(["python3", str(ROOT / "cluster" / "status.py")], env=ENV).stdout
+    out = run(["python3", "-m", "hosts", "status"], env=ENV).stdout
     rows = {line.split()[0]: line.split() for line in out.splitlines()[1:]}
     assert set(rows) == set(SERVICES), out
     for node in NODES:
@@ -270,8 +250,7 @@ def test_a_changed_tunable_recreates_the_nodes_without_rebuilding_images():
     images = {service: c["Image"] for service, c in before.items()}
     # The other protocol, and maxThreads alone below the default minSpareThreads (25): spare threads follow it
     # down, as in Tomcat.
-    run([str(ROOT / "cluster" / "up.sh")], env={**ENV, "TOMCAT_PROTOCOL": "nio2", "TOMCAT_MAX_THREADS": "16"},
-        timeout=600)
+    it_up(TOMCAT_PROTOCOL="nio2", TOMCAT_MAX_THREADS="16")
     after = containers()
     for node in NODES:
         assert after[node]["Id"] != before[node]["Id"], f"{node} was not re-created"
@@ -286,8 +265,3 @@ def test_a_changed_tunable_recreates_the_nodes_without_rebuilding_images():
     while set(nodes_answering(12)) != set(NODES):
         assert time.monotonic() < deadline, "HAProxy did not find the re-created nodes"
         time.sleep(1)
-
-
-def test_down_leaves_no_containers_or_networks():
-    compose("down", "--remove-orphans", "--timeout", "20", env=ENV)
-    assert project_leftovers() == ("", "")

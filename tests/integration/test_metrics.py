@@ -54,12 +54,11 @@ def pcp_tool(pcp_dir: Path, command: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def overhead_run(tmp_path_factory) -> Path:
+def overhead_run(tmp_path_factory, cluster) -> Path:
     results = tmp_path_factory.mktemp("results")
     run(["make", "--no-print-directory", "bench-overhead", "QUICK=1"],
         env={**ENV, "RESULTS_DIR": str(results), "LOADGEN": "oha"}, timeout=1800)
-    yield only_run(results)
-    compose("down", "--remove-orphans", "--timeout", "10", env=ENV, timeout=180, check=False)
+    return only_run(results)
 
 
 def test_every_host_has_an_archive_with_its_metrics(overhead_run):

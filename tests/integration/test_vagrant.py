@@ -7,8 +7,8 @@
   KVM cannot (cluster/vagrant/host.sh driver says qemu: software emulation), it is skipped with that reason:
   six emulated VMs take tens of minutes to come up, and what they measure says nothing about real VMs.
   CAPBENCH_VAGRANT_BENCH=1 runs it anyway.
-Skipped as a whole, with the reason, only where Vagrant or its libvirt plugin is missing (make setup installs
-them on Debian). A missing box is a failure: make setup builds it."""
+Skipped as a whole, with the reason, only where Vagrant or its libvirt plugin is missing (make vagrant-setup installs
+them on Debian). A missing box is a failure: make vagrant-setup builds it."""
 from __future__ import annotations
 
 import json
@@ -20,18 +20,17 @@ import time
 import pytest
 
 from conftest import ROOT, run
+from hosts.topology import HOSTS, NODES
 
-NODES = ("node1", "node2", "node3")
-HOSTS = (*NODES, "lb", "load", "controller")
 BOX = "debian/bookworm64"
 
 
 def vagrant_missing() -> str | None:
     if shutil.which("vagrant") is None:
-        return "Vagrant is not installed (make setup installs it on Debian; README.md says how elsewhere)"
+        return "Vagrant is not installed (make vagrant-setup installs it on Debian; README.md says how elsewhere)"
     plugins = subprocess.run(["vagrant", "plugin", "list"], capture_output=True, text=True).stdout
     if "vagrant-libvirt" not in plugins:
-        return "the vagrant-libvirt plugin is not installed (make setup installs it on Debian)"
+        return "the vagrant-libvirt plugin is not installed (make vagrant-setup installs it on Debian)"
     return None
 
 
@@ -45,7 +44,7 @@ def vagrant_env(tmp_path_factory):
     state = tmp_path_factory.mktemp("vagrant")
     boxes = run(["vagrant", "box", "list"]).stdout
     assert any(line.startswith(f"{BOX} ") and "libvirt" in line for line in boxes.splitlines()), \
-        f"no libvirt box {BOX}: make vagrant-box (make setup runs it)\n{boxes}"
+        f"no libvirt box {BOX}: make vagrant-box (make vagrant-setup runs it)\n{boxes}"
     run(["cluster/vagrant/host.sh", "ensure"], timeout=600)
     driver = run(["cluster/vagrant/host.sh", "driver"], timeout=300).stdout.strip()
     env = {"VAGRANT_DOTFILE_PATH": str(state / "dot"), "VAGRANT_VM_PREFIX": "capbench-it",

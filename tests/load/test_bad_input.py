@@ -74,6 +74,8 @@ BAD = [
     ("bench failover", {"FAULT": "reboot"}, "FAULT='reboot' is not allowed: use one of kill, freeze"),
     ("bench cluster", {"WRK2": "/nonexistent/wrk2"}, "WRK2='/nonexistent/wrk2' is not an executable file"),
     ("make status", {"BACKEND": "kubernetes"}, "BACKEND='kubernetes' is not allowed: use compose or vagrant"),
+    ("make bench-everything", {}, "'bench-everything' is not a bench: use one of bench-single, bench-cluster"),
+    ("bench cluster", {"NODE2_WEIGHT": "0"}, "NODE2_WEIGHT='0' is not allowed: use an integer from 1 to 256"),
 ]
 
 

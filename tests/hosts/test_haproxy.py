@@ -1,0 +1,35 @@
+"""HAProxy's runtime-API answers, parsed once (hosts/haproxy.py), from what our lb printed (tests/hosts/data/,
+README.md there says how each was captured)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hosts import haproxy
+from hosts.backend import ClusterError
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_server_states_say_who_is_up_and_who_is_in_maintenance():
+    states = haproxy.parse_server_states((DATA / "show-servers-state.txt").read_text())
+    assert states == {"node1": {"up": "yes", "admin": "ready", "address": "10.89.1.3"},
+                      "node2": {"up": "yes", "admin": "ready", "address": "10.89.1.2"},
+                      "node3": {"up": "yes", "admin": "ready", "address": "10.89.1.4"}}
+    # node2 put in maintenance (HAProxy then reports it stopped too), node3's container stopped.
+    states = haproxy.parse_server_states((DATA / "show-servers-state-maint-down.txt").read_text())
+    assert {node: (s["up"], s["admin"]) for node, s in states.items()} == {
+        "node1": ("yes", "ready"), "node2": ("no", "maint"), "node3": ("no", "ready")}
+
+
+def test_stat_rows_give_each_node_and_the_requests_in_the_nodes():
+    rows = haproxy.parse_stat((DATA / "show-stat.csv").read_text())
+    servers = haproxy.server_stats(rows)
+    assert sorted(servers) == ["node1", "node2", "node3"]
+    assert [servers[n]["weight"] for n in ("node1", "node2", "node3")] == ["5", "4", "3"]
+    assert all(servers[n]["status"] == "UP" for n in servers)
+    backend = next(r for r in rows if r["pxname"] == "nodes" and r["svname"] == "BACKEND")
+    assert haproxy.requests_in_nodes(rows) == int(backend["qcur"]) + int(backend["scur"])
+    with pytest.raises(ClusterError, match="no BACKEND row"):
+        haproxy.requests_in_nodes([r for r in rows if r["svname"] != "BACKEND"])
