@@ -8,8 +8,8 @@
 #      test renders report.html in it)
 #   4. the webapp WAR, the JMX exporter agent and the images that do not carry oha (node, lb, controller)
 #   5. oha (waited for) and the load image
-# The Vagrant backend's tools (Vagrant, libvirt, QEMU and the box) only when asked for: BACKEND=vagrant, or
-# make vagrant-setup (see README.md, 'On virtual machines').
+# What another backend needs beyond this only when that backend is asked for: BACKEND=vagrant adds the Vagrant
+# backend's tools (Vagrant, libvirt, QEMU and the box; or make vagrant-setup; README.md, 'On virtual machines').
 # Prerequisites it does not install: Java 17 + Maven (to build the WAR), Rust's cargo (to build oha) and
 # Python 3 (the bench harness, status and tests).
 set -euo pipefail
@@ -68,8 +68,10 @@ if ! wait "$oha_build"; then
 fi
 trap - EXIT
 "$compose" --progress quiet build load
-if [ "${BACKEND:-}" = vagrant ]; then
-    step "VMs: Vagrant with libvirt, and the box debian/bookworm64 (BACKEND=vagrant)"
-    make --no-print-directory vagrant-setup
+# What the chosen backend needs beyond this (BACKEND=vagrant: Vagrant, libvirt, QEMU and the box).
+extra=$(python3 -m hosts setup)
+if [ -n "$extra" ]; then
+    step "what the $BACKEND backend needs beyond this: make $extra"
+    make --no-print-directory "$extra"
 fi
 step "done in $(( $(date +%s) - setup_started )) s: next, make up (or make bench-cluster)"

@@ -36,6 +36,8 @@ class Backend(Protocol):
     name: str
     # The make target that builds what this backend's hosts run (images, or the artifacts VMs install).
     built: str
+    # The make target that installs what this backend needs beyond make setup's own (None: nothing more).
+    setup: str | None
 
     def exec(self, host: str, argv: list[str], stdin: bytes | None = None, timeout: float = 120,
              check: bool = True, user: str | None = None) -> subprocess.CompletedProcess:

@@ -68,6 +68,7 @@ def _ps() -> dict[str, dict]:
 class Compose:
     name = "compose"
     built = "images"
+    setup = None  # make setup is this backend's setup
 
     @staticmethod
     def running() -> bool:

@@ -26,6 +26,7 @@ NODE_UNIT = "capbench-node.service"  # cluster/vagrant/units/capbench-node.servi
 class Vagrant:
     name = "vagrant"
     built = "artifacts"  # the VMs install the WAR, oha and the JMX agent from the checkout
+    setup = "vagrant-setup"  # Vagrant, libvirt, QEMU, the box
 
     @staticmethod
     def running() -> bool:

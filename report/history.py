@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from rundata.run import EARLIER_BACKEND, backend_of
 from rundata.summary import HISTORY_SCHEMA
 
 # Settings that do not change what is measured, only how long or how often: left out of the config hash.
@@ -28,8 +29,8 @@ def config_hash(run: dict) -> str:
                 and (k != "usl_levels" or run.get("kind") == "usl")}  # the levels matter to bench-usl only
     basis = {"kind": run.get("kind"), "settings": settings, "driver": (run.get("driver") or {}).get("name"),
              "profile": run.get("profile"), "cluster": run.get("cluster_settings", {})}
-    if run.get("backend", "compose") != "compose":
-        basis["backend"] = run["backend"]
+    if backend_of(run) != EARLIER_BACKEND:  # the hash of a run from before backends were recorded stays as it was
+        basis["backend"] = backend_of(run)
     return hashlib.sha256(json.dumps(basis, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -38,7 +39,7 @@ def history_line(run: dict, summary: dict) -> dict:
     return {"schema": HISTORY_SCHEMA, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "run_id": summary.get("run_id"),
             "kind": summary.get("kind"), "status": summary.get("status"), "git_sha": run.get("git_sha"),
-            "backend": run.get("backend", "compose"),
+            "backend": backend_of(run),
             "config_hash": config_hash(run), "driver": summary.get("driver"),
             "workload": "{variant} level {level}".format(**{"variant": "?", "level": "?", **run.get("settings", {})}),
             "precision_pct": run.get("settings", {}).get("precision_pct"),

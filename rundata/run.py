@@ -3,13 +3,18 @@ A node's profile keys are its name in capitals (node2's CPU quota is NODE2_CPUS 
 from __future__ import annotations
 
 RUN_SCHEMA = "capbench-run/1"
-# Runs recorded before run.json listed its nodes had these three.
+# Runs recorded before run.json listed its nodes had these three, and before it named its backend ran on this one.
 EARLIER_NODES = ("node1", "node2", "node3")
+EARLIER_BACKEND = "compose"
 
 
 def nodes_of(run: dict) -> tuple[str, ...]:
     """The nodes the run had, in order."""
     return tuple(run.get("nodes") or EARLIER_NODES)
+
+
+def backend_of(run: dict) -> str:
+    return run.get("backend") or EARLIER_BACKEND
 
 
 def node_values(cluster_settings: dict[str, str], field: str, nodes: tuple[str, ...]) -> dict[str, str]:

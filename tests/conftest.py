@@ -44,12 +44,13 @@ def it_down() -> None:
 
 
 def pytest_collection_modifyitems(config, items):
-    """make test runs two workers (pytest -n 2 --dist loadgroup): the Compose cluster's tests, in their order,
-    on one; everything else on the other, the VM under emulation among it, which thus takes no minutes of the
-    cluster's own. Without -n the groups change nothing."""
+    """make test runs two workers (pytest -n 2 --dist loadgroup): on one, every test that runs Docker or Compose
+    (marked docker) and then the Compose cluster's, in their order; everything else on the other, the VM under
+    emulation among it, which thus takes no minutes of the cluster's own. Without -n the groups change nothing."""
     for item in items:
         path = Path(str(item.fspath))
-        on_cluster = path.parent.name == "integration" and path.name != "test_vagrant.py"
+        on_cluster = (path.parent.name == "integration" and path.name != "test_vagrant.py"
+                      or item.get_closest_marker("docker") is not None)
         item.add_marker(pytest.mark.xdist_group("cluster" if on_cluster else "elsewhere"))
 
 

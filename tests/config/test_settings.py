@@ -9,6 +9,8 @@ import pytest
 
 from conftest import ROOT, compose, run
 
+pytestmark = pytest.mark.docker  # runs Docker: on the cluster's worker (tests/conftest.py)
+
 PROFILES = sorted(p.stem for p in (ROOT / "cluster" / "profiles").glob("*.env"))
 
 

@@ -137,6 +137,7 @@ def test_cli_refuses_an_unknown_profile(tmp_path):
                                    "(files in cluster/profiles/)")
 
 
+@pytest.mark.docker
 def test_cli_refuses_a_cluster_that_is_not_up(tmp_path):
     done = bench("single", COMPOSE_PROJECT_NAME="capbench-not-up", RESULTS_DIR=str(tmp_path))
     assert done.returncode == 2

@@ -15,6 +15,8 @@ from metrics.catalogue import JAVA, MB, node_figures
 from metrics.counts import RawRows, count_over, cross_check
 from metrics.series import labels, process_name
 
+pytestmark = pytest.mark.docker  # runs Docker: on the cluster's worker (tests/conftest.py)
+
 DATA = Path(__file__).parent / "data"
 EXPECTED = DATA / "expected"
 STEPS = [json.loads(line) for line in (DATA / "steps.jsonl").read_text().splitlines()]
