@@ -74,7 +74,7 @@ class Bench(Searching, Balancing, Monitoring):
         if self.wrk2_local is not None:
             self.host.put_binary(self.wrk2_local, LOADHOST_BINARY)
         self.version = " ".join(self.host.exec(self.driver.version_argv()).decode().split())
-        if self.settings.scenario == "session" and self.kind.name != "selfcheck":
+        if self.settings.scenario == "session" and self.kind.users:
             users = user_ids(self.settings.users)
             users_text = ("\n".join(users) + "\n").encode()
             self.paths.users.write_bytes(users_text)

@@ -43,6 +43,7 @@ def it_down() -> None:
     compose("down", "--remove-orphans", "--timeout", "10", env=IT_ENV, timeout=180, check=False)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups from the marks
 def pytest_collection_modifyitems(config, items):
     """make test runs two workers (pytest -n 2 --dist loadgroup): on one, every test that runs Docker or Compose
     (marked docker) and then the Compose cluster's, in their order; everything else on the other, the VM under

@@ -21,6 +21,7 @@ class Kind:
     always_monitored = False  # monitoring is set up even with MONITOR=off (bench-overhead)
     flags_disturbances = True  # steps that ran while a node was DOWN are flagged (not when that is the point)
     closed_loop = False  # its steps are closed loops, which wrk2 cannot run
+    users = True  # its requests are the scenario's (the user dataset goes to the load host), not a fixed URL
     reports = True  # tables, a history line and report.html at the end
 
     def planned_searches(self, settings: BenchSettings) -> int:

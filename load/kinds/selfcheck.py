@@ -26,6 +26,7 @@ class Selfcheck(Kind):
     description = "the generator keeps the offered rate on a trivial endpoint (SELFCHECK_RATE=)"
     targets = ("lb",)
     restores_rotation = False  # it never changes the rotation
+    users = False  # one trivial URL of HAProxy's own
     reports = False
 
     def planned_searches(self, settings) -> int:
