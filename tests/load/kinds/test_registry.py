@@ -1,0 +1,30 @@
+"""The bench kinds' one table: every kind by its name, each with a description for make help, and a second kind
+of a name already taken refused (it would silently hide the first)."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+from load.kinds import KINDS, MODULES, _table
+
+
+def test_every_kind_is_registered_once_with_its_targets_and_description():
+    assert list(KINDS) == ["single", "cluster", "selfcheck", "overhead", "usl", "variants", "failover", "stress"]
+    assert len(MODULES) == len(KINDS)
+    for kind in KINDS.values():
+        assert kind.description and kind.targets, kind.name
+
+
+def test_a_second_kind_of_a_taken_name_is_refused():
+    with pytest.raises(ValueError, match="bench kind name 'single' is empty or already taken"):
+        _table(("load.kinds.single", "load.kinds.single"))
+
+
+def test_make_help_lists_every_kind_with_the_standard_library_alone():
+    # make help runs this with the machine's python3, before the harness's venv exists: Debian's own here.
+    done = subprocess.run(["/usr/bin/python3", "-s", "-m", "load.kinds"], cwd=ROOT, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[1] for line in done.stdout.splitlines()] == [f"bench-{name}" for name in KINDS]
