@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     verbs = parser.add_subparsers(dest="verb", required=True)
     verbs.add_parser("backend", help="the backend's name: BACKEND, or the one whose hosts run (compose otherwise)")
     verbs.add_parser("built", help="the make target that builds what the backend's hosts run")
-    verbs.add_parser("setup", help="the make target that installs what the backend needs beyond make setup's (or nothing)")
+    verbs.add_parser("setup", help="the make target that installs what the backend needs beyond make setup's own")
     verbs.add_parser("up", help="bring the cluster to the current settings, wait until healthy")
     verbs.add_parser("down", help="stop the cluster (results/ and the images or VMs' disks stay)")
     verbs.add_parser("status", help="one row per host")

@@ -39,8 +39,8 @@ class Monitoring:
         sessions = [(s["started_epoch"], s.get("ended_epoch", time.time())) for s in self.monitor.sessions]
         logged = [r for r in records if any(a <= r["start_epoch"] and r["end_epoch"] <= b for a, b in sessions)]
         try:
-            enriched = {r["step"]: r for r in export.export_run(self.monitor.pcp_dir, self.paths.pcp_export,
-                                                                 logged, cluster_settings())}
+            exported = export.export_run(self.monitor.pcp_dir, self.paths.pcp_export, logged, cluster_settings())
+            enriched = {r["step"]: r for r in exported}
         except export.ExportError as problem:
             say(f"warning: the step figures could not be exported: {problem} (the archives are kept)")
             return

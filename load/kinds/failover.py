@@ -143,10 +143,10 @@ def failover(bench) -> dict:
         capacity = bench.capacity(label)
         if not capacity:
             raise ClusterError(f"no capacity was found for the nodes other than {node}, so no rate "
-                                        "they can carry is known: give FAILOVER_RATE=")
+                               "they can carry is known: give FAILOVER_RATE=")
         rate = round(capacity * s.failover_load_pct / 100, 1)
         say(f"failover at {rate:g}/s: {s.failover_load_pct:g} % of {capacity:g}/s, what the nodes other "
-                  f"than {node} carry")
+            f"than {node} carry")
     return bench.with_request_log(lambda: _failover_step(bench, node, rate))
 
 
@@ -157,7 +157,7 @@ def _failover_step(bench, node: str, rate: float) -> dict:
     haproxy.wait_until_up(NODES)
     bench.measure("cluster", 0, rate, "warmup", duration_s=max(s.warmup_s, bench.driver.min_step_s))
     say(f"failover: {s.fault} {node} {s.fault_at_s} s into a {s.failover_s} s step at {rate:g}/s, "
-              f"back {s.fault_for_s} s later")
+        f"back {s.fault_for_s} s later")
     schedule = FaultSchedule(node, s.fault, s.fault_at_s, s.fault_for_s)
     schedule.start()
     try:

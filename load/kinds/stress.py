@@ -92,7 +92,7 @@ def stress(bench) -> dict:
     rates = {"before": round(capacity * s.stress_low, 1), "overload": round(capacity * s.stress_high, 1),
              "recovery": round(capacity * s.stress_low, 1)}
     say(f"stress on {target} (capacity {capacity:g}/s): {rates['before']:g}/s for {s.stress_base_s} s, "
-              f"{rates['overload']:g}/s for {s.stress_over_s} s, {rates['recovery']:g}/s for {s.stress_recover_s} s")
+        f"{rates['overload']:g}/s for {s.stress_over_s} s, {rates['recovery']:g}/s for {s.stress_recover_s} s")
     return bench.with_request_log(lambda: _stress_steps(bench, target, capacity, rates))
 
 
