@@ -57,9 +57,9 @@ cluster/secrets.sh >/dev/null
 make --no-print-directory --silent .venv/.installed
 report/install-chromium.sh
 step "[4/5] webapp, JMX agent and the node, lb and controller images"
-# (Debian's Maven 3.8 prints colour resets even when quiet: dropped, its messages kept.)
+# (Debian's Maven 3.8 prints colour resets on both streams even when quiet: dropped, its messages kept.)
 make --no-print-directory --silent webapp/target/grinder.war .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar \
-    | sed 's/\x1b\[0m//g'
+    2>&1 | sed 's/\x1b\[0m//g'
 # The nodes share one image: building the first node's builds it.
 "$compose" --progress quiet build "${CAPBENCH_NODES[0]}" lb controller
 step "[5/5] load generator oha and the load image"

@@ -21,8 +21,18 @@ fi
 started=$(date +%s)
 # The nodes first, on their own (--no-deps): Compose would otherwise stop and restart the balancer around
 # re-created nodes, and Compose 2.29 can crash doing that for several nodes at once (docker/compose#12186).
-# This way HAProxy keeps running, with its counters and runtime state, and finds the new nodes by DNS.
-if "$compose" up --detach --no-build --no-deps --wait --wait-timeout "$timeout" "${CAPBENCH_NODES[@]}" \
+# This way HAProxy keeps running, with its counters and runtime state, and finds the new nodes by DNS. Each node
+# is (re-)created on its own call: re-creating several in one call still failed now and then in 2.29.7 ("The
+# container name /<id>_capbench-it-node2-1 is already in use", a tune point's bring-up in CI); one call each
+# takes a second or two more, and then all are waited for together, their JVMs starting side by side.
+recreate_nodes() {
+    local node
+    for node in "${CAPBENCH_NODES[@]}"; do
+        "$compose" up --detach --no-build --no-deps "$node" || return 1
+    done
+}
+if recreate_nodes \
+    && "$compose" up --detach --no-build --no-deps --wait --wait-timeout "$timeout" "${CAPBENCH_NODES[@]}" \
     && "$compose" up --detach --no-build --wait --wait-timeout "$timeout"; then
     echo "capbench: all services healthy in $(( $(date +%s) - started )) s"
     exit 0
