@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from load.console import print_capacities
 from load.settings import BenchSettings
+from rundata import jsonl
 
 
 # A kind's own ending (status, error, exit code), e.g. the self-check's verdict; run() returning None: complete.
@@ -41,3 +42,12 @@ class Kind:
     def console(self, summary: dict) -> None:
         """Prints the kind's tables at the end, before the host figures: by default the capacities' table."""
         print_capacities(summary)
+
+
+def keep_analysis(bench, summary: dict, name: str, series: tuple[str, ...]) -> None:
+    """A kind's analysis (in bench.findings[name]) whole in analysis/<name>.json, and without its per-second
+    series in summary.json (they would swamp it; the report reads them from the file)."""
+    analysis = bench.findings.get(name)
+    if analysis is not None:
+        jsonl.write_json(bench.paths.analysis(name), analysis)
+        summary[name] = {k: v for k, v in analysis.items() if k not in series}

@@ -30,10 +30,8 @@ from collections import Counter
 from hosts import haproxy, haproxy_log
 from hosts.backend import ClusterError, Done, backend
 from hosts.topology import NODES
-from load.console import print_capacities
-from load.kinds.base import Kind
+from load.kinds.base import Kind, keep_analysis
 from load.progress import say
-from rundata import jsonl
 
 DETECTION_GOAL_S = 2.0
 UNLOGGED_KIND = "connection closed with no answer, not in HAProxy's log (the generator's read errors)"
@@ -217,13 +215,7 @@ class Failover(Kind):
         bench.findings["failover"] = failover(bench)
 
     def summarize(self, bench, summary: dict) -> None:
-        analysis = bench.findings.get("failover")
-        if analysis is not None:
-            jsonl.write_json(bench.paths.analysis("failover"), analysis)
-            summary["failover"] = {k: v for k, v in analysis.items() if k not in SERIES}
-
-    def console(self, summary: dict) -> None:
-        print_capacities(summary)
+        keep_analysis(bench, summary, "failover", SERIES)
 
 
 KIND = Failover()

@@ -18,10 +18,8 @@ from collections import Counter
 
 from hosts import haproxy_log
 from hosts.backend import ClusterError
-from load.console import print_capacities
-from load.kinds.base import Kind
+from load.kinds.base import Kind, keep_analysis
 from load.progress import say
-from rundata import jsonl
 
 RECOVERED_FOR_S = 5
 RECOVERED_ACHIEVED = 0.9
@@ -148,13 +146,7 @@ class Stress(Kind):
         bench.findings["stress"] = stress(bench)
 
     def summarize(self, bench, summary: dict) -> None:
-        analysis = bench.findings.get("stress")
-        if analysis is not None:
-            jsonl.write_json(bench.paths.analysis("stress"), analysis)
-            summary["stress"] = {k: v for k, v in analysis.items() if k != "per_second"}
-
-    def console(self, summary: dict) -> None:
-        print_capacities(summary)
+        keep_analysis(bench, summary, "stress", ("per_second",))
 
 
 KIND = Stress()
