@@ -111,7 +111,7 @@ test: $(VENV)/.installed ## every test: JUnit, config, harness, cluster and QUIC
 	if [ -n "$$launched" ]; then cluster/engine.sh stop; fi; \
 	exit $$status
 
-test-fast: $(VENV)/.installed images ## for the edit loop, no cluster (a few minutes): JUnit, then every pytest but tests/integration
+test-fast: $(VENV)/.installed images ## for the edit loop, no cluster (under a minute): JUnit, then every pytest but tests/integration
 	cd webapp && mvn -B -q package
 	$(PYTHON) -m pytest -q tests --ignore=tests/integration
 
