@@ -3,29 +3,34 @@ same StepResult (rundata/records.py); the harness adds where and when it ran (St
 from __future__ import annotations
 
 from load.settings import Slo
-from rundata.records import StepRecord, StepResult
-
-# A generator that sent more than this share of its requests late although a connection was free fell
-# behind on its own: the step measures the generator, not the server. A generator that cannot keep up lags on
-# most requests; 1.4 % were seen once at a quarter of a node's capacity, in a server stall right after an
-# overloaded step, with the load host at 4 % CPU (the self-check keeps 10x that rate exactly): too transient
-# to call the generator the bottleneck, so the bound is 5 %.
-MAX_LATE_WITH_FREE_CONNECTION_PCT = 5.0
-# The load host's CPU at or above this share of what it may use: the generator itself is saturated.
-MAX_LOADHOST_CPU_PCT = 90.0
+from rundata.records import GENERATOR_BEHIND_PCT, GENERATOR_CPU_PCT, StepRecord, StepResult
 
 
-def generator_problem(result: StepResult) -> str | None:
-    """Why the load host could not send at the offered rate, or None when it could."""
+def generator_problem(result: StepResult, passed: bool) -> str | None:
+    """Why the load host could not send at the offered rate, or None when it could: its CPU was used up, its
+    CPU quota held it back in more than GENERATOR_BEHIND_PCT of the periods, or (on a step that passed) the
+    generator's own schedule (oha) shows it handed out more than GENERATOR_BEHIND_PCT of the intended requests
+    late. A busy server delays sends too, but only the send, not the schedule, which stays the server's, in the
+    corrected latency. oha measures latency from when it handed a request out, so its own lag can only make a
+    step look better than the truth: a step that failed even so failed (and on a machine whose cores the nodes
+    share, an overloaded step starves the generator too: that is the server's overload, not a bad step)."""
     usage = result.loadhost
-    if usage is not None and usage.cpu_pct >= MAX_LOADHOST_CPU_PCT:
+    if usage is not None and usage.cpu_pct >= GENERATOR_CPU_PCT:
         return (f"load host CPU {usage.cpu_pct:.0f}% of its {usage.cpus_available:g} CPUs "
-                f"(limit {MAX_LOADHOST_CPU_PCT:.0f}%)")
-    if result.late_with_free_connection and result.responses:
-        share = 100.0 * result.late_with_free_connection / result.responses
-        if share > MAX_LATE_WITH_FREE_CONNECTION_PCT:
-            return (f"{result.late_with_free_connection} requests ({share:.1f}%) went out late although a "
-                    f"connection was free (sent {result.sent} of {result.intended} intended)")
+                f"(limit {GENERATOR_CPU_PCT:.0f}%)")
+    if usage is not None and usage.throttled_pct > GENERATOR_BEHIND_PCT:
+        return (f"the load host's CPU quota ({usage.cpus_available:g} CPUs) throttled it in "
+                f"{usage.throttled_periods} of {usage.quota_periods} periods ({usage.throttled_pct:.0f}%, limit "
+                f"{GENERATOR_BEHIND_PCT:g}%)")
+    behind, intended = result.behind_schedule, result.intended
+    if passed and behind and intended:
+        share = 100.0 * behind / intended
+        if share > GENERATOR_BEHIND_PCT:
+            waited = (f", its threads waited for a CPU {usage.tool_cpu_wait_pct:.0f}% of the time they could run"
+                      if usage is not None and usage.tool_cpu_wait_pct is not None else "")
+            return (f"the generator sent {behind} of {intended} requests ({share:.1f}%, limit "
+                    f"{GENERATOR_BEHIND_PCT:g}%) behind its own schedule (p99 {result.schedule_lag_ms_p99:g} ms "
+                    f"late){waited}")
     return None
 
 
@@ -47,8 +52,8 @@ def slo_failures(result: StepResult, slo: Slo) -> list[str]:
 def judge(run_id: str, step: int, phase: str, target: str, repeat: int, url: str, scenario: str,
           result: StepResult, slo: Slo) -> StepRecord:
     """A step is invalid when the generator fell behind; only a valid step can pass."""
-    problem = generator_problem(result)
     broken = slo_failures(result, slo)
+    problem = generator_problem(result, passed=not broken)
     return StepRecord(run_id=run_id, step=step, phase=phase, target=target, repeat=repeat, url=url,
                       scenario=scenario, result=result, valid=problem is None, invalid_reason=problem,
                       passed=problem is None and not broken, slo_broken=broken)

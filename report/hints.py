@@ -7,23 +7,25 @@ named, so a reader can see why a hint fired or did not:
                   requests wait for something other than the CPU (a lock, I/O);
   GC-bound        ≥ GC_BOUND_PCT of the time in GC pauses;
   LB queueing     HAProxy queued requests for a server (its maxconn reached) or for the backend;
-  generator-bound the generator sent ≥ GENERATOR_LATE_PCT of its requests late although a connection was free
-                  (it fell behind its own schedule), or the load machine's CPU was nearly all busy: the step
-                  measured the generator as well as the server. (Late sends while every connection was busy
-                  are the server's doing: they are in the corrected latency, not a generator problem.)
+  generator-bound the generator sent more than GENERATOR_LATE_PCT of the intended requests behind its own
+                  schedule, or the load machine's CPU was nearly all busy: the step measured the generator as
+                  well as the server. (Sends that waited for a busy connection are the server's doing: they are
+                  in the corrected latency, not a generator problem.) The step verdict uses the same figures
+                  (rundata/records.py), so a hint and a verdict never disagree on where the generator's line is.
 No hint is itself a finding: when none fires, the report says so, and shows what broke the SLO one step up."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rundata.records import GENERATOR_BEHIND_PCT, GENERATOR_CPU_PCT
 from rundata.summary import serving_nodes
 
 CPU_SATURATED_PCT = 85.0
 LOCK_BUSY_THREADS = 8.0
 LOCK_CPU_PCT = 60.0
 GC_BOUND_PCT = 10.0
-GENERATOR_LATE_PCT = 1.0
-GENERATOR_MACHINE_CPU_PCT = 90.0
+GENERATOR_LATE_PCT = GENERATOR_BEHIND_PCT
+GENERATOR_MACHINE_CPU_PCT = GENERATOR_CPU_PCT
 
 
 @dataclass(frozen=True)
@@ -64,13 +66,13 @@ def hints_for(host_metrics: dict | None, record: dict | None = None) -> list[Hin
                           {"backend_queue_max": lb["backend_queue_max"]}))
     load = metrics.get("load") or {}
     record = record or {}
-    late, responses = record.get("late_with_free_connection"), record.get("responses") or 0
-    late_pct = round(100 * late / responses, 2) if late is not None and responses else None
+    late, intended = record.get("behind_schedule"), record.get("intended") or 0
+    late_pct = round(100 * late / intended, 2) if late is not None and intended else None
     machine = load.get("machine_cpu_busy_pct")
-    if (late_pct is not None and late_pct >= GENERATOR_LATE_PCT) or (machine is not None
-                                                                     and machine >= GENERATOR_MACHINE_CPU_PCT):
-        found.append(Hint("generator", "load", f"load: generator-bound? {late_pct} % of the requests went out late "
-                                               f"with a connection free, the machine's CPU was {machine} % busy",
-                          {"late_with_free_connection_pct": late_pct, "machine_cpu_busy_pct": machine,
+    if (late_pct is not None and late_pct > GENERATOR_LATE_PCT) or (machine is not None
+                                                                    and machine >= GENERATOR_MACHINE_CPU_PCT):
+        found.append(Hint("generator", "load", f"load: generator-bound? {late_pct} % of the requests went out behind "
+                                               f"the generator's own schedule, the machine's CPU was {machine} % busy",
+                          {"behind_schedule_pct": late_pct, "machine_cpu_busy_pct": machine,
                            "generator_cpu_cores": load.get("generator_cpu_cores")}))
     return found

@@ -8,13 +8,19 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 # Written into every step record and summary; raised when a field changes meaning or is removed.
-STEP_SCHEMA = "capbench-step/1"
+STEP_SCHEMA = "capbench-step/2"
 # The study counts a response slower than this as a failure, whatever its status.
 SLOW_MS = 5000.0
 ERROR_KINDS = ("connect", "read", "write", "timeout", "status", "slow", "other")
 # The kinds where no response came back (status and slow ones did get a response).
 SOCKET_ERROR_KINDS = ("connect", "read", "write", "timeout", "other")
 PERCENTILES = ("p50", "p90", "p99", "p99.9", "max")
+# A step whose generator sent more than this share of the intended requests behind its own schedule measured
+# the generator: more than 1 % late moves the p99, the SLO's figure, by the generator's doing. The verdict
+# (load/step.py) and the report's hint read this one figure.
+GENERATOR_BEHIND_PCT = 1.0
+# The load host's CPU at or above this share of what it may use: the generator itself is saturated.
+GENERATOR_CPU_PCT = 90.0
 
 
 @dataclass
@@ -30,6 +36,25 @@ class LoadHostUsage:
     cpu_seconds: float
     wall_seconds: float
     cpus_available: float
+    # The generator's own threads (the kernel's schedstat): time on a CPU, and time runnable but waiting for
+    # one, which no quota shows: the cores shared with the nodes were busy.
+    tool_cpu_seconds: float | None = None
+    tool_cpu_wait_seconds: float | None = None
+    # The load host's CPU quota periods in the step and how many of them used the quota up (0 without one).
+    quota_periods: int = 0
+    throttled_periods: int = 0
+
+    @property
+    def throttled_pct(self) -> float:
+        return 100.0 * self.throttled_periods / self.quota_periods if self.quota_periods else 0.0
+
+    @property
+    def tool_cpu_wait_pct(self) -> float | None:
+        """Of the time the generator's threads were runnable, the share they waited for a CPU."""
+        if self.tool_cpu_seconds is None or self.tool_cpu_wait_seconds is None:
+            return None
+        runnable = self.tool_cpu_seconds + self.tool_cpu_wait_seconds
+        return 100.0 * self.tool_cpu_wait_seconds / runnable if runnable > 0 else 0.0
 
     @property
     def cpu_pct(self) -> float:
@@ -64,8 +89,13 @@ class StepResult:
     mean_service_ms: float | None = None
     # From due to actually sent (waiting for a free connection, or a generator behind), where the tool tells it.
     send_lag_ms_p99: float | None = None
-    # Responses sent late although a connection was free when they were due (oha: from its per-request rows).
-    late_with_free_connection: int | None = None
+    # Requests due in the step with neither a response nor an error at its end (in flight, queued in the
+    # generator, never sent); they are in the latency figures at their least possible age. None: unknown.
+    unanswered: int | None = None
+    # The generator's own schedule: requests it handed out more than its LATE_MS after they were due, and the
+    # p99 of that lag (ms), lower bounds (oha, from its per-request rows); None where the tool cannot tell.
+    behind_schedule: int | None = None
+    schedule_lag_ms_p99: float | None = None
     loadhost: LoadHostUsage | None = None
     notes: list[str] = field(default_factory=list)
     # [percentile, ms] pairs of the corrected latency, SPECTRUM_PERCENTILES then [100, max] (the report's
@@ -117,7 +147,9 @@ class StepRecord:
         data = asdict(self)
         result = data.pop("result")
         usage = self.result.loadhost
-        result["loadhost"] = None if usage is None else {**asdict(usage), "cpu_pct": round(usage.cpu_pct, 1)}
+        result["loadhost"] = None if usage is None else {
+            **asdict(usage), "cpu_pct": round(usage.cpu_pct, 1),
+            "throttled_pct": round(usage.throttled_pct, 1), "tool_cpu_wait_pct": None if usage.tool_cpu_wait_pct is None else round(usage.tool_cpu_wait_pct, 1)}
         result["failures"] = self.result.failures
         result["failure_pct"] = round(self.result.failure_pct, 3)
         result["achieved_pct"] = round(self.result.achieved_pct, 2)

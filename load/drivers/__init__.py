@@ -37,17 +37,29 @@ class Envelope:
     cpu_end: float
     cpus: float
     exit_status: int
+    tool_cpu_s: float | None = None  # the tool's threads: on a CPU, and runnable but waiting for one
+    tool_cpu_wait_s: float | None = None
+    quota_periods: int = 0  # the load host's CPU quota periods over the step, and those it was throttled in
+    throttled_periods: int = 0
 
     @classmethod
     def parse(cls, text: str) -> "Envelope":
         values = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
         return cls(start_epoch=float(values["start_epoch"]), end_epoch=float(values["end_epoch"]),
                    cpu_start=float(values["cpu_start"]), cpu_end=float(values["cpu_end"]),
-                   cpus=float(values["cpus"]), exit_status=int(values["exit"]))
+                   cpus=float(values["cpus"]), exit_status=int(values["exit"]),
+                   tool_cpu_s=int(values["tool_cpu_ns"]) / 1e9 if "tool_cpu_ns" in values else None,
+                   tool_cpu_wait_s=int(values["tool_cpu_wait_ns"]) / 1e9 if "tool_cpu_wait_ns" in values else None,
+                   quota_periods=int(values.get("quota_periods", 0)),
+                   throttled_periods=int(values.get("throttled_periods", 0)))
 
     def usage(self) -> LoadHostUsage:
         return LoadHostUsage(cpu_seconds=round(self.cpu_end - self.cpu_start, 3),
-                             wall_seconds=round(self.end_epoch - self.start_epoch, 3), cpus_available=self.cpus)
+                             wall_seconds=round(self.end_epoch - self.start_epoch, 3), cpus_available=self.cpus,
+                             tool_cpu_seconds=None if self.tool_cpu_s is None else round(self.tool_cpu_s, 3),
+                             tool_cpu_wait_seconds=None if self.tool_cpu_wait_s is None
+                             else round(self.tool_cpu_wait_s, 3),
+                             quota_periods=self.quota_periods, throttled_periods=self.throttled_periods)
 
 
 class DriverError(RuntimeError):

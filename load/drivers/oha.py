@@ -5,16 +5,14 @@ response (due time, send, end, status): percentiles, slow responses and the gene
 from those rows with HdrHistogram, the same way wrk2 records them."""
 from __future__ import annotations
 
-import bisect
 import json
 import sqlite3
 import tempfile
 from pathlib import Path
 
-from hdrh.histogram import HdrHistogram
-
 from load.drivers import DriverError, Envelope, StepPlan, tool_failure
-from rundata.records import SLOW_MS, SPECTRUM_PERCENTILES, StepResult, Tool, empty_errors, socket_errors
+from load.drivers.latency import add_unanswered, figures, new_histogram, record_ms, unanswered_count
+from rundata.records import SLOW_MS, StepResult, Tool, empty_errors, socket_errors
 
 SUMMARY_FILE = "oha.json"
 REQUESTS_DB = "requests.db"
@@ -22,7 +20,7 @@ REQUESTS_DB = "requests.db"
 # idle connection, neither answered nor failed (wrk2 likewise stops at its deadline). At most this many were
 # in flight at the end.
 DEADLINE_MESSAGE = "aborted due to deadline"
-# A request sent this much after it was due, while a connection was free, was held back by the generator.
+# A request oha handed out this much after its schedule said was late by the generator's own doing.
 LATE_MS = 10.0
 # Error messages (Rust's io and hyper errors) to the study's kinds; the first matching fragment wins.
 ERROR_FRAGMENTS = (
@@ -83,21 +81,22 @@ def read_rows(db_path: Path) -> list[tuple[float, float, float, float, int]]:
             "SELECT COALESCE(start_latency_correction, start), start, end, duration, status FROM oha").fetchall()
 
 
-def late_with_free_connection(rows: list[tuple], connections: int, in_flight_at_end: int,
-                              late_ms: float = LATE_MS) -> int:
-    """Requests sent more than late_ms after they were due although a connection was free when they were due:
-    the generator, not the server, held them back. Busy connections at a moment t are the stored responses with
-    sent <= t < end, plus (conservatively, at any t) the requests still in flight when the step ended, which
-    have no row."""
-    sent_times = sorted(row[1] for row in rows)
-    end_times = sorted(row[2] for row in rows)
+def behind_schedule(stamps: list[float], failed: int, rate: float, late_ms: float = LATE_MS) -> tuple[int, float]:
+    """How far oha's own schedule ran late: the requests it handed out more than late_ms after they were due,
+    and the p99 of that lag (ms). oha's producer sleeps until request i is due (i / rate from the start) and
+    then stamps it with the time it woke, so a producer starved of CPU stamps late and its latency correction
+    cannot see it; the schedule can. The k-th stamp in time order is request k + (the failed requests before
+    it, which have no row): taking all `failed` as earlier gives each stamp the latest due time it can have,
+    so the lag is a lower bound, and a slow server (which only delays the send, not the stamp) adds nothing."""
+    if not stamps or rate <= 0:
+        return 0, 0.0
+    lag = new_histogram()
     late = 0
-    for due, sent, *_ in rows:
-        if (sent - due) * 1000.0 > late_ms:
-            busy = bisect.bisect_right(sent_times, due) - bisect.bisect_right(end_times, due)
-            if busy + in_flight_at_end < connections:
-                late += 1
-    return late
+    for k, stamp in enumerate(sorted(stamps)):
+        lag_ms = max(0.0, 1000.0 * (stamp - (k + failed) / rate))
+        record_ms(lag, lag_ms)
+        late += lag_ms > late_ms
+    return late, lag.get_value_at_percentile(99) / 1000.0
 
 
 def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: Envelope, tool: Tool) -> StepResult:
@@ -114,34 +113,33 @@ def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: En
         if message != DEADLINE_MESSAGE:
             errors[classify_error(message)] += count
 
-    corrected = HdrHistogram(1, 3_600_000_000, 3)  # microseconds, 1 µs to 1 h, 3 significant digits
+    corrected = new_histogram()
+    send_lag = new_histogram()  # from stamped to sent: waiting for a free connection (a busy server)
     service_total = 0.0
-    lag = HdrHistogram(1, 3_600_000_000, 3)
     for due, sent, end, duration, status in rows:
-        corrected.record_value(max(1, round(duration * 1e6)))
+        record_ms(corrected, duration * 1000.0)
+        record_ms(send_lag, (sent - due) * 1000.0)
         service_total += end - sent
-        lag.record_value(max(1, round((sent - due) * 1e6)))
         if status >= 400:
             errors["status"] += 1
         if duration * 1000.0 > SLOW_MS:
             errors["slow"] += 1
     responses = len(rows)
-    latency, spectrum = {}, []
-    if responses:
-        latency = {name: corrected.get_value_at_percentile(p) / 1000.0
-                   for name, p in (("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9))}
-        latency["max"] = corrected.get_max_value() / 1000.0
-        spectrum = [[p, corrected.get_value_at_percentile(p) / 1000.0] for p in SPECTRUM_PERCENTILES]
-        spectrum.append([100, latency["max"]])
+    no_response = socket_errors(errors)
+    intended = round(plan.rate * plan.duration_s) if plan.rate > 0 else None
+    unanswered = unanswered_count(intended, responses, no_response)
+    add_unanswered(corrected, unanswered, plan.rate, plan.duration_s)
+    latency, spectrum = figures(corrected)
+    late, lag_p99 = behind_schedule([row[0] for row in rows], no_response, plan.rate) if plan.rate > 0 else (None, None)
     return StepResult(
         offered_rps=plan.rate, duration_s=plan.duration_s, connections=plan.connections,
         achieved_rps=round(responses / plan.duration_s, 2), responses=responses, latency_ms=latency,
         errors=errors, error_messages=messages, start_epoch=envelope.start_epoch, end_epoch=envelope.end_epoch,
-        tool=tool, intended=round(plan.rate * plan.duration_s) if plan.rate > 0 else None,
-        sent=responses + socket_errors(errors),
+        tool=tool, intended=intended, sent=responses + no_response, unanswered=unanswered if intended else None,
         mean_service_ms=round(1000.0 * service_total / responses, 3) if responses else None,
-        send_lag_ms_p99=lag.get_value_at_percentile(99) / 1000.0 if responses else None,
-        late_with_free_connection=late_with_free_connection(rows, plan.connections, cut),
+        send_lag_ms_p99=send_lag.get_value_at_percentile(99) / 1000.0 if responses else None,
+        behind_schedule=late, schedule_lag_ms_p99=lag_p99,
         loadhost=envelope.usage(), latency_spectrum_ms=spectrum,
-        notes=[f"{cut} connections cut at the end of the step, idle or with a request in flight (not counted)"]
-        if cut else [])
+        notes=[f"{unanswered} requests unanswered at the end of the step (in flight, queued or never sent), in the "
+               f"latency tail at their least possible age; oha cut {cut} connections, idle or busy"]
+        if unanswered or cut else [])

@@ -10,6 +10,7 @@ import json
 import math
 
 from load.drivers import LOADHOST_LIB, DriverError, Envelope, StepPlan, tool_failure
+from load.drivers.latency import add_unanswered, figures, new_histogram, record_ms, unanswered_count
 from load.settings import WRK2_MIN_STEP_S
 from rundata.records import StepResult, Tool, empty_errors, socket_errors
 
@@ -48,7 +49,9 @@ class Wrk2Driver:
 
 
 def parse_report(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -> StepResult:
-    """One StepResult from the JSON our done() reporter wrote."""
+    """One StepResult from the JSON our done() reporter wrote. With the reporter's whole histogram the requests
+    unanswered at the end go into the latency at their least possible age (load/drivers/latency.py); a report
+    of an older capbench.lua has only wrk2's own percentiles, and says so."""
     for key in ("duration_us", "requests", "errors", "latency_us", "latency_count", "slow_share"):
         if key not in report:
             raise DriverError(f"wrk2 report lacks '{key}': keys {sorted(report)}")
@@ -59,15 +62,28 @@ def parse_report(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -
         errors[kind] = int(report["errors"][kind])
     # The share above 5 s is known for the measured (post-calibration) part; apply it to all responses.
     errors["slow"] = round(report["slow_share"] * responses)
-    latency_us = report["latency_us"]
-    latency = {} if report["latency_count"] == 0 else {
-        name: latency_us[name] / 1000.0 for name in ("p50", "p90", "p99", "p99.9", "max")}
-    # [percentile, µs] pairs from our reporter (absent in reports of an older capbench.lua).
-    spectrum = [[p, us / 1000.0] for p, us in report.get("spectrum_us", [])] if latency else []
+    no_response = socket_errors(errors)
+    intended = round(plan.rate * plan.duration_s)
+    unanswered = unanswered_count(intended, responses, no_response)
+    notes = [f"latency from {report['latency_count']} responses after wrk2's 10 s calibration"]
+    if "histogram_us" in report:
+        histogram = new_histogram()
+        for value_us, count in report["histogram_us"]:
+            record_ms(histogram, value_us / 1000.0, count)
+        add_unanswered(histogram, unanswered, plan.rate, plan.duration_s)
+        latency, spectrum = figures(histogram)
+        if unanswered:
+            notes.append(f"{unanswered} requests unanswered at the end of the step, in the latency tail at their "
+                         "least possible age")
+    else:
+        latency_us = report["latency_us"]
+        latency = {} if report["latency_count"] == 0 else {
+            name: latency_us[name] / 1000.0 for name in ("p50", "p90", "p99", "p99.9", "max")}
+        spectrum = [[p, us / 1000.0] for p, us in report.get("spectrum_us", [])] if latency else []
+        notes.append(f"an older capbench.lua: {unanswered} unanswered requests are not in the latency figures")
     return StepResult(
         offered_rps=plan.rate, duration_s=plan.duration_s, connections=plan.connections,
         achieved_rps=round(responses / duration_s, 2) if duration_s else 0.0, responses=responses,
         latency_ms=latency, errors=errors, error_messages={}, start_epoch=envelope.start_epoch,
-        end_epoch=envelope.end_epoch, tool=tool, intended=round(plan.rate * plan.duration_s),
-        sent=responses + socket_errors(errors), loadhost=envelope.usage(), latency_spectrum_ms=spectrum,
-        notes=[f"latency from {report['latency_count']} responses after wrk2's 10 s calibration"])
+        end_epoch=envelope.end_epoch, tool=tool, intended=intended, sent=responses + no_response,
+        unanswered=unanswered, loadhost=envelope.usage(), latency_spectrum_ms=spectrum, notes=notes)

@@ -68,8 +68,28 @@ local function spectrum(latency)
    return "[" .. table.concat(pairs_text, ", ") .. "]"
 end
 
+-- The whole histogram as [value_us, count] runs, lowest first: latency[i] is the i-th smallest recorded value
+-- (at the histogram's precision), so the harness can add what wrk2 never recorded (requests unanswered at the
+-- end) and take its percentiles of everything, not of wrk2's figures.
+local function histogram_runs(latency)
+   local runs, value, count = {}, nil, 0
+   for i = 1, #latency do
+      local v = latency[i]
+      if v == value then
+         count = count + 1
+      else
+         if value then runs[#runs + 1] = string.format("[%d, %d]", value, count) end
+         value, count = v, 1
+      end
+   end
+   if value then runs[#runs + 1] = string.format("[%d, %d]", value, count) end
+   return "[" .. table.concat(runs, ", ") .. "]"
+end
+
 function done(summary, latency, requests)
    local e = summary.errors
+   -- Without a recorded latency wrk2's mean is NaN, which JSON cannot carry.
+   local mean = #latency > 0 and latency.mean or 0
    local fields = {
       string.format('"duration_us": %d', summary.duration),
       string.format('"requests": %d', summary.requests),
@@ -78,10 +98,11 @@ function done(summary, latency, requests)
                     e.connect, e.read, e.write, e.status, e.timeout),
       string.format('"latency_count": %d', #latency),
       string.format('"latency_us": {"min": %d, "mean": %.1f, "p50": %d, "p90": %d, "p99": %d, ' ..
-                    '"p99.9": %d, "max": %d}', latency.min, latency.mean, latency:percentile(50),
+                    '"p99.9": %d, "max": %d}', latency.min, mean, latency:percentile(50),
                     latency:percentile(90), latency:percentile(99), latency:percentile(99.9), latency.max),
       string.format('"slow_share": %.9f', share_above(latency, slow_us)),
       '"spectrum_us": ' .. spectrum(latency),
+      '"histogram_us": ' .. histogram_runs(latency),
    }
    local path = (os.getenv("CAPBENCH_STEP_DIR") or ".") .. "/wrk2.json"
    local out = assert(io.open(path, "w"))

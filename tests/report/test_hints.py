@@ -16,7 +16,7 @@ def kinds(found) -> list[tuple[str, str]]:
 def test_a_quiet_step_has_no_hint():
     assert hints.hints_for({"node1": node(), "lb": {"servers": {"node1": {"queue_max": 0}}},
                             "load": {"machine_cpu_busy_pct": 40.0}},
-                           {"late_with_free_connection": 0, "responses": 1000}) == []
+                           {"behind_schedule": 0, "intended": 1000}) == []
 
 
 def test_cpu_saturation_names_the_node_and_its_figures():
@@ -35,9 +35,9 @@ def test_gc_lb_queue_and_generator_rules():
                                                                                   "queue_mean": 1.2}},
                                                             "backend_queue_max": 0},
                              "load": {"machine_cpu_busy_pct": 50.0}},
-                            {"late_with_free_connection": 30, "responses": 1000})
+                            {"behind_schedule": 30, "intended": 1000})
     assert kinds(found) == [("gc", "node2"), ("lb-queue", "lb"), ("generator", "load")]
-    assert found[2].figures["late_with_free_connection_pct"] == 3.0
+    assert found[2].figures["behind_schedule_pct"] == 3.0
 
 
 def test_nodes_out_of_rotation_and_missing_figures_fire_nothing():
