@@ -22,12 +22,15 @@ def figure(value, unit: str = "") -> str:
 def print_capacities(summary: dict) -> None:
     rows = list(summary["targets"].items())
     width = max([10] + [len(name) + 2 for name, _ in rows])  # bench-overhead's labels are longer
-    print(f"\n{'target':<{width}}{'capacity/s':>12}{'repeats':>10}{'min..max/s':>22}  "
+    print(f"\n{'target':<{width}}{'capacity/s':>12}{'repeats':>10}{'min..max/s':>22}{'interval/s':>22}  "
           f"driver {summary['driver']['name']}")
     for name, t in rows:
         cap = f"{t['capacity_rps']:.1f}" if t["capacity_rps"] else "none"
         span = f"{t['min_rps']:.1f}..{t['max_rps']:.1f}" if t["min_rps"] else "-"
-        print(f"{name:<{width}}{cap:>12}{len(t['repeats']):>10}{span:>22}")
+        seen = f"{t['interval_rps'][0]:.1f}..{t['interval_rps'][1]:.1f}" if t.get("interval_rps") else "-"
+        print(f"{name:<{width}}{cap:>12}{len(t['repeats']):>10}{span:>22}{seen:>22}")
+        for low, high in t.get("unresolved") or []:
+            print(f"{'':<{width}}  a search ran out of steps between {low:g} and {high:g}/s (not in the capacity)")
 
 
 def print_host_figures(summary: dict) -> None:

@@ -8,9 +8,15 @@ just started, or just switched to other work, is still compiling (and the other 
 have served a request yet), and one such failure would otherwise cap the search far below the capacity. When
 the recheck passes, that failure is set aside with a warning and the search grows on; every later failure
 bounds it. No rate above a (standing) failure is tried, so the capacity is always the highest pass below the
-lowest failure. A step in
-which the generator fell behind stops the search without a capacity: that step measured the load host, not
-the server. Pure logic: `measure` runs a step (a real one, or a simulated server in the tests).
+lowest failure. A step in which the generator fell behind stops the search without a capacity: that step
+measured the load host, not the server. Rates are kept to RATE_STEP: a bracket that cannot be split at that
+resolution is as narrow as the search can make it. Pure logic: `measure` runs a step (a real one, or a
+simulated server in the tests).
+
+Besides the capacity, the outcome carries an interval of what the search saw: from the lowest rate that
+failed at or below the capacity (a failed confirm, a recheck that failed again) up to the highest rate that
+passed above the lowest failure (a server that is not monotonic there), and at least the bisection bracket.
+When every step agrees it is the bracket; when they disagree, it shows how far.
 """
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 MIN_RATE = 1.0  # requests/s: below this there is nothing to search
+RATE_STEP = 0.1  # requests/s: the resolution of the rates tried (one decimal in the records)
 
 
 class Verdict(Protocol):
@@ -28,8 +35,10 @@ class Verdict(Protocol):
 
 @dataclass
 class SearchOutcome:
-    """found: capacity within the precision; lower-bound: no step failed up to the last rate (or the steps
-    ran out); invalid: the generator fell behind; none-passed: not even MIN_RATE met the SLO."""
+    """found: capacity within the precision (or the rates' resolution); unresolved: the steps ran out before
+    the bracket narrowed to the precision (the capacity is the bracket's low end, not a precise figure);
+    lower-bound: no step failed up to the last rate; invalid: the generator fell behind; none-passed: not even
+    MIN_RATE met the SLO."""
     status: str
     capacity: float | None
     reason: str
@@ -37,9 +46,21 @@ class SearchOutcome:
     tried: list[tuple[float, str, bool]] = field(default_factory=list)  # (rate, phase, passed)
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """[low, high] of what the search saw (the module's docstring); None without a capacity and a failure."""
+        if self.capacity is None or self.lowest_failure is None:
+            return None
+        set_aside = {rate for rate, phase, ok in self.tried if phase == "recheck" and ok}  # a warm-up transient
+        failed_below = [rate for rate, _, ok in self.tried if not ok and rate <= self.capacity and rate not in set_aside]
+        passed_above = [rate for rate, _, ok in self.tried if ok and rate > self.lowest_failure]
+        return min([self.capacity, *failed_below]), max([self.lowest_failure, *passed_above])
+
     def as_dict(self) -> dict:
+        interval = self.interval
         return {"status": self.status, "capacity_rps": self.capacity, "reason": self.reason,
                 "lowest_failure_rps": self.lowest_failure, "steps": len(self.tried),
+                "interval_rps": list(interval) if interval else None,
                 "tried": [{"rate": r, "phase": p, "passed": ok} for r, p, ok in self.tried],
                 "warnings": self.warnings}
 
@@ -107,11 +128,10 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
             low, high = bracket()
             if low is None:  # nothing passed below the lowest failure (the first step, or a failed confirm
                 # or recheck took the last pass away: a node that died mid-search): come down
-                rate = high / growth
-                if rate < MIN_RATE:
+                if high <= MIN_RATE:
                     return outcome("none-passed", None, f"no rate down to {MIN_RATE:g}/s met the SLO")
-                step(rate, "search")
-            elif high / low - 1 > precision_pct / 100:
+                step(max(MIN_RATE, high / growth), "search")
+            elif high / low - 1 > precision_pct / 100 and low < round((low + high) / 2, 1) < high:
                 step((low + high) / 2, "search")
             elif low in confirmed:
                 break
@@ -130,5 +150,8 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
             return outcome("none-passed", None, f"no step passed in {max_steps} steps")
         if high is None:
             return outcome("lower-bound", low, f"every step passed, up to {low:g}/s: the capacity is higher")
-        return outcome("found", low, f"out of steps ({max_steps}) with the bracket {low:g}..{high:g}/s, "
-                        f"wider than {precision_pct:g}%")
+        if high / low - 1 > precision_pct / 100:
+            return outcome("unresolved", low, f"out of steps ({max_steps}) with the bracket {low:g}..{high:g}/s, "
+                           f"wider than {precision_pct:g}%: the capacity lies in it")
+        return outcome("found", low, f"passed at {low:g}/s, failed at {high:g}/s (out of steps before the last "
+                       "confirmation)")

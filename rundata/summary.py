@@ -27,10 +27,19 @@ def capacity_of(searches: list[dict]) -> float | None:
     return statistics.median(caps) if caps else None
 
 
+def interval_of(searches: list[dict]) -> list[float] | None:
+    """Where the capacity may lie by everything the repeats saw: from the lowest low end of their intervals
+    (load/search.py: the bracket, widened by steps that disagreed) to the highest high end."""
+    intervals = [s["interval_rps"] for s in searches if s.get("interval_rps")]
+    return [min(i[0] for i in intervals), max(i[1] for i in intervals)] if intervals else None
+
+
 def target_summary(searches: list[dict]) -> dict:
-    """A target's entry in summary.json: its capacity (the median of its repeats), each repeat's, the spread."""
+    """A target's entry in summary.json: its capacity (the median of its repeats), each repeat's, the spread,
+    the interval the searches saw, and the searches that ran out of steps before the precision."""
     caps = found_capacities(searches)
-    return {"capacity_rps": capacity_of(searches), "repeats": caps,
+    return {"capacity_rps": capacity_of(searches), "repeats": caps, "interval_rps": interval_of(searches),
+            "unresolved": [s["interval_rps"] for s in searches if s.get("status") == "unresolved"],
             "min_rps": min(caps) if caps else None, "max_rps": max(caps) if caps else None,
             "spread_pct": round(100 * (max(caps) - min(caps)) / statistics.median(caps), 1) if len(caps) > 1 else None,
             "searches": searches}

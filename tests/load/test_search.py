@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from load.search import MIN_RATE, find_capacity
+from rundata.summary import capacity_of
 
 
 @dataclass
@@ -159,7 +160,53 @@ def test_out_of_steps_while_growing_is_a_lower_bound():
     assert len(outcome.tried) == 5
 
 
-def test_out_of_steps_while_bisecting_says_the_bracket_is_wide():
+def test_out_of_steps_while_bisecting_is_unresolved_not_found():
     outcome = find_capacity(Server(700.0), start_rate=100, growth=2, precision_pct=1, max_steps=6)
-    assert outcome.status == "found" and "wider than 1%" in outcome.reason
-    assert len(outcome.tried) == 6
+    assert outcome.status == "unresolved" and "wider than 1%" in outcome.reason
+    assert len(outcome.tried) == 6 and outcome.capacity == 600 and outcome.interval == (600, 800)
+    # An unresolved search does not enter the target's capacity like a precise one.
+    assert capacity_of([outcome.as_dict()]) is None
+
+
+def test_a_bracket_the_rates_resolution_cannot_split_ends_the_bisection():
+    # 2.05/s: the bracket 2.0..2.1 has no rate between its ends at 0.1/s; it used to spend every step at 2.0.
+    server = Server(2.05)
+    outcome = find_capacity(server, start_rate=8, growth=2, precision_pct=1, max_steps=40)
+    assert outcome.status == "found" and outcome.capacity == 2.0 and outcome.lowest_failure == 2.1
+    assert len(outcome.tried) < 12
+
+
+@pytest.mark.parametrize("capacity", [1.0, 1.3, 1.5])
+def test_coming_down_reaches_the_lowest_rate_before_giving_up(capacity):
+    # A first failure at 1.6/s comes down to 1.0/s (not 0.8, below the lowest rate, and then none-passed).
+    outcome = find_capacity(Server(capacity), start_rate=1.6, growth=2, precision_pct=5, max_steps=40)
+    assert outcome.status == "found" and capacity * 0.9 <= outcome.capacity <= capacity
+    assert min(rate for rate, _, _ in outcome.tried) == MIN_RATE
+
+
+def test_the_interval_is_the_bracket_when_every_step_agrees():
+    outcome = find_capacity(Server(480.0), start_rate=50, growth=2, precision_pct=5, max_steps=40)
+    assert outcome.interval == (outcome.capacity, outcome.lowest_failure)
+    assert outcome.as_dict()["interval_rps"] == [outcome.capacity, outcome.lowest_failure]
+
+
+def test_steps_that_disagree_widen_the_interval():
+    # Passes up to 700 on its first try at each rate, fails on the second: 675 passes in the bisection, fails
+    # when confirmed; the bisection goes on below and finds a lower failure, 662.5: 675's pass lies above it.
+    seen: set[float] = set()
+
+    def server(rate, phase):
+        first = rate not in seen
+        seen.add(rate)
+        return Verdict(passed=rate <= 650 or (rate <= 700 and first))
+    outcome = find_capacity(server, start_rate=100, growth=2, precision_pct=1, max_steps=40)
+    low, high = outcome.interval
+    assert outcome.capacity <= 650 < outcome.lowest_failure and high == 700 > outcome.lowest_failure
+    assert low == outcome.capacity
+
+
+def test_a_transient_set_aside_does_not_widen_the_interval():
+    def server(rate, phase):
+        return Verdict(passed=rate <= 1000 and not (rate == 400 and phase == "search"))
+    outcome = find_capacity(server, start_rate=100, growth=2, precision_pct=5, max_steps=40)
+    assert outcome.interval == (outcome.capacity, outcome.lowest_failure)
