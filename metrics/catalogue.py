@@ -71,6 +71,13 @@ def _peak(metric, keep=lambda i: True, factor: float = 1.0):
     return lambda w: scaled(peak(w.rows(metric, keep)), factor)
 
 
+def _throttled_pct(w: Window) -> float | None:
+    """Of the CPU quota's periods, the share in which the node used its quota up and every thread waited for the
+    next period: with a small quota the JVM's own threads (JIT, GC) can spend it while requests wait."""
+    periods, throttled = mean(w.rows("cgroup.cpusched.periods")), mean(w.rows("cgroup.cpusched.throttled"))
+    return 100.0 * throttled / periods if periods and throttled is not None else None
+
+
 def _grind_ms_per_request(w: Window) -> float | None:
     requests = mean(w.rows(OM + "tomcat_servlet_requestcount_total", _label("servlet", "grind")))
     busy_ms = mean(w.rows(OM + "tomcat_servlet_processingtime_total", _label("servlet", "grind")))
@@ -81,6 +88,8 @@ NODE = (
     Figure("cpu_quota", lambda w: w.cpu_quota),
     Figure("cpu_pct_of_quota", lambda w: _pct_of_quota(w, scaled(mean(w.rows(CPU_MS, _java)), 1 / 1000)), 1,
            "CPU % quota", "%"),
+    Figure("throttled_pct", _throttled_pct, 1, "throttled %", "%"),
+    Figure("throttled_ms_per_s", _mean("cgroup.cpusched.throttled_time", factor=1e-6), 1),
     Figure("jvm_cpu_pct_of_quota", lambda w: _pct_of_quota(w, mean(w.rows(OM + "process_cpu_seconds_total"))), 1),
     Figure("monitoring_cpu_pct_of_quota", lambda w: _pct_of_quota(w, scaled(mean(w.rows(CPU_MS, _agents)), 1 / 1000)),
            1),
@@ -165,7 +174,8 @@ LOAD = (
 
 # The node figures the tables of figures at capacity show (each has a heading), in this order.
 SHOWN = tuple(next(f for f in NODE if f.name == name) for name in
-              ("cpu_pct_of_quota", "gc_time_pct", "alloc_mb_per_s", "busy_threads_mean", "heap_used_mb_mean"))
+              ("cpu_pct_of_quota", "throttled_pct", "gc_time_pct", "alloc_mb_per_s", "busy_threads_mean",
+               "heap_used_mb_mean"))
 
 
 def node_figures(series: Series, cpu_quota: float | None) -> dict:

@@ -3,6 +3,9 @@
 The rules read the step's host figures (metrics/export.py) and its load-host figures; every threshold is here,
 named, so a reader can see why a hint fired or did not:
   CPU saturated   a node's java process uses ≥ CPU_SATURATED_PCT of the node's CPU quota;
+  throttled       a node used its CPU quota up in ≥ THROTTLED_PCT of the quota's periods: its threads then wait
+                  out the rest of each such period, whatever share of the quota the java process showed (the
+                  JVM's own threads, JIT and GC, spend a small quota too);
   lock-bound      many threads busy (≥ LOCK_BUSY_THREADS) while the CPU stays ≤ LOCK_CPU_PCT of the quota:
                   requests wait for something other than the CPU (a lock, I/O);
   GC-bound        ≥ GC_BOUND_PCT of the time in GC pauses;
@@ -21,6 +24,7 @@ from rundata.records import GENERATOR_BEHIND_PCT, GENERATOR_CPU_PCT
 from rundata.summary import serving_nodes
 
 CPU_SATURATED_PCT = 85.0
+THROTTLED_PCT = 25.0
 LOCK_BUSY_THREADS = 8.0
 LOCK_CPU_PCT = 60.0
 GC_BOUND_PCT = 10.0
@@ -30,7 +34,7 @@ GENERATOR_MACHINE_CPU_PCT = GENERATOR_CPU_PCT
 
 @dataclass(frozen=True)
 class Hint:
-    kind: str  # cpu | lock | gc | lb-queue | generator
+    kind: str  # cpu | throttled | lock | gc | lb-queue | generator
     host: str
     text: str
     figures: dict = field(default_factory=dict)
@@ -42,12 +46,19 @@ def hints_for(host_metrics: dict | None, record: dict | None = None) -> list[Hin
     metrics = host_metrics or {}
     for node, f in serving_nodes(metrics).items():
         cpu, busy, gc = f.get("cpu_pct_of_quota"), f.get("busy_threads_mean"), f.get("gc_time_pct")
-        basis = {"cpu_pct_of_quota": cpu, "cpu_quota": f.get("cpu_quota"), "busy_threads_mean": busy,
+        throttled = f.get("throttled_pct")
+        basis = {"cpu_pct_of_quota": cpu, "cpu_quota": f.get("cpu_quota"), "throttled_pct": throttled,
+                 "throttled_ms_per_s": f.get("throttled_ms_per_s"), "busy_threads_mean": busy,
                  "gc_time_pct": gc, "alloc_mb_per_s": f.get("alloc_mb_per_s"),
                  "grind_requests_per_s": f.get("grind_requests_per_s")}
         if cpu is not None and cpu >= CPU_SATURATED_PCT:
             found.append(Hint("cpu", node, f"{node}: CPU saturated — the java process used {cpu:g} % of the "
                                            f"node's {f.get('cpu_quota')} CPU quota", basis))
+        if throttled is not None and throttled >= THROTTLED_PCT:
+            found.append(Hint("throttled", node, f"{node}: CPU-throttled — its {f.get('cpu_quota')} CPU quota was used "
+                                                 f"up in {throttled:g} % of the periods, {f.get('throttled_ms_per_s')} "
+                                                 f"ms per second waited for the next one (the java process showed "
+                                                 f"{cpu} % of the quota)", basis))
         if busy is not None and cpu is not None and busy >= LOCK_BUSY_THREADS and cpu <= LOCK_CPU_PCT:
             found.append(Hint("lock", node, f"{node}: lock-bound? {busy:g} threads busy on average while the CPU "
                                             f"stayed at {cpu:g} % of its quota: requests wait for something "

@@ -25,6 +25,15 @@ def test_cpu_saturation_names_the_node_and_its_figures():
     assert found[0].figures["cpu_pct_of_quota"] == 93.1 and "93.1 %" in found[0].text
 
 
+def test_a_node_throttled_by_its_quota_below_cpu_saturation():
+    # The review's QUICK run: node3 broke the SLO at 68 % of its quota and no rule fired. Throttled in 40 % of
+    # the periods, its threads waited 30 ms of every second for the quota to come back.
+    found = hints.hints_for({"node3": {**node(cpu=68.0), "throttled_pct": 40.0, "throttled_ms_per_s": 30.0},
+                             "node1": {**node(cpu=82.6), "throttled_pct": 24.9, "throttled_ms_per_s": 5.0}})
+    assert kinds(found) == [("throttled", "node3")]
+    assert "40 % of the periods" in found[0].text and found[0].figures["throttled_ms_per_s"] == 30.0
+
+
 def test_many_busy_threads_with_cpu_to_spare_is_lock_bound():
     assert kinds(hints.hints_for({"node1": node(cpu=35.0, busy=40.0)})) == [("lock", "node1")]
     assert hints.hints_for({"node1": node(cpu=95.0, busy=40.0)})[0].kind == "cpu"  # busy because CPU-bound
