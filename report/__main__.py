@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from report import build, history, tune
+from report import build, calibration, efficiency, history, tune
 from rundata import jsonl
 from rundata.layout import history_path, results_dir
 
@@ -26,17 +26,38 @@ def run_folder(run: str) -> Path:
     return matches[0]
 
 
+def interval_text(c: history.Change) -> str:
+    if c.interval is None:
+        return "-"
+    low, high = (100 * (x - 1) for x in (c.interval.low, c.interval.high))
+    return f"[{low:+.1f}%, {high:+.1f}%] at {100 * c.interval.confidence:.0f}%"
+
+
 def print_compare(a: dict, b: dict) -> None:
     print(f"A {a['run_id']} ({a.get('git_sha')})  →  B {b['run_id']} ({b.get('git_sha')})"
           + ("" if a.get("config_hash") == b.get("config_hash") else "   NOTE: different configurations"))
-    print(f"{'target':<22}{'A /s':>10}{'B /s':>10}{'change':>9}{'noise band':>12}  verdict")
+    apart = history.hours_apart(a, b)
+    print(f"calibration (nodes' median ms per call at idle): A {calibration.describe(calibration.of(a))}, "
+          f"B {calibration.describe(calibration.of(b))}" + (f"; runs {apart:.1f} h apart" if apart is not None else ""))
+    tags = history.caveats(a, b)
+    print(f"{'target':<22}{'A /s':>9}{'n':>3}{'B /s':>10}{'n':>3}{'change':>9}  {'interval of the change':<30}verdict")
     for c in history.compare(a, b):
         change = f"{c.change_pct:+.1f}%" if c.change_pct is not None else "-"
-        verdict = {True: "SIGNIFICANT", False: "within noise", None: "CANNOT TELL"}[c.significant]
-        print(f"{c.target:<22}{c.a_rps or '-':>10}{c.b_rps or '-':>10}{change:>9}{f'±{c.band_pct:g}%':>12}  "
-              f"{verdict} ({c.basis})")
+        said = f"{c.verdict} ({c.why})" if c.why else c.verdict + (f" [{'; '.join(tags)}]" if tags else "")
+        print(f"{c.target:<22}{c.a_rps or '-':>9}{c.a_repeats:>3}{c.b_rps or '-':>10}{c.b_repeats:>3}{change:>9}  "
+              f"{interval_text(c):<30}{said}")
+    print(f"interval: exact rank (Mann–Whitney) interval of B/A from the repeats, widened by the search precision "
+          f"(A {a.get('precision_pct') or 0:g}%, B {b.get('precision_pct') or 0:g}%); it holds the noise between a "
+          "run's repeats, not drift between runs")
+    if tags:
+        print(f"[...] beside a verdict: what the interval cannot account for (runs over {history.FAR_APART_H:g} h "
+              f"apart, other machines, calibrations differing beyond ±{calibration.CALIBRATION_NOISE_PCT:g}%)")
     if a.get("efficiency") or b.get("efficiency"):
         print(f"E: {a.get('efficiency')} → {b.get('efficiency')}")
+        for side, line in (("A", a), ("B", b)):
+            said = efficiency.caveat(line.get("efficiency"))
+            if said:
+                print(f"   {side}: {said}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,9 +82,12 @@ def main(argv: list[str] | None = None) -> int:
             if not lines:
                 raise history.CompareError(f"no runs in {history_path()} yet: run a bench first")
             out = history.plot(lines, results_dir() / "history.png")
-            for line in lines[-10:]:
+            flags = history.machine_flags(lines)
+            for i, line in enumerate(lines[-10:], start=max(0, len(lines) - 10)):
                 caps = ", ".join(f"{t} {c:g}" for t, c in line["capacities"].items() if c)
-                print(f"{line['run_id']:<44} {line.get('config_hash', ''):<13} {caps}")
+                print(f"{line['run_id']:<44} {line.get('config_hash', ''):<13} "
+                      f"{calibration.describe(calibration.of(line)):<28} {caps}"
+                      + (f"   [{'; '.join(flags[i])}]" if i in flags else ""))
             print(f"history: {out}")
     except (build.ReportError, history.CompareError) as problem:
         print(f"report: {problem}", file=sys.stderr)

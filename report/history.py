@@ -1,25 +1,32 @@
 """Capacity across changes: results/history.jsonl gets one line per run (time, git sha, config hash,
-capacities, E, driver), and two runs of the same configuration are compared with the noise band their repeats
-and the search's resolution give.
+capacities and each repeat's, E, driver, the machine's calibration), and two runs are compared target by target.
 
-A change counts as significant only when both runs have repeats (REPEATS ≥ 2) and it is larger than the noise
-band: the widest of the two runs' repeat spreads ((max - min) / median of each target's capacities) and the
-search's precision (the capacity is only known to within that step, see load/search.py). With a single
-repeat on either side the run-to-run noise is unmeasured (on our shared machines two runs of the same code
-have differed by 25 %): a change beyond the precision is then "cannot tell", not significant."""
+A change is judged with the exact rank interval of the ratio B/A over the two runs' repeats (report/
+significance.py): SIGNIFICANT when the interval, widened by the search's precision, leaves out "no change",
+"not significant" when it does not; with fewer than three repeats on either side the noise between repeats is
+not measured and the verdict is CANNOT TELL. The interval holds the noise between the repeats of each run,
+not what moves between runs (two runs of the same code on our shared machine, 14 minutes apart, differed by
+25 %): runs far apart in time, on different machines or whose calibrations differ say so beside the verdict."""
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from report import calibration, significance
 from rundata.run import EARLIER_BACKEND, backend_of
 from rundata.summary import HISTORY_SCHEMA
 
 # Settings that do not change what is measured, only how long or how often: left out of the config hash.
 NOT_CONFIG = {"repeats", "max_steps", "selfcheck_rate", "monitor"}
+# Runs further apart than this are flagged beside their verdict: over a day the machine itself (other tenants,
+# updates, a reboot) is more likely to have changed than within one session, and no run's repeats can see that.
+# Closer is no guarantee: the 25 % above came from runs 14 minutes apart.
+FAR_APART_H = 24.0
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 def config_hash(run: dict) -> str:
@@ -36,7 +43,7 @@ def config_hash(run: dict) -> str:
 
 def history_line(run: dict, summary: dict) -> dict:
     targets = summary.get("targets", {})
-    return {"schema": HISTORY_SCHEMA, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    return {"schema": HISTORY_SCHEMA, "time": time.strftime(TIME_FORMAT, time.gmtime()),
             "run_id": summary.get("run_id"),
             "kind": summary.get("kind"), "status": summary.get("status"), "git_sha": run.get("git_sha"),
             "backend": backend_of(run),
@@ -49,7 +56,8 @@ def history_line(run: dict, summary: dict) -> dict:
             "cluster_over_node1": summary.get("cluster_over_node1"),
             "usl": {k: (summary.get("usl_fit") or {}).get(k) for k in ("sigma", "kappa", "lam", "peak_n",
                                                                        "r_squared")} if "usl_fit" in summary
-            else None}
+            else None,
+            "calibration": calibration.of(summary) or calibration.of(run)}
 
 
 class CompareError(ValueError):
@@ -78,65 +86,106 @@ def pick(history: list[dict], a: str | None, b: str | None) -> tuple[dict, dict]
                        "the same bench twice, or name two runs with A= and B=")
 
 
-def _spread_pct(caps: list[float]) -> float:
-    if len(caps) < 2:
-        return 0.0
-    ordered = sorted(caps)
-    median = ordered[len(ordered) // 2] if len(ordered) % 2 else (ordered[len(ordered) // 2 - 1] +
-                                                                  ordered[len(ordered) // 2]) / 2
-    return 100 * (ordered[-1] - ordered[0]) / median
-
-
 @dataclass(frozen=True)
 class Change:
     target: str
     a_rps: float | None
     b_rps: float | None
-    change_pct: float | None
-    band_pct: float
-    significant: bool | None  # None: beyond the precision, but the run-to-run noise was not measured
-    basis: str  # how the band was made
+    a_repeats: int
+    b_repeats: int
+    change_pct: float | None  # B's median against A's
+    interval: significance.RatioInterval | None  # B/A, where both sides have enough repeats
+    verdict: str  # SIGNIFICANT, not significant, CANNOT TELL
+    why: str  # for CANNOT TELL: what is missing
 
 
 def compare(a: dict, b: dict) -> list[Change]:
-    precision = max(a.get("precision_pct") or 0.0, b.get("precision_pct") or 0.0)
+    """Each target both runs measured: the change of the median capacity and, with MIN_REPEATS repeats a side,
+    its interval and verdict."""
     changes = []
     for target in [t for t in a.get("capacities", {}) if t in b.get("capacities", {})]:
         ca, cb = a["capacities"][target], b["capacities"][target]
-        ra, rb = a.get("repeats", {}).get(target, []), b.get("repeats", {}).get(target, [])
-        spread = max(_spread_pct(ra), _spread_pct(rb))
-        band = max(precision, spread)
-        repeated = len(ra) > 1 and len(rb) > 1
-        basis = (f"repeat spread {spread:.1f} %" if spread >= precision else f"search precision {precision:g} %") + \
-            ("" if repeated else "; one repeat: run-to-run noise unmeasured, run both with REPEATS=3")
+        ra = [c for c in a.get("repeats", {}).get(target, []) if c]
+        rb = [c for c in b.get("repeats", {}).get(target, []) if c]
         change = round(100 * (cb - ca) / ca, 1) if ca and cb else None
-        beyond = change is not None and abs(change) > band
-        changes.append(Change(target, ca, cb, change, round(band, 1),
-                              beyond if repeated or not beyond else None, basis))
+        interval, why = None, ""
+        if change is None:
+            why = f"no capacity found in {'A' if not ca else 'B'}"
+        else:
+            try:
+                interval = significance.ratio_interval(ra, rb, a.get("precision_pct") or 0.0,
+                                                       b.get("precision_pct") or 0.0)
+            except significance.TooFewRepeats as problem:
+                why = str(problem)
+        verdict = ("CANNOT TELL" if interval is None
+                   else "SIGNIFICANT" if interval.excludes_no_change else "not significant")
+        changes.append(Change(target, ca, cb, len(ra), len(rb), change, interval, verdict, why))
     return changes
 
 
-def series(lines: list[dict]) -> dict[tuple[str, str], list[int]]:
-    """Which runs to join with a line: per target, the runs of one configuration (x = position among the runs
-    with capacities). A line between two configurations would read as a trend that is really a change of
-    workload."""
-    joined: dict[tuple[str, str], list[int]] = {}
+def epoch_of(line: dict) -> float | None:
+    """When the run ended (its history line's time), else when it started (its id's time); None if neither."""
+    for text, form in ((line.get("time"), TIME_FORMAT), ((line.get("run_id") or "")[:16], "%Y%m%dT%H%M%SZ")):
+        try:
+            return float(calendar.timegm(time.strptime(text or "", form)))
+        except ValueError:
+            continue
+    return None
+
+
+def hours_apart(a: dict, b: dict) -> float | None:
+    ta, tb = epoch_of(a), epoch_of(b)
+    return abs(tb - ta) / 3600 if ta is not None and tb is not None else None
+
+
+def caveats(a: dict, b: dict) -> list[str]:
+    """What the verdicts cannot account for, as short tags: runs far apart, other machines, calibrations."""
+    tags = []
+    apart = hours_apart(a, b)
+    if apart is not None and apart > FAR_APART_H:
+        tags.append(f"{apart:.0f} h apart")
+    return tags + calibration.differences(calibration.of(a), calibration.of(b))
+
+
+def series(lines: list[dict]) -> dict[tuple[str, str, str], list[int]]:
+    """Which runs to join with a line: per target, the runs of one configuration on one machine (x = position
+    among the runs with capacities). A line between two configurations would read as a trend that is really a
+    change of workload, and one between two machines as a trend that is a change of hardware (runs whose machine
+    is unknown, from before calibration, make a series of their own)."""
+    joined: dict[tuple[str, str, str], list[int]] = {}
     for i, line in enumerate(lines):
+        machine = calibration.machine(calibration.of(line)) or ""
         for target, capacity in line.get("capacities", {}).items():
             if capacity:
-                joined.setdefault((target, line.get("config_hash", "")), []).append(i)
+                joined.setdefault((target, line.get("config_hash", ""), machine), []).append(i)
     return joined
 
 
+def machine_flags(lines: list[dict]) -> dict[int, list[str]]:
+    """Per run, what changed in its machine since the previous run of the same configuration: another machine,
+    or a calibration beyond CALIBRATION_NOISE_PCT (calibration.differences); runs without a flag are left out."""
+    flags: dict[int, list[str]] = {}
+    last: dict[str, dict] = {}
+    for i, line in enumerate(lines):
+        before = last.get(line.get("config_hash", ""))
+        if before is not None:
+            tags = calibration.differences(calibration.of(before), calibration.of(line))
+            if tags:
+                flags[i] = tags
+        last[line.get("config_hash", "")] = line
+    return flags
+
+
 def plot(lines: list[dict], path: Path) -> Path:
-    """Capacity per target over the runs that found one (x: run order, labelled with git sha, kind and
-    workload); runs of one configuration joined; one grey dot per repeat."""
+    """Capacity per target over the runs that found one (x: run order, labelled with git sha, kind, workload and
+    the machine where several appear); runs of one configuration and machine joined; one grey dot per repeat;
+    a red note above a run whose machine or calibration changed since the last run of its configuration."""
     from report import figures  # matplotlib only when plotting
     plt = figures.plt
     lines = [line for line in lines if any((line.get("capacities") or {}).values())]
     fig, ax = plt.subplots(figsize=(11, 5))
     labelled: set[str] = set()
-    for (target, _), xs in series(lines).items():
+    for (target, _, _), xs in series(lines).items():
         colour = figures.colour_of(target.split()[0])
         ax.plot(xs, [lines[i]["capacities"][target] for i in xs], "o-", color=colour,
                 label=None if target in labelled else target)
@@ -144,10 +193,19 @@ def plot(lines: list[dict], path: Path) -> Path:
         for i in xs:
             reps = lines[i].get("repeats", {}).get(target, [])
             ax.plot([i] * len(reps), reps, ".", color="grey", markersize=4)
-    ax.set_xticks(range(len(lines)), [f"{line.get('git_sha', '?')}\n{line.get('kind', '')}\n"
-                                      f"{line.get('workload', '')}" for line in lines], fontsize=7, rotation=45)
-    ax.set_ylim(bottom=0)
+    top = max(max(filter(None, line["capacities"].values())) for line in lines) if lines else 1.0
+    for i, tags in machine_flags(lines).items():
+        ax.axvline(i, color="tab:red", linestyle=":", linewidth=1)
+        ax.annotate("\n".join(tags), (i, top * 1.02), ha="center", va="bottom", fontsize=7, color="tab:red")
+    machines = {calibration.machine(calibration.of(line)) for line in lines}
+    ax.set_xticks(range(len(lines)), [f"{line.get('git_sha', '?')}\n{line.get('kind', '')}\n{line.get('workload', '')}"
+                                      + (f"\n{calibration.machine(calibration.of(line)) or 'machine ?'}"
+                                         if len(machines) > 1 else "") for line in lines], fontsize=7, rotation=45)
+    ax.set_xlim(-0.6, len(lines) - 0.4)  # room for a note above the first or last run
+    ax.set_ylim(bottom=0, top=top * 1.18)
     ax.set_ylabel("capacity, requests/s")
-    ax.set_title("capacity across runs (lines join runs of one configuration; grey dots: each repeat)")
+    ax.set_title("capacity across runs (lines join runs of one configuration and machine; grey dots: each repeat;\n"
+                 f"red: machine or calibration changed beyond ±{calibration.CALIBRATION_NOISE_PCT:g} % since the "
+                 "configuration's previous run)", fontsize=10)
     ax.legend(fontsize=8)
     return figures.save(fig, path)

@@ -1,4 +1,5 @@
-"""results/history.jsonl's lines and the comparison of runs with a noise band."""
+"""results/history.jsonl's lines, the comparison of runs (rank interval over the repeats, CANNOT TELL below three a
+side, runs far apart or on other machines flagged) and the history plot's series and flags."""
 from __future__ import annotations
 
 import pytest
@@ -43,19 +44,61 @@ def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path
         history.pick(jsonl.read(path), "r1", None)
 
 
-def test_a_change_beyond_the_repeat_spread_is_significant_and_one_within_it_is_not():
-    a = history.history_line(RUN, summary("a", [600, 610, 620]))    # spread 3.3 %, precision 5 %
-    b = history.history_line(RUN, summary("b", [680, 690, 700]))    # +13.1 %
-    c = history.history_line(RUN, summary("c", [590, 640, 600]))    # spread 8.3 %, change -1.6 %
+def test_repeats_well_apart_are_significant_with_their_interval_and_its_confidence():
+    a = history.history_line(RUN, summary("a", [600, 610, 620]))
+    b = history.history_line(RUN, summary("b", [680, 690, 700]))    # +13.1 %, no overlap
     [up] = history.compare(a, b)
-    assert up.change_pct == pytest.approx(13.1) and up.band_pct == 5.0 and up.significant
-    [flat] = history.compare(a, c)
-    assert flat.band_pct == pytest.approx(8.3) and not flat.significant
-    # One repeat on a side: beyond the precision is "cannot tell" (None), within it is still not significant.
-    [once] = history.compare(a, history.history_line(RUN, summary("d", [700])))
-    assert once.significant is None and "one repeat" in once.basis
-    [close] = history.compare(a, history.history_line(RUN, summary("e", [620])))
-    assert close.significant is False
+    assert up.verdict == "SIGNIFICANT" and up.change_pct == pytest.approx(13.1) and (up.a_repeats, up.b_repeats) == (3, 3)
+    # 3 v 3: the only finite rank interval runs from the smallest to the largest b/a and covers 90 %, widened
+    # by the 5 % search step on each side.
+    assert up.interval.confidence == pytest.approx(0.9)
+    assert up.interval.low == pytest.approx(680 / 620 / 1.05) and up.interval.high == pytest.approx(700 / 600 * 1.05)
+
+
+def test_overlapping_repeats_or_a_change_within_one_search_step_are_not_significant():
+    a = history.history_line(RUN, summary("a", [600, 610, 620]))
+    [flat] = history.compare(a, history.history_line(RUN, summary("c", [590, 640, 600])))
+    assert flat.verdict == "not significant" and flat.interval.low < 1 < flat.interval.high
+    # Every repeat 3.3 % higher, less than the 5 % search step: the found capacities never overlap, the true
+    # ones (each up to a step above the found one) may.
+    steady = history.history_line(RUN, summary("s", [600, 600, 600]))
+    [step] = history.compare(steady, history.history_line(RUN, summary("t", [620, 620, 620])))
+    assert step.verdict == "not significant" and step.interval.low == pytest.approx(620 / 600 / 1.05)
+
+
+@pytest.mark.parametrize("a_caps, b_caps, why", [
+    ([600, 610, 620], [700], "3 repeats in A, 1 in B"),
+    ([600, 610], [680, 690, 700], "2 repeats in A, 3 in B"),
+])
+def test_fewer_than_three_repeats_a_side_cannot_tell_and_says_why(a_caps, b_caps, why):
+    [once] = history.compare(history.history_line(RUN, summary("a", a_caps)),
+                             history.history_line(RUN, summary("b", b_caps)))
+    assert once.verdict == "CANNOT TELL" and once.interval is None and why in once.why and "REPEATS=3" in once.why
+
+
+CALIBRATION = {"probe": "v1 level 13", "ms_per_call": {"node1": 0.70, "node2": 0.72, "node3": 0.71}, "load_ms": 3.0,
+               "machine": "m1"}
+
+
+def test_runs_far_apart_on_other_machines_or_recalibrated_are_flagged():
+    a = {**history.history_line(RUN, {**summary("a", [600, 610, 620]), "calibration": CALIBRATION}),
+         "time": "2026-11-22T10:00:00Z"}
+    near = {**a, "time": "2026-11-22T20:00:00Z"}
+    assert history.caveats(a, near) == []
+    assert history.hours_apart(a, near) == pytest.approx(10.0)
+    assert history.caveats(a, {**a, "time": "2026-11-23T10:30:00Z"}) == ["24 h apart"]  # 24.5 h > FAR_APART_H
+    faster = {**CALIBRATION, "ms_per_call": {"node1": 0.58, "node2": 0.60, "node3": 0.59}, "machine": "m2"}
+    assert history.caveats(a, {**near, "calibration": faster}) == ["different machines", "node calibration -16.9 %"]
+    # No calibration on one side (a run from before it): unknown, never "different".
+    assert history.caveats(a, {**near, "calibration": None}) == []
+    # The run's start (its id) stands in for a line without a time.
+    assert history.hours_apart({"run_id": "20261122T100000Z-abc-single"}, {"run_id": "20261124T100000Z-abc"}) == 48.0
+
+
+def test_the_history_line_carries_the_runs_calibration():
+    assert history.history_line(RUN, {**summary("a", [600]), "calibration": CALIBRATION})["calibration"] == CALIBRATION
+    assert history.history_line({**RUN, "calibration": CALIBRATION}, summary("a", [600]))["calibration"] == CALIBRATION
+    assert history.history_line(RUN, summary("a", [600]))["calibration"] is None
 
 
 def test_make_compare_prints_each_change_and_its_verdict(tmp_path, monkeypatch, capsys):
@@ -67,12 +110,33 @@ def test_make_compare_prints_each_change_and_its_verdict(tmp_path, monkeypatch, 
     assert main(["compare"]) == 0
     out = capsys.readouterr().out
     assert "A r1 (abc1234)  →  B r2 (abc1234)" in out
-    assert "node1" in out and "+13.1%" in out and "SIGNIFICANT" in out
+    assert "calibration (nodes' median ms per call at idle): A not recorded, B not recorded" in out
+    row = next(line for line in out.splitlines() if line.startswith("node1"))
+    assert "+13.1%" in row and "[+4.5%, +22.5%] at 90%" in row and row.endswith("SIGNIFICANT")
+    assert "exact rank (Mann–Whitney) interval" in out and "E: 0.8 → 0.8" in out
+    # A third run on another machine, two days on: flagged beside the verdict.
+    calibrated = {**summary("r3", [650, 700, 720]), "calibration": {**CALIBRATION, "machine": "m2"}}
+    jsonl.append(tmp_path / "history.jsonl", {**history.history_line(RUN, calibrated), "time": "2099-01-01T00:00:00Z"})
+    assert main(["compare", "r2", "r3"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("node1"))
+    assert "not significant [" in row and "h apart" in row
     assert main(["history"]) == 0 and (tmp_path / "history.png").is_file()
 
 
-def test_the_history_plot_joins_only_runs_of_one_configuration():
+def test_the_history_plot_joins_only_runs_of_one_configuration_and_machine():
     lines = [{"config_hash": "a", "capacities": {"node1": 500.0}},
              {"config_hash": "b", "capacities": {"node1": 900.0}},  # another variant: not a trend
-             {"config_hash": "a", "capacities": {"node1": 520.0, "cluster": 1200.0}}]
-    assert history.series(lines) == {("node1", "a"): [0, 2], ("node1", "b"): [1], ("cluster", "a"): [2]}
+             {"config_hash": "a", "capacities": {"node1": 520.0, "cluster": 1200.0}},
+             {"config_hash": "a", "capacities": {"node1": 700.0}, "calibration": CALIBRATION}]  # a known machine
+    assert history.series(lines) == {("node1", "a", ""): [0, 2], ("node1", "b", ""): [1], ("cluster", "a", ""): [2],
+                                      ("node1", "a", "m1"): [3]}
+
+
+def test_the_history_plot_flags_a_changed_machine_or_calibration_since_the_configurations_last_run():
+    nearly = {**CALIBRATION, "ms_per_call": {"node1": 0.75}}  # median 0.71 → 0.75: +5.6 %, within the noise
+    slower = {**CALIBRATION, "ms_per_call": {"node1": 0.90, "node2": 0.91, "node3": 0.89}}  # 0.75 → 0.90: +20 %
+    lines = [{"config_hash": "a", "calibration": CALIBRATION}, {"config_hash": "b"},
+             {"config_hash": "a", "calibration": nearly}, {"config_hash": "a", "calibration": slower},
+             {"config_hash": "a", "calibration": {**slower, "machine": "m2"}},
+             {"config_hash": "a"}]  # unknown: no flag
+    assert history.machine_flags(lines) == {3: ["node calibration +20.0 %"], 4: ["different machines"]}

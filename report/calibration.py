@@ -1,0 +1,83 @@
+"""The machine a run ran on, as its calibration tells it (run.json, summary.json and each history line carry
+`calibration`: the probe, each node's ms per Grinder call at idle, the load host's CPU probe, a machine id;
+runs from before calibration have none, which reads as unknown, never as equal): whether two runs' machines
+differ beyond the probe's noise, and the capacity per calibrated core.
+
+Capacity per calibrated core. A node's `ms_per_call` t is the time one probe call takes alone on an idle node:
+one core's worth of CPU for t ms, so one core of that machine serves at most 1000 / t such calls a second.
+Capacity × t / 1000 is then the capacity counted in those cores — "calibrated cores": how many of the
+machine's cores the capacity would keep busy if every call cost what it costs alone. It does not change when
+the same code runs on a faster or slower machine (the capacity and 1 / t move together), so it compares runs
+across machines; set against the CPU quota it says what share of the quota turned into calls at their idle
+cost (the rest went to contention, GC, the JVM and the OS under load). It counts cores of the probe's call:
+read it as cores of the run's own work only when the probe is the run's workload."""
+from __future__ import annotations
+
+import math
+import statistics
+
+# How far two calibrations of one machine may differ before they say "another machine, or one under other load".
+# 15 %: the probe's own repeatability has not been measured yet on our machines; 15 % is the low end of the
+# capacity noise we see between runs of the same code (10–30 %, README), so a calibration shift below it could
+# not explain a capacity change the comparison could show anyway. Revisit once the probe's spread is known.
+CALIBRATION_NOISE_PCT = 15.0
+
+
+def of(record: dict | None) -> dict | None:
+    """The record's calibration (a run.json, summary.json or history line), or None where it has none."""
+    calibration = (record or {}).get("calibration")
+    return calibration if isinstance(calibration, dict) else None
+
+
+def _positive(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) and value > 0 else None
+
+
+def node_ms(calibration: dict | None) -> float | None:
+    """The median over the nodes of ms per call at idle: the run's one figure for the nodes' machine."""
+    values = [v for v in map(_positive, ((calibration or {}).get("ms_per_call") or {}).values()) if v]
+    return statistics.median(values) if values else None
+
+
+def machine(calibration: dict | None) -> str | None:
+    return (calibration or {}).get("machine") or None
+
+
+def shift_pct(a: dict | None, b: dict | None, key=node_ms) -> float | None:
+    """How much B's calibration (node median by default) is above A's, in %; None when either is unknown."""
+    before, after = key(a), key(b)
+    return 100 * (after / before - 1) if before and after else None
+
+
+def differences(a: dict | None, b: dict | None) -> list[str]:
+    """What differs between the machines of two runs, as short tags; nothing where it is the same, or unknown."""
+    tags = []
+    if machine(a) and machine(b) and machine(a) != machine(b):
+        tags.append("different machines")
+    nodes = shift_pct(a, b)
+    if nodes is not None and abs(nodes) > CALIBRATION_NOISE_PCT:
+        tags.append(f"node calibration {nodes:+.1f} %")
+    load = shift_pct(a, b, key=lambda c: _positive((c or {}).get("load_ms")))
+    if load is not None and abs(load) > CALIBRATION_NOISE_PCT:
+        tags.append(f"load host calibration {load:+.1f} %")
+    return tags
+
+
+def describe(calibration: dict | None) -> str:
+    """One run's calibration in a few words, for the comparison's header."""
+    ms = node_ms(calibration)
+    if ms is None:
+        return "not recorded"
+    return f"{ms:.3f} ms/call" + (f" on {machine(calibration)}" if machine(calibration) else "")
+
+
+def ms_for(target: str, calibration: dict | None) -> float | None:
+    """The ms per call behind a target's capacity: a node's own, else (the cluster) the nodes' median."""
+    own = _positive(((calibration or {}).get("ms_per_call") or {}).get(target.split()[0]))
+    return own or node_ms(calibration)
+
+
+def calibrated_cores(capacity: float | None, target: str, calibration: dict | None) -> float | None:
+    """Capacity × ms per call / 1000: the capacity in cores of the machine at the probe's idle cost (above)."""
+    ms = ms_for(target, calibration)
+    return capacity * ms / 1000 if capacity and ms else None

@@ -1,0 +1,35 @@
+"""A run's calibration: the nodes' median, what differs between two runs' machines (beyond the noise only; an
+absent calibration is unknown, not different) and the capacity per calibrated core."""
+from __future__ import annotations
+
+import pytest
+
+from report import calibration
+
+M1 = {"probe": "v1 level 13", "ms_per_call": {"node1": 0.70, "node2": 0.72, "node3": 0.80}, "load_ms": 3.0,
+      "machine": "m1"}
+
+
+def test_the_nodes_median_and_an_absent_or_broken_calibration():
+    assert calibration.node_ms(M1) == pytest.approx(0.72)
+    assert calibration.of({"calibration": M1}) == M1 and calibration.of({}) is None and calibration.of(None) is None
+    assert calibration.node_ms(None) is None and calibration.node_ms({"ms_per_call": {"node1": None}}) is None
+    assert calibration.describe(M1) == "0.720 ms/call on m1" and calibration.describe(None) == "not recorded"
+
+
+def test_machines_differ_by_id_or_beyond_the_noise_and_unknown_is_not_different():
+    assert calibration.differences(M1, M1) == []
+    within = {**M1, "ms_per_call": {"node1": 0.80, "node2": 0.82, "node3": 0.81}}  # +12.5 %: the probe's noise
+    assert calibration.differences(M1, within) == []
+    beyond = {**M1, "ms_per_call": {"node1": 0.85, "node2": 0.84, "node3": 0.86}, "load_ms": 4.0}
+    assert calibration.differences(M1, beyond) == ["node calibration +18.1 %", "load host calibration +33.3 %"]
+    assert calibration.differences(M1, {**M1, "machine": "m2"}) == ["different machines"]
+    assert calibration.differences(M1, None) == [] and calibration.differences({**M1, "load_ms": None}, M1) == []
+
+
+def test_capacity_per_calibrated_core_uses_the_nodes_own_probe_and_the_median_for_the_cluster():
+    assert calibration.calibrated_cores(650.0, "node1", M1) == pytest.approx(0.455)
+    assert calibration.calibrated_cores(500.0, "node3 v2", M1) == pytest.approx(0.4)
+    assert calibration.calibrated_cores(1000.0, "cluster", M1) == pytest.approx(0.72)
+    assert calibration.calibrated_cores(650.0, "node1", None) is None
+    assert calibration.calibrated_cores(None, "node1", M1) is None
