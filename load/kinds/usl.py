@@ -9,12 +9,18 @@ from load.kinds.base import Kind
 
 
 def usl_fit(points: list[dict]) -> dict:
-    """The USL fitted to the sweep's valid points, or why it could not be."""
+    """The USL fitted to the sweep's valid points, or why it could not be: refused (too few points, `failed`
+    false) or failed (the fit itself, `failed` true). Nothing escapes: the points are measured and on disk, and
+    their summary is written whatever the fit does."""
     from report import usl  # numpy and scipy only when fitting
     try:
         fit = usl.fit([p["n"] for p in points], [p["throughput_rps"] for p in points])
+    except usl.UslFitFailed as problem:
+        return {"error": str(problem), "failed": True}
     except usl.UslError as problem:
-        return {"error": str(problem)}
+        return {"error": str(problem), "failed": False}
+    except Exception as problem:  # noqa: BLE001 — whatever else breaks in the fit is recorded as its failure
+        return {"error": f"the fit failed ({type(problem).__name__}: {problem})", "failed": True}
     return fit.as_dict()
 
 
@@ -55,13 +61,13 @@ class Usl(Kind):
                   f"{mean if mean is not None else '-':>9}{little:>9}")
         fit = summary.get("usl_fit") or {}
         if "error" in fit:
-            print(f"USL: no fit: {fit['error']}")
+            print(f"USL: {'fit failed' if fit.get('failed') else 'no fit'}: {fit['error']}")
         elif fit:
-            peak = f"N* = {fit['peak_n']:.1f} (X {fit['peak_x']:.1f}/s)" if fit.get("peak_n") else "no peak (κ ≈ 0)"
-            err = {k: f"{fit[k]:.2g}" if fit.get(k) is not None else "?" for k in ("sigma_err", "kappa_err", "lam_err")}
-            print(f"USL: σ = {fit['sigma']:.4f} ± {err['sigma_err']}  κ = {fit['kappa']:.6f} ± {err['kappa_err']}  "
-                  f"λ = {fit['lam']:.1f} ± {err['lam_err']}/s  {peak}  R² = {fit['r_squared']:.4f}")
-            for caveat in fit.get("caveats", []):
+            from report.usl import UslFit  # numpy only when there is a fit to print
+            shown = UslFit.from_dict(fit)
+            print(f"USL: σ = {shown.shown('sigma', 4)}  κ = {shown.shown('kappa', 6)}  λ = {shown.shown('lam', 1)}/s  "
+                  f"N* = {shown.peak_shown()}  R² = {fit['r_squared']:.4f}")
+            for caveat in shown.caveats():
                 print(f"USL: note: {caveat}")
 
 

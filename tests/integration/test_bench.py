@@ -141,7 +141,16 @@ def test_quick_bench_usl_sweeps_closed_loops_and_fits(tmp_path):
     assert [s["connections"] for s in usl_steps] == [1, 2, 4, 8]
     assert all("-q" not in s["tool"]["argv"] and s["intended"] is None for s in usl_steps)
     fit = summary["usl_fit"]
-    assert 0 <= fit["sigma"] <= 1 and fit["kappa"] >= 0 and fit["lam"] > 0 and fit["r_squared"] is not None
+    assert "error" not in fit, fit
+    # The fit recorded is the fit of these points: its curve gives back its own R² from them; and a parameter
+    # held at a bound carries no standard error (the fit's covariance would give it a meaningless one).
+    x = [p["throughput_rps"] for p in points]
+    curve = [fit["lam"] * p["n"] / (1 + fit["sigma"] * (p["n"] - 1) + fit["kappa"] * p["n"] * (p["n"] - 1))
+             for p in points]
+    total = sum((v - sum(x) / len(x)) ** 2 for v in x)
+    r_squared = 1 - sum((v - c) ** 2 for v, c in zip(x, curve)) / total if total > 0 else 1.0
+    assert fit["points"] == len(points) and fit["r_squared"] == pytest.approx(r_squared, rel=1e-9, abs=1e-9)
+    assert all(fit[f"{name}_err"] is None for name in fit["at_bound"]), fit
     assert "USL: σ = " in done.stdout and (run_dir / "figures" / "usl.png").is_file()
     assert "σ (contention)" in (run_dir / "report.html").read_text()
 

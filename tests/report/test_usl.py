@@ -65,3 +65,43 @@ def test_an_extrapolated_peak_an_unproven_kappa_and_a_poor_r_squared_are_said():
 def test_refuses_points_that_cannot_support_a_fit(n, x, message):
     with pytest.raises(usl.UslError, match=message):
         usl.fit(n, x)
+
+
+def test_a_parameter_driven_to_its_bound_is_shown_at_bound_not_with_a_meaningless_error():
+    # Throughput flat but for ±3 % noise: σ is pushed to 1 (curve_fit's covariance still gave it ± 0.065).
+    fit = usl.fit(LEVELS, [700 * (1 + 0.03 * (-1) ** i) for i in range(len(LEVELS))])
+    assert fit.at_bound == ("sigma",) and fit.sigma == pytest.approx(1.0) and fit.sigma_err is None
+    assert fit.shown("sigma", 4) == "1.0000 (at bound)" and "±" not in fit.shown("sigma", 4)
+    assert " ± " in fit.shown("kappa", 6) and " ± " in fit.shown("lam", 1)
+    assert fit.peak_n == 1.0 and fit.peak_n_err is None  # N* clipped to 1: no error made from σ's
+    assert any("σ = 1 sits at its bound" in caveat for caveat in fit.caveats())
+    # Linear scaling holds both σ and κ at 0: λ alone is estimated.
+    linear = usl.fit(LEVELS, [50.0 * n for n in LEVELS])
+    assert linear.at_bound == ("sigma", "kappa") and linear.kappa_err is None and linear.lam_err is not None
+
+
+def test_an_interior_fit_keeps_its_errors_and_gives_n_stars():
+    rng = np.random.default_rng(3)
+    fit = usl.fit(LEVELS, [usl.usl(n, 120.0, 0.04, 0.02) * (1 + rng.normal(0, 0.01)) for n in LEVELS])
+    assert fit.at_bound == () and fit.sigma_err and fit.kappa_err and fit.peak_n_err
+    assert abs(fit.peak_n - math.sqrt(0.96 / 0.02)) <= 3 * fit.peak_n_err
+    assert fit.peak_shown().startswith(f"{fit.peak_n:.1f} ± ")
+
+
+def test_a_fit_recorded_before_bounds_were_checked_loses_the_error_of_what_sits_at_one():
+    old = {k: v for k, v in usl.fit(LEVELS, [700 * (1 + 0.03 * (-1) ** i) for i in range(6)]).as_dict().items()
+           if k not in ("at_bound", "peak_n_err")}
+    old["sigma_err"] = 0.065  # what curve_fit's covariance said
+    shown = usl.UslFit.from_dict(old)
+    assert shown.at_bound == ("sigma",) and shown.sigma_err is None and shown.shown("sigma", 4).endswith("(at bound)")
+
+
+@pytest.mark.parametrize("problem", [RuntimeError("Optimal parameters not found: maxfev exceeded"),
+                                     ValueError("Residuals are not finite in the initial point"),
+                                     np.linalg.LinAlgError("Singular matrix")])
+def test_a_fit_that_raises_is_a_failed_fit_with_its_reason(monkeypatch, problem):
+    def broken(*args, **kwargs):
+        raise problem
+    monkeypatch.setattr(usl, "curve_fit", broken)
+    with pytest.raises(usl.UslFitFailed, match=f"the least-squares fit failed \\({type(problem).__name__}: "):
+        usl.fit(LEVELS, [50.0 * n for n in LEVELS])
