@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from report import figures, hints, story, usl
+from report import calibration, efficiency, figures, hints, story, usl
 from rundata import jsonl
 from rundata.run import node_numbers, node_values, nodes_of
 from metrics.catalogue import SHOWN
@@ -93,7 +93,8 @@ def usl_section(summary: dict) -> dict:
     fitted = summary.get("usl_fit")
     if points and fitted:
         if "error" in fitted:
-            return {"what": what, "points": points, "fit": None, "error": fitted["error"]}
+            return {"what": what, "points": points, "fit": None, "error": fitted["error"],
+                    "failed": bool(fitted.get("failed"))}
         return {"what": what, "points": points, "fit": usl.UslFit.from_dict(fitted), "error": None}
     if not points and summary.get("kind") == "cluster":
         what = "nodes in rotation"
@@ -108,7 +109,8 @@ def usl_section(summary: dict) -> dict:
         fit = usl.fit(n, x)
         return {"what": what, "points": points, "fit": fit, "error": None}
     except usl.UslError as problem:
-        return {"what": what, "points": points, "fit": None, "error": str(problem)}
+        return {"what": what, "points": points, "fit": None, "error": str(problem),
+                "failed": isinstance(problem, usl.UslFitFailed)}
 
 
 def _inline(path: Path) -> str:
@@ -123,6 +125,7 @@ def build(run_dir: Path) -> Path:
     t0 = min((r["start_epoch"] for r in measured), default=run.get("started_epoch", 0))
     nodes = nodes_of(run)
     quotas = node_numbers(run.get("cluster_settings", {}), "CPUS", nodes)
+    machine = calibration.of(summary) or calibration.of(run)
     made: list[tuple[str, Path]] = []
     rows, hint_blocks, spectra = [], [], {}
     for target, t in summary.get("targets", {}).items():
@@ -145,7 +148,7 @@ def build(run_dir: Path) -> Path:
             spectra[f"{target} at {cap:g}/s"] = spectrum_of(at)  # overhead runs: "node1 monitor on" etc.
         rows.append({"target": target, "capacity": cap, "repeats": t.get("repeats", []),
                      "spread_pct": t.get("spread_pct"), "p99": (at or {}).get("latency_ms", {}).get("p99"),
-                     "step": (at or {}).get("step")})
+                     "step": (at or {}).get("step"), **calibrated(cap, name, machine, quotas)})
     # The cluster's capacity: its one search, or under WEIGHTS=auto the search under capacity weights.
     cluster_label = "cluster" if "cluster" in summary.get("targets", {}) else \
         (summary.get("balancing") or {}).get("weighted", {}).get("label")
@@ -183,6 +186,7 @@ def build(run_dir: Path) -> Path:
     env = Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html"]))
     html = env.get_template("template.html").render(
         run=run, summary=summary, rows=rows, hint_blocks=hint_blocks, usl=usl_info, choices=choices,
+        calibration=machine, calibration_ms=calibration.node_ms(machine), caveat=efficiency.caveat,
         variants=variant_rows, noise_pct=noise, failover=failover_info, stress=stress_info,
         story=story.story(summary, noise, repeated=any(len(t.get("repeats", [])) > 1 for t in summary["targets"].values()),
                           quota_ratio=sum(quotas.values()) / quotas["node1"] if quotas.get("node1") else None)
@@ -194,6 +198,15 @@ def build(run_dir: Path) -> Path:
     tmp.write_text(html)
     tmp.replace(out)
     return out
+
+
+def calibrated(capacity: float | None, name: str, machine: dict | None, quotas: dict[str, float]) -> dict:
+    """The capacity per calibrated core (report/calibration.py) and its share of the CPU quota behind it (a
+    node's own; the cluster's, all the nodes'), where the run has a calibration."""
+    cores = calibration.calibrated_cores(capacity, name, machine)
+    quota = quotas.get(name) if name in quotas else (sum(quotas.values()) if name == "cluster" and quotas else None)
+    return {"calibrated_cores": cores, "quota": quota,
+            "quota_pct": 100 * cores / quota if cores is not None and quota else None}
 
 
 def noise_band_pct(run: dict, summary: dict) -> float:

@@ -10,6 +10,7 @@ from hosts.backend import ClusterError
 from hosts.topology import NODES
 from load.console import figure, print_capacities
 from load.kinds.base import Kind
+from report import efficiency
 
 # WEIGHTS=auto: the balancing choices the cluster is measured under (label, HAProxy balance, weights)
 BALANCING = (("equal", "roundrobin", "equal"), ("weighted", "roundrobin", "capacity"), ("leastconn", "leastconn", "equal"))
@@ -66,7 +67,8 @@ class Cluster(Kind):
         cluster = targets.get("cluster", {}).get("capacity_rps")
 
         def gains(x: float | None) -> dict:
-            return {"efficiency": round(x / node_sum, 3) if x and node_sum else None,
+            e = round(x / node_sum, 3) if x and node_sum else None
+            return {"efficiency": e, "efficiency_caveat": efficiency.caveat(e),
                     "cluster_over_node1": round(x / node1, 3) if x and node1 else None}
         if bench.balancing:  # WEIGHTS=equal or auto: the cluster measured under each balancing choice
             summary["balancing"] = {
@@ -85,11 +87,15 @@ class Cluster(Kind):
         print(f"{'X_cluster':<10}{figure(summary['cluster_rps'], '/s'):>12}")
         print(f"E = X_cluster / ΣX_i = {figure(summary['efficiency'])}    "
               f"X_cluster / X_node1 = {figure(summary['cluster_over_node1'])}")
+        if efficiency.caveat(summary["efficiency"]):
+            print(f"note: {efficiency.caveat(summary['efficiency'])}")
         for choice, b in summary.get("balancing", {}).items():
             weights = ":".join(str(w) for w in b["weights"].values())
             capacity = figure(b["capacity_rps"], "/s") if b["capacity_rps"] else "none"
             print(f"  balancing {choice:<10} balance {b['balance']:<10} weights {weights:<10} "
                   f"X_cluster {capacity:>9}  E {figure(b['efficiency'])}")
+            if efficiency.caveat(b["efficiency"]):
+                print(f"    note: {efficiency.caveat(b['efficiency'])}")
 
 
 KIND = Cluster()

@@ -3,15 +3,17 @@ offline in headless Chromium: every figure present and drawn, the table, E, the 
 refusals."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 from PIL import Image
 
-from report import build
+from report import build, efficiency, usl
 from report.__main__ import main as report_main
 
 DATA = Path(__file__).parent / "data"
@@ -44,7 +46,54 @@ def test_the_page_has_the_table_e_hints_and_profile(report):
     assert "E = X<sub>cluster</sub> / ΣX<sub>i</sub> = 0." in html
     assert "CPU saturated" in html and "cpu_pct_of_quota = " in html
     assert "too few points to fit the USL" in html  # a cluster run has N = 1 and 3 only: said, not fitted
-    assert "Serial" in html or "G1" in html or "Parallel" in html  # the GC the JVMs actually used
+    assert "Note on E" not in html  # E 0.875: no caveat
+    assert "per calibrated core" not in html and "not recorded (a run from before calibration)" in html
+
+
+def test_the_profile_shows_the_gc_each_jvm_actually_used(report):
+    # The profile table's rows, not the whole page: the inlined figures' base64 holds "G1" or "Serial" by chance.
+    profile = report.read_text().split("<th>GC set / in use</th>", 1)[1].split("</table>", 1)[0]
+    rows = dict(re.findall(r"<tr><td>(node\d)</td>(.*?)</tr>", profile, re.S))
+    run = json.loads((RUN / "run.json").read_text())
+    assert set(rows) == set(run["nodes"])
+    for node, info in run["nodes"].items():
+        setting = run["cluster_settings"][f"{node.upper()}_GC"]
+        assert f"<td>{setting} / {info['gc']}</td>" in rows[node], rows[node]
+
+
+FLAT = [700.0 * (1 + 0.03 * (-1) ** i) for i in range(4)]  # σ driven to its bound
+CALIBRATION = {"probe": "v1 level 13, idle", "ms_per_call": {"node1": 0.7, "node2": 0.72, "node3": 0.74},
+               "load_ms": 3.0, "machine": "ci-box"}
+
+
+@pytest.fixture(scope="module")
+def calibrated_report(tmp_path_factory) -> Path:
+    """The same run as if it had a calibration, a superlinear E (recorded before the caveat field was) and a
+    bench-usl sweep whose fit holds σ at its bound."""
+    run = tmp_path_factory.mktemp("calibrated") / RUN.name
+    shutil.copytree(RUN, run)
+    summary = json.loads((run / "summary.json").read_text())
+    points = [{"n": n, "throughput_rps": x, "mean_latency_ms": 1000 * n / x, "step": None}
+              for n, x in zip((1, 2, 4, 8), FLAT)]
+    summary.update({"calibration": CALIBRATION, "efficiency": 1.125, "usl_points": points,
+                    "usl_fit": usl.fit([p["n"] for p in points], FLAT).as_dict()})
+    (run / "summary.json").write_text(json.dumps(summary))
+    return build.build(run)
+
+
+def test_calibration_e_caveat_and_a_fit_at_its_bound_on_the_page(calibrated_report):
+    html = calibrated_report.read_text()
+    # node1: 650/s × 0.7 ms = 0.455 cores, 91 % of its 0.5-core quota; the cluster at the nodes' median 0.72 ms.
+    assert '<td class="num">0.455 (91 % of 0.5)</td>' in html and '<td class="num">0.756 (63 % of 1.2)</td>' in html
+    assert "ci-box: v1 level 13, idle" in html and "(median 0.720)" in html
+    assert f"Note on E: {escape(efficiency.caveat(1.125))}." in html
+    assert "1.00000 (at bound)" in html and '"At bound"' in html
+
+
+def test_a_failed_fit_is_said_as_failed():
+    section = build.usl_section({"usl_points": [{"n": 1, "throughput_rps": 5.0}],
+                                 "usl_fit": {"error": "the least-squares fit failed (RuntimeError: x)", "failed": True}})
+    assert section["failed"] and section["fit"] is None and "RuntimeError" in section["error"]
 
 
 def test_it_renders_offline_in_headless_chromium(report, tmp_path):

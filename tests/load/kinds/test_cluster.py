@@ -1,0 +1,38 @@
+"""bench-cluster's summary and console: E and X_cluster / X_node1, and E's caveat (report/efficiency.py) in
+summary.json and on the console for the cluster and each balancing choice."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from load.kinds.cluster import KIND
+from report import efficiency
+
+
+def target(capacity):
+    return {"capacity_rps": capacity, "repeats": [capacity], "min_rps": capacity, "max_rps": capacity}
+
+
+def test_e_and_its_caveat_in_the_summary_and_on_the_console(capsys):
+    summary = {"driver": {"name": "oha"}, "targets": {"node1": target(300.0), "node2": target(275.0),
+                                                        "node3": target(225.0), "cluster": target(1000.0)}}
+    KIND.summarize(SimpleNamespace(balancing={}), summary)
+    assert summary["efficiency"] == 1.25 and summary["cluster_over_node1"] == 3.333
+    assert summary["efficiency_caveat"] == efficiency.caveat(1.25) and "superlinear" in summary["efficiency_caveat"]
+    KIND.console(summary)
+    out = capsys.readouterr().out
+    assert "E = X_cluster / ΣX_i = 1.250" in out and f"note: {efficiency.caveat(1.25)}" in out
+
+
+def test_each_balancing_choice_gets_its_own_caveat(capsys):
+    targets = {"node1": target(500.0), "node2": target(300.0), "node3": target(200.0),
+               "cluster equal": target(450.0), "cluster weighted": target(900.0)}
+    choices = {"equal": {"balance": "roundrobin", "weights": {"node1": 1, "node2": 1, "node3": 1}},
+               "weighted": {"balance": "roundrobin", "weights": {"node1": 100, "node2": 60, "node3": 40}}}
+    summary = {"driver": {"name": "oha"}, "targets": targets}
+    KIND.summarize(SimpleNamespace(balancing=choices), summary)
+    assert summary["balancing"]["equal"]["efficiency"] == 0.45
+    assert "wastes over half" in summary["balancing"]["equal"]["efficiency_caveat"]
+    assert summary["balancing"]["weighted"]["efficiency_caveat"] is None and summary["efficiency_caveat"] is None
+    KIND.console(summary)
+    out = capsys.readouterr().out
+    assert out.count("note: ") == 1 and f"    note: {efficiency.caveat(0.45)}" in out
