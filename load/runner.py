@@ -14,6 +14,7 @@ from hosts.backend import ClusterError, backend
 from hosts.settings import cluster_settings, profile_name
 from hosts.topology import NODES
 from load.balancing import Balancing
+from load.calibration import calibrate
 from load.drivers import DriverError, StepPlan
 from load.drivers.wrk2 import LOADHOST_BINARY
 from load.kinds.base import Kind
@@ -62,6 +63,7 @@ class Bench(Searching, Balancing, Monitoring):
         self.balancing: dict[str, dict] = {}  # per balancing choice, the balance and weights measured under
         self.lb_events: list[dict] = []  # HAProxy's DOWN/UP state changes of the nodes during the run
         self.findings: dict[str, object] = {}  # what a kind measured beyond searches, for its summarize()
+        self.calibration: dict | None = None  # the machine's speed at the start (load/calibration.py)
         self.started = time.time()
         planned = kind.planned_searches(settings) if searches is None else searches
         self.progress = Progress(planned, settings.step_s, self.SETTLE_AFTER_PASS_S,
@@ -70,7 +72,8 @@ class Bench(Searching, Balancing, Monitoring):
         self.monitor = Monitor(run_id, paths.pcp) if wanted else None
 
     def prepare(self) -> None:
-        """Copies the user's wrk2 and the scenario's dataset to the load host; records the driver version."""
+        """Copies the user's wrk2 and the scenario's dataset to the load host; records the driver version; times
+        the machine (calibration)."""
         if self.wrk2_local is not None:
             self.host.put_binary(self.wrk2_local, LOADHOST_BINARY)
         self.version = " ".join(self.host.exec(self.driver.version_argv()).decode().split())
@@ -82,6 +85,7 @@ class Bench(Searching, Balancing, Monitoring):
             self.urls_file = f"{self.work_dir}/urls.txt"
             self.host.put(self.users_file, users_text)
             self.write_urls()
+        self.calibration = calibrate(self.host, NODES)
 
     def write_urls(self) -> None:
         """The session scenario's URLs on the load host: one per user, for the settings' variant and level."""
@@ -99,6 +103,7 @@ class Bench(Searching, Balancing, Monitoring):
                 "targets": list(self.kind.targets),
                 "harness": {"python": platform.python_version(), "host": platform.node()},
                 "git_sha": git_sha(), "nodes": {node: jvm.node_info(node) for node in NODES},
+                "calibration": self.calibration,
                 "started_epoch": time.time()}
 
     def measure(self, target: str, repeat: int, rate: float, phase: str, url: str | None = None,

@@ -15,7 +15,8 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
     targets = {label: target_summary(searches) for label, searches in bench.searches.items()}
     summary = {"schema": SUMMARY_SCHEMA, "run_id": bench.run_id, "kind": bench.kind.name, "status": status,
                "error": error, "driver": {"name": bench.driver.name, "version": bench.version},
-               "slo": vars(bench.settings.slo), "targets": targets, "steps": bench.step_number,
+               "slo": vars(bench.settings.slo), "calibration": bench.calibration, "targets": targets,
+               "steps": bench.step_number,
                "lb_events": [{**e, "t_s": round(e["epoch"] - started, 3)} for e in bench.lb_events]}
     if bench.skipped:
         summary["skipped"] = bench.skipped

@@ -49,7 +49,10 @@ class Selfcheck(Kind):
         verdict = {"offered_rps": rate, "achieved_rps": r.achieved_rps, "achieved_pct": round(r.achieved_pct, 2),
                    "within_tolerance": within, "tolerance_pct": TOLERANCE_PCT, "valid": record.valid,
                    "invalid_reason": record.invalid_reason, "p99_ms": r.latency_ms.get("p99"),
-                   "send_lag_ms_p99": r.send_lag_ms_p99,
+                   "send_lag_ms_p99": r.send_lag_ms_p99, "behind_schedule": r.behind_schedule,
+                   "unanswered": r.unanswered,
+                   "tool_cpu_wait_pct": round(usage.tool_cpu_wait_pct, 1) if usage and usage.tool_cpu_wait_pct
+                   is not None else None,
                    "loadhost_cpu_pct": round(usage.cpu_pct, 1) if usage else None,
                    "loadhost_cpu_cores": round(usage.cpu_seconds / usage.wall_seconds, 3) if usage else None,
                    "loadhost_cpus": usage.cpus_available if usage else None,

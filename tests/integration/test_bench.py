@@ -61,8 +61,15 @@ def test_quick_bench_cluster_with_auto_weights(tmp_path):
     steps = steps_of(run_dir)
     assert summary["status"] == "complete" and not (run_dir / "PARTIAL").exists()
     assert summary["driver"]["name"] == "oha" and summary["driver"]["version"] == "oha 1.16.0"
+    # The machine's calibration, in the summary and run.json alike: every node's servlet time per probe call
+    # (a level-13 grind takes tenths of a millisecond to a few ms on our machines), the load probe's time.
+    calibration = summary["calibration"]
+    assert calibration == json.loads((run_dir / "run.json").read_text())["calibration"]
+    assert all(0.05 < ms < 20 for ms in calibration["ms_per_call"].values()), calibration
+    assert set(calibration["ms_per_call"]) == set(NODES) and calibration["load_ms"] > 0
     for step in steps:
         assert_step_complete(step)
+        assert step["unanswered"] is not None and step["behind_schedule"] is not None  # oha accounts for both
     for target in TARGETS:
         capacity = summary["targets"][target]["capacity_rps"]
         assert capacity and capacity > 0, (target, summary["targets"][target])

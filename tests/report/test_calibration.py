@@ -21,8 +21,8 @@ def test_machines_differ_by_id_or_beyond_the_noise_and_unknown_is_not_different(
     assert calibration.differences(M1, M1) == []
     within = {**M1, "ms_per_call": {"node1": 0.80, "node2": 0.82, "node3": 0.81}}  # +12.5 %: the probe's noise
     assert calibration.differences(M1, within) == []
-    beyond = {**M1, "ms_per_call": {"node1": 0.85, "node2": 0.84, "node3": 0.86}, "load_ms": 4.0}
-    assert calibration.differences(M1, beyond) == ["node calibration +18.1 %", "load host calibration +33.3 %"]
+    beyond = {**M1, "ms_per_call": {"node1": 0.95, "node2": 0.94, "node3": 0.96}, "load_ms": 4.0}
+    assert calibration.differences(M1, beyond) == ["node calibration +31.9 %", "load host calibration +33.3 %"]
     assert calibration.differences(M1, {**M1, "machine": "m2"}) == ["different machines"]
     assert calibration.differences(M1, None) == [] and calibration.differences({**M1, "load_ms": None}, M1) == []
 

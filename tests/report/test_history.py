@@ -87,8 +87,8 @@ def test_runs_far_apart_on_other_machines_or_recalibrated_are_flagged():
     assert history.caveats(a, near) == []
     assert history.hours_apart(a, near) == pytest.approx(10.0)
     assert history.caveats(a, {**a, "time": "2026-11-23T10:30:00Z"}) == ["24 h apart"]  # 24.5 h > FAR_APART_H
-    faster = {**CALIBRATION, "ms_per_call": {"node1": 0.58, "node2": 0.60, "node3": 0.59}, "machine": "m2"}
-    assert history.caveats(a, {**near, "calibration": faster}) == ["different machines", "node calibration -16.9 %"]
+    faster = {**CALIBRATION, "ms_per_call": {"node1": 0.48, "node2": 0.50, "node3": 0.49}, "machine": "m2"}
+    assert history.caveats(a, {**near, "calibration": faster}) == ["different machines", "node calibration -31.0 %"]
     # No calibration on one side (a run from before it): unknown, never "different".
     assert history.caveats(a, {**near, "calibration": None}) == []
     # The run's start (its id) stands in for a line without a time.
@@ -134,9 +134,9 @@ def test_the_history_plot_joins_only_runs_of_one_configuration_and_machine():
 
 def test_the_history_plot_flags_a_changed_machine_or_calibration_since_the_configurations_last_run():
     nearly = {**CALIBRATION, "ms_per_call": {"node1": 0.75}}  # median 0.71 → 0.75: +5.6 %, within the noise
-    slower = {**CALIBRATION, "ms_per_call": {"node1": 0.90, "node2": 0.91, "node3": 0.89}}  # 0.75 → 0.90: +20 %
+    slower = {**CALIBRATION, "ms_per_call": {"node1": 0.96, "node2": 0.97, "node3": 0.95}}  # 0.75 → 0.96: +28 %
     lines = [{"config_hash": "a", "calibration": CALIBRATION}, {"config_hash": "b"},
              {"config_hash": "a", "calibration": nearly}, {"config_hash": "a", "calibration": slower},
              {"config_hash": "a", "calibration": {**slower, "machine": "m2"}},
              {"config_hash": "a"}]  # unknown: no flag
-    assert history.machine_flags(lines) == {3: ["node calibration +20.0 %"], 4: ["different machines"]}
+    assert history.machine_flags(lines) == {3: ["node calibration +28.0 %"], 4: ["different machines"]}
