@@ -3,17 +3,16 @@ same StepResult (rundata/records.py); the harness adds where and when it ran (St
 from __future__ import annotations
 
 from load.settings import Slo
-from rundata.records import GENERATOR_BEHIND_PCT, GENERATOR_CPU_PCT, StepRecord, StepResult
+from rundata.records import GENERATOR_BEHIND_PCT, GENERATOR_CPU_PCT, GENERATOR_LATE_MS, StepRecord, StepResult
 
 
-def generator_problem(result: StepResult, passed: bool) -> str | None:
-    """Why the load host could not send at the offered rate, or None when it could: its CPU was used up, its
-    CPU quota held it back in more than GENERATOR_BEHIND_PCT of the periods, or (on a step that passed) the
-    generator's own schedule (oha) shows it handed out more than GENERATOR_BEHIND_PCT of the intended requests
-    late. A busy server delays sends too, but only the send, not the schedule, which stays the server's, in the
-    corrected latency. oha measures latency from when it handed a request out, so its own lag can only make a
-    step look better than the truth: a step that failed even so failed (and on a machine whose cores the nodes
-    share, an overloaded step starves the generator too: that is the server's overload, not a bad step)."""
+def generator_problem(result: StepResult, slo: Slo) -> str | None:
+    """Why the load host, not the server, decided the step, or None: its CPU was used up; its CPU quota held it
+    back in more than GENERATOR_BEHIND_PCT of the periods; or (oha) the step broke the SLO on its p99 only, and
+    only with the generator's own lag behind its schedule in the latency: without that lag the p99 held. The
+    latency runs from the schedule, so the generator's lag can only make the server look worse: a pass stands,
+    and so does a failure that holds without the lag (on a machine whose cores the nodes share, an overloaded
+    node starves the generator too: that is the server's overload)."""
     usage = result.loadhost
     if usage is not None and usage.cpu_pct >= GENERATOR_CPU_PCT:
         return (f"load host CPU {usage.cpu_pct:.0f}% of its {usage.cpus_available:g} CPUs "
@@ -22,15 +21,15 @@ def generator_problem(result: StepResult, passed: bool) -> str | None:
         return (f"the load host's CPU quota ({usage.cpus_available:g} CPUs) throttled it in "
                 f"{usage.throttled_periods} of {usage.quota_periods} periods ({usage.throttled_pct:.0f}%, limit "
                 f"{GENERATOR_BEHIND_PCT:g}%)")
-    behind, intended = result.behind_schedule, result.intended
-    if passed and behind and intended:
-        share = 100.0 * behind / intended
-        if share > GENERATOR_BEHIND_PCT:
-            waited = (f", its threads waited for a CPU {usage.tool_cpu_wait_pct:.0f}% of the time they could run"
-                      if usage is not None and usage.tool_cpu_wait_pct is not None else "")
-            return (f"the generator sent {behind} of {intended} requests ({share:.1f}%, limit "
-                    f"{GENERATOR_BEHIND_PCT:g}%) behind its own schedule (p99 {result.schedule_lag_ms_p99:g} ms "
-                    f"late){waited}")
+    p99, without_lag = result.latency_ms.get("p99"), result.p99_without_generator_lag_ms
+    broken = slo_failures(result, slo)
+    if (without_lag is not None and p99 is not None and len(broken) == 1 and p99 > slo.p99_ms
+            and without_lag <= slo.p99_ms):
+        waited = (f"; its threads waited for a CPU {usage.tool_cpu_wait_pct:.0f}% of the time they could run"
+                  if usage is not None and usage.tool_cpu_wait_pct is not None else "")
+        return (f"p99 {p99:g} ms > {slo.p99_ms:g} ms only with the generator's own lag behind its schedule: "
+                f"without it {without_lag:g} ms ({result.behind_schedule} of {result.intended} requests handed "
+                f"out over {GENERATOR_LATE_MS:g} ms late, p99 {result.schedule_lag_ms_p99:g} ms){waited}")
     return None
 
 
@@ -53,7 +52,7 @@ def judge(run_id: str, step: int, phase: str, target: str, repeat: int, url: str
           result: StepResult, slo: Slo) -> StepRecord:
     """A step is invalid when the generator fell behind; only a valid step can pass."""
     broken = slo_failures(result, slo)
-    problem = generator_problem(result, passed=not broken)
+    problem = generator_problem(result, slo)
     return StepRecord(run_id=run_id, step=step, phase=phase, target=target, repeat=repeat, url=url,
                       scenario=scenario, result=result, valid=problem is None, invalid_reason=problem,
                       passed=problem is None and not broken, slo_broken=broken)

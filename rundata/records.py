@@ -15,10 +15,12 @@ ERROR_KINDS = ("connect", "read", "write", "timeout", "status", "slow", "other")
 # The kinds where no response came back (status and slow ones did get a response).
 SOCKET_ERROR_KINDS = ("connect", "read", "write", "timeout", "other")
 PERCENTILES = ("p50", "p90", "p99", "p99.9", "max")
-# A step whose generator sent more than this share of the intended requests behind its own schedule measured
-# the generator: more than 1 % late moves the p99, the SLO's figure, by the generator's doing. The verdict
-# (load/step.py) and the report's hint read this one figure.
+# A generator held back by its CPU quota in more than this share of the quota's periods, or (the report's hint)
+# one that sent more than this share of the intended requests behind its own schedule, can move the p99 (the
+# SLO's figure) by its own doing. The verdict (load/step.py) and the report's hint read this one figure.
 GENERATOR_BEHIND_PCT = 1.0
+# A request handed out this much after its schedule said counts as behind it (the step record's behind_schedule).
+GENERATOR_LATE_MS = 10.0
 # The load host's CPU at or above this share of what it may use: the generator itself is saturated.
 GENERATOR_CPU_PCT = 90.0
 
@@ -92,10 +94,16 @@ class StepResult:
     # Requests due in the step with neither a response nor an error at its end (in flight, queued in the
     # generator, never sent); they are in the latency figures at their least possible age. None: unknown.
     unanswered: int | None = None
-    # The generator's own schedule: requests it handed out more than its LATE_MS after they were due, and the
+    # The generator's own schedule: requests it handed out more than GENERATOR_LATE_MS after they were due, and the
     # p99 of that lag (ms), lower bounds (oha, from its per-request rows); None where the tool cannot tell.
     behind_schedule: int | None = None
     schedule_lag_ms_p99: float | None = None
+    # The corrected p99 with the generator's own lag taken out (oha): what the server alone would have shown. A
+    # step that fails the SLO only because of that lag measured the generator (load/step.py).
+    p99_without_generator_lag_ms: float | None = None
+    # [second of the step, responses due in it, their p99 ms] (unanswered ones in the second they were due at
+    # the latest), where the tool gives per-request times: how the step's latency moved within it.
+    latency_by_second: list[list[float]] = field(default_factory=list)
     loadhost: LoadHostUsage | None = None
     notes: list[str] = field(default_factory=list)
     # [percentile, ms] pairs of the corrected latency, SPECTRUM_PERCENTILES then [100, max] (the report's

@@ -10,9 +10,12 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+from hdrh.histogram import HdrHistogram
+
 from load.drivers import DriverError, Envelope, StepPlan, tool_failure
-from load.drivers.latency import add_unanswered, figures, new_histogram, record_ms, unanswered_count
-from rundata.records import SLOW_MS, StepResult, Tool, empty_errors, socket_errors
+from load.drivers.latency import (add_unanswered, figures, new_histogram, record_ms, unanswered_ages_ms,
+                                 unanswered_count)
+from rundata.records import GENERATOR_LATE_MS, SLOW_MS, StepResult, Tool, empty_errors, socket_errors
 
 SUMMARY_FILE = "oha.json"
 REQUESTS_DB = "requests.db"
@@ -20,8 +23,6 @@ REQUESTS_DB = "requests.db"
 # idle connection, neither answered nor failed (wrk2 likewise stops at its deadline). At most this many were
 # in flight at the end.
 DEADLINE_MESSAGE = "aborted due to deadline"
-# A request oha handed out this much after its schedule said was late by the generator's own doing.
-LATE_MS = 10.0
 # Error messages (Rust's io and hyper errors) to the study's kinds; the first matching fragment wins.
 ERROR_FRAGMENTS = (
     ("timeout", "timeout"), ("timed out", "timeout"),
@@ -81,22 +82,18 @@ def read_rows(db_path: Path) -> list[tuple[float, float, float, float, int]]:
             "SELECT COALESCE(start_latency_correction, start), start, end, duration, status FROM oha").fetchall()
 
 
-def behind_schedule(stamps: list[float], failed: int, rate: float, late_ms: float = LATE_MS) -> tuple[int, float]:
-    """How far oha's own schedule ran late: the requests it handed out more than late_ms after they were due,
-    and the p99 of that lag (ms). oha's producer sleeps until request i is due (i / rate from the start) and
-    then stamps it with the time it woke, so a producer starved of CPU stamps late and its latency correction
-    cannot see it; the schedule can. The k-th stamp in time order is request k + (the failed requests before
-    it, which have no row): taking all `failed` as earlier gives each stamp the latest due time it can have,
-    so the lag is a lower bound, and a slow server (which only delays the send, not the stamp) adds nothing."""
-    if not stamps or rate <= 0:
-        return 0, 0.0
-    lag = new_histogram()
-    late = 0
-    for k, stamp in enumerate(sorted(stamps)):
-        lag_ms = max(0.0, 1000.0 * (stamp - (k + failed) / rate))
-        record_ms(lag, lag_ms)
-        late += lag_ms > late_ms
-    return late, lag.get_value_at_percentile(99) / 1000.0
+def schedule_lags(stamps: list[float], failed: int, rate: float) -> list[float]:
+    """How late oha handed out each request against its schedule (ms), in the order of `stamps`. oha's producer
+    sleeps until request i is due (i / rate from the start) and then stamps it with the time it woke, so a
+    producer starved of CPU stamps late and its latency correction cannot see it; the schedule can. The k-th
+    stamp in time order is request k + (the failed requests before it, which have no row): taking all `failed`
+    as earlier gives each stamp the latest due time it can have, so each lag is a lower bound, and a slow server
+    (which delays the send, not the stamp) adds nothing."""
+    order = sorted(range(len(stamps)), key=stamps.__getitem__)
+    lags = [0.0] * len(stamps)
+    for k, index in enumerate(order):
+        lags[index] = max(0.0, 1000.0 * (stamps[index] - (k + failed) / rate))
+    return lags
 
 
 def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: Envelope, tool: Tool) -> StepResult:
@@ -113,24 +110,35 @@ def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: En
         if message != DEADLINE_MESSAGE:
             errors[classify_error(message)] += count
 
-    corrected = new_histogram()
+    responses = len(rows)
+    no_response = socket_errors(errors)
+    intended = round(plan.rate * plan.duration_s) if plan.rate > 0 else None
+    lags = schedule_lags([row[0] for row in rows], no_response, plan.rate) if plan.rate > 0 else [0.0] * responses
+    # The verdict's latency runs from the schedule (oha's own correction plus its lag behind the schedule), so a
+    # late generator can only make the server look worse; the same without that lag says whether it did.
+    from_schedule, from_stamps, lag = new_histogram(), new_histogram(), new_histogram()
     send_lag = new_histogram()  # from stamped to sent: waiting for a free connection (a busy server)
+    by_second: dict[int, HdrHistogram] = {}
     service_total = 0.0
-    for due, sent, end, duration, status in rows:
-        record_ms(corrected, duration * 1000.0)
+    for (due, sent, end, duration, status), lag_ms in zip(rows, lags):
+        record_ms(from_schedule, duration * 1000.0 + lag_ms)
+        record_ms(from_stamps, duration * 1000.0)
+        record_ms(lag, lag_ms)
+        record_ms(by_second.setdefault(int(due - lag_ms / 1000.0), new_histogram()), duration * 1000.0 + lag_ms)
         record_ms(send_lag, (sent - due) * 1000.0)
         service_total += end - sent
         if status >= 400:
             errors["status"] += 1
-        if duration * 1000.0 > SLOW_MS:
+        if duration * 1000.0 + lag_ms > SLOW_MS:
             errors["slow"] += 1
-    responses = len(rows)
-    no_response = socket_errors(errors)
-    intended = round(plan.rate * plan.duration_s) if plan.rate > 0 else None
     unanswered = unanswered_count(intended, responses, no_response)
-    add_unanswered(corrected, unanswered, plan.rate, plan.duration_s)
-    latency, spectrum = figures(corrected)
-    late, lag_p99 = behind_schedule([row[0] for row in rows], no_response, plan.rate) if plan.rate > 0 else (None, None)
+    for histogram in (from_schedule, from_stamps):
+        add_unanswered(histogram, unanswered, plan.rate, plan.duration_s)
+    for age_ms in unanswered_ages_ms(unanswered, plan.rate, plan.duration_s):
+        record_ms(by_second.setdefault(min(plan.duration_s - 1, int(plan.duration_s - age_ms / 1000.0)),
+                                       new_histogram()), age_ms)
+    latency, spectrum = figures(from_schedule)
+    late = sum(lag_ms > GENERATOR_LATE_MS for lag_ms in lags) if plan.rate > 0 else None
     return StepResult(
         offered_rps=plan.rate, duration_s=plan.duration_s, connections=plan.connections,
         achieved_rps=round(responses / plan.duration_s, 2), responses=responses, latency_ms=latency,
@@ -138,7 +146,11 @@ def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: En
         tool=tool, intended=intended, sent=responses + no_response, unanswered=unanswered if intended else None,
         mean_service_ms=round(1000.0 * service_total / responses, 3) if responses else None,
         send_lag_ms_p99=send_lag.get_value_at_percentile(99) / 1000.0 if responses else None,
-        behind_schedule=late, schedule_lag_ms_p99=lag_p99,
+        behind_schedule=late, schedule_lag_ms_p99=lag.get_value_at_percentile(99) / 1000.0 if late is not None
+        and responses else None,
+        p99_without_generator_lag_ms=figures(from_stamps)[0].get("p99") if late is not None else None,
+        latency_by_second=[[second, h.get_total_count(), h.get_value_at_percentile(99) / 1000.0]
+                           for second, h in sorted(by_second.items())],
         loadhost=envelope.usage(), latency_spectrum_ms=spectrum,
         notes=[f"{unanswered} requests unanswered at the end of the step (in flight, queued or never sent), in the "
                f"latency tail at their least possible age; oha cut {cut} connections, idle or busy"]

@@ -8,12 +8,14 @@ from pathlib import Path
 import pytest
 
 from load.drivers import DriverError, Envelope, StepPlan
-from load.drivers.oha import OhaDriver, behind_schedule, classify_error, parse_results
+from load.drivers.oha import OhaDriver, classify_error, parse_results, schedule_lags
 from load.drivers.wrk2 import Wrk2Driver, thread_count
+from load.settings import Slo
 from load.step import generator_problem
 from rundata.records import SPECTRUM_PERCENTILES, Tool
 
 DATA = Path(__file__).parent / "data"
+SLO = Slo(failure_pct=1, p99_ms=500, achieved_pct=95)
 
 
 def files_of(folder: str) -> tuple[dict[str, bytes], Envelope]:
@@ -58,10 +60,11 @@ def test_oha_session_step():
     assert result.intended == 600 and result.sent == 600
     assert result.unanswered == 0 and result.behind_schedule == 0 and result.schedule_lag_ms_p99 < 10
     assert_spectrum(result)
-    # Our HdrHistogram percentiles agree with oha's own ones (which take the next sample up) within 1 %.
+    # Without the producer's lag (about a millisecond here), our percentiles are oha's own corrected ones
+    # (which take the next sample up); with it, the verdict's are never below them.
     own = json.loads(files["oha.json"])["latencyPercentiles"]
-    assert result.latency_ms["p50"] == pytest.approx(own["p50"] * 1000, rel=0.01)
-    assert result.latency_ms["p99"] == pytest.approx(own["p99"] * 1000, rel=0.03)
+    assert result.p99_without_generator_lag_ms == pytest.approx(own["p99"] * 1000, rel=0.03)
+    assert result.latency_ms["p50"] >= own["p50"] * 1000 and result.latency_ms["p99"] >= own["p99"] * 1000 * 0.99
     assert result.loadhost.cpus_available == 2 and 0 < result.loadhost.cpu_pct < 50
     assert "--latency-correction" in result.tool.argv and "--urls-from-file" in result.tool.argv
 
@@ -115,17 +118,28 @@ def test_oha_error_messages_map_to_the_study_kinds(message, kind):
     assert classify_error(message) == kind
 
 
-def test_generator_behind_its_schedule_is_measured_against_the_schedule_not_its_own_stamps():
+def test_generator_lag_is_measured_against_the_schedule_not_its_own_stamps():
     # At 10/s request k is due at k / 10 s. A producer on time stamps within a millisecond of that.
-    on_time = [k / 10 + 0.001 for k in range(20)]
-    assert behind_schedule(on_time, failed=0, rate=10) == (0, pytest.approx(1.0, abs=0.01))
-    # A producer that lost 0.5 s at 1 s stamps every later request 0.5 s late: 10 of 20.
-    starved = [k / 10 + (0.5 if k >= 10 else 0.0) for k in range(20)]
-    late, p99 = behind_schedule(starved, failed=0, rate=10)
-    assert late == 10 and p99 == pytest.approx(500, rel=0.01)
+    assert schedule_lags([k / 10 + 0.001 for k in range(20)], failed=0, rate=10) == pytest.approx([1.0] * 20)
+    # A producer that lost 0.5 s at 1 s stamps every later request 0.5 s late (the rows in any order).
+    starved = [k / 10 + (0.5 if k >= 10 else 0.0) for k in reversed(range(20))]
+    assert schedule_lags(starved, failed=0, rate=10) == pytest.approx([500.0] * 10 + [0.0] * 10)
     # Five failed requests (no row) took five of those slots: taken as the earliest, they make each stamp due
     # 0.5 s later, so the lag found is a lower bound and the late producer is not blamed for them.
-    assert behind_schedule(starved, failed=5, rate=10) == (0, pytest.approx(0.0, abs=0.01))
+    assert schedule_lags(starved, failed=5, rate=10) == pytest.approx([0.0] * 20)
+
+
+def test_the_verdicts_latency_includes_the_generators_lag_and_says_what_it_was_without():
+    # 100 requests at 10/s; the producer lost 0.6 s at 5 s: the last 50 stamped 600 ms late, each then 5 ms.
+    rows = [(k / 10 + (0.6 if k >= 50 else 0.0),) * 2 + (k / 10 + (0.6 if k >= 50 else 0.0) + 0.005, 0.005, 200)
+            for k in range(100)]
+    result = oha_rows_step(rows, rate=10, duration=10, connections=2)
+    assert result.behind_schedule == 50 and result.schedule_lag_ms_p99 == pytest.approx(600, rel=0.01)
+    assert result.latency_ms["p99"] == pytest.approx(605, rel=0.01)
+    assert result.p99_without_generator_lag_ms == pytest.approx(5, rel=0.01)
+    # Per second of the step: the responses due in it and their p99, the lag in the second half.
+    assert result.latency_by_second[0] == [0, 10, pytest.approx(5, rel=0.01)]
+    assert result.latency_by_second[-1] == [9, 10, pytest.approx(605, rel=0.01)]
 
 
 def oha_rows_step(rows: list[tuple], rate: float, duration: int, connections: int, cut: int = 0):
@@ -143,6 +157,7 @@ def test_latency_runs_from_when_each_request_was_due_not_from_when_it_was_sent()
     assert result.latency_ms["p50"] == pytest.approx(1010, rel=0.01)  # not the 10 ms of service
     assert result.mean_service_ms == pytest.approx(10, rel=0.01)
     assert result.send_lag_ms_p99 == pytest.approx(1000, rel=0.01) and result.behind_schedule == 0
+    assert result.p99_without_generator_lag_ms == result.latency_ms["p99"]  # a busy server is not the generator
 
 
 def test_unanswered_requests_enter_the_tail_so_the_p99_is_never_better_than_the_truth():
@@ -170,14 +185,16 @@ def test_wrk2_requests_never_answered_are_counted_and_in_the_tail():
 
 def test_a_generator_starved_by_its_cpu_quota_is_found_by_both_checks():
     # oha at 200/s on a load host limited to 0.05 CPUs: its producer stamps requests late, and the quota
-    # throttled it in most periods. Its latency from its own late stamps stays under a p99 bound of 500 ms.
+    # throttled it in most periods. Its latency from its own late stamps stays under a p99 bound of 500 ms;
+    # from the schedule it does not.
     files, envelope = files_of("oha-starved")
     result = OhaDriver().parse(files, plan(200, 5, 20), envelope, "oha 1.16.0")
     assert result.behind_schedule == 341 and result.schedule_lag_ms_p99 == pytest.approx(243, rel=0.01)
-    assert result.latency_ms["p99"] < 500
+    assert result.p99_without_generator_lag_ms == pytest.approx(310, rel=0.01)
+    assert result.latency_ms["p99"] == pytest.approx(384, rel=0.01)
     assert result.loadhost.throttled_pct > 50 and result.loadhost.tool_cpu_wait_pct > 90
     assert result.loadhost.cpu_pct < 90  # the CPU figure alone would have let it pass
-    assert "quota (0.05 CPUs) throttled it" in generator_problem(result, passed=True)
+    assert "quota (0.05 CPUs) throttled it" in generator_problem(result, SLO)
 
 
 def test_oha_without_results_is_an_error():
