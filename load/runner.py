@@ -64,6 +64,7 @@ class Bench(Searching, Balancing, Monitoring):
         self.lb_events: list[dict] = []  # HAProxy's DOWN/UP state changes of the nodes during the run
         self.findings: dict[str, object] = {}  # what a kind measured beyond searches, for its summarize()
         self.calibration: dict | None = None  # the machine's speed at the start (load/calibration.py)
+        self.warmups: list[dict] = []  # each warm-up's windows and whether it became steady (load/warmup.py)
         self.started = time.time()
         planned = kind.planned_searches(settings) if searches is None else searches
         self.progress = Progress(planned, settings.step_s, self.SETTLE_AFTER_PASS_S,

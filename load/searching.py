@@ -12,6 +12,7 @@ from hosts.topology import NODES
 from load.progress import say
 from load.scenario import target_url, user_ids
 from load.search import find_capacity
+from load.warmup import run_warm_rate, warm_up
 from rundata.records import StepRecord
 from rundata.summary import capacity_of
 
@@ -72,19 +73,24 @@ class Searching:
             say(f"warning: skipping {label}'s search: {self.skipped[label]}")
             self.progress.search_done()
             return
+        if not self.warmups and s.warmup_s > 0 and target != "lb":
+            # The run's first search: every node warmed together first (load/warmup.py).
+            self.label = "warm-up"
+            self.route("cluster")
+            time.sleep(self.SETTLE_AFTER_PASS_S)
+            warm_up(self, "cluster", run_warm_rate(s))
+            self.label = label
         self.route(target)
         # The routing check's requests end well before the warm-up starts: the request counts of each step
         # (metrics/) run from a sample before it to one after it, and must hold only its traffic.
         time.sleep(self.SETTLE_AFTER_PASS_S)
         estimate = estimate or self._estimate(target)
-        # The warm-up runs at half the rate the search starts at (a quarter of an estimate): enough requests
-        # for every node in rotation to have compiled its hot code before the search, whose first steps
-        # would otherwise measure the JIT compiler's share of a small CPU quota (a cold 0.3-CPU node3 failed
-        # the cluster's first step at 600/s with 48 % of its requests slower than 5 s after 20 s at 25/s).
+        # The warm-up runs at half the rate the search starts at (a quarter of an estimate), until the target is
+        # steady (load/warmup.py): a cold 0.3-CPU node3 failed the cluster's first step at 600/s with 48 % of
+        # its requests slower than 5 s after 20 s at 25/s.
         warm_rate = max(s.start_rate, estimate / s.growth) if estimate else s.start_rate
         if s.warmup_s > 0:
-            self.measure(target, 0, round(warm_rate / 2, 1), "warmup",
-                         duration_s=max(s.warmup_s, self.driver.min_step_s))
+            warm_up(self, target, round(warm_rate / 2, 1))
         done = self.searches.setdefault(label, [])
         for repeat in range(len(done) + 1, len(done) + 1 + (repeats or s.repeats)):
             previous = [x["capacity_rps"] for x in done if x["capacity_rps"]]

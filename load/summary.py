@@ -18,6 +18,8 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
                "slo": vars(bench.settings.slo), "calibration": bench.calibration, "targets": targets,
                "steps": bench.step_number,
                "lb_events": [{**e, "t_s": round(e["epoch"] - started, 3)} for e in bench.lb_events]}
+    if bench.warmups:
+        summary["warmups"] = bench.warmups
     if bench.skipped:
         summary["skipped"] = bench.skipped
     records = jsonl.read(bench.paths.steps)

@@ -1,0 +1,57 @@
+"""Warm-up before a search, until the target is steady: windows of WARMUP_S at one rate, repeated until two in a
+row agree on the server's mean time per request (within AGREE_PCT: the JIT compiler done with the hot code,
+the heap sized for the allocation rate), at most MAX_WINDOWS. A cold JVM on a small CPU quota spends its quota
+compiling: a search started before that measures the compiler (the same node measured 137.5/s on a fresh
+cluster and 175/s minutes later). Before a run's first search every node is warmed together, so the order in
+which the nodes are then searched alone does not decide which looks faster. Each warm-up is recorded
+(summary.json's `warmups`): its rate, windows, the figure of each and whether it became steady."""
+from __future__ import annotations
+
+from hosts.topology import NODES
+from load.progress import say
+from rundata import jsonl
+from rundata.layout import history_path
+
+AGREE_PCT = 10.0
+MAX_WINDOWS = 6
+
+
+def steady_figure(record) -> float | None:
+    """The server's mean time per request over a window (oha's send-to-answer), else the corrected p50."""
+    result = record.result
+    return result.mean_service_ms if result.mean_service_ms is not None else result.latency_ms.get("p50")
+
+
+def agree(a: float | None, b: float | None) -> bool:
+    return a is not None and b is not None and max(a, b) > 0 and abs(a - b) / max(a, b) * 100 <= AGREE_PCT
+
+
+def expected_cluster_rps(workload: str) -> float | None:
+    """The cluster's capacity in the last complete run of this workload (results/history.jsonl), if any."""
+    lines = [line for line in jsonl.read(history_path()) if line.get("status") == "complete"
+             and line.get("workload") == workload and line.get("cluster_rps")]
+    return lines[-1]["cluster_rps"] if lines else None
+
+
+def warm_up(bench, target: str, rate: float) -> dict:
+    """Warm-up windows on `target` (already in rotation) at `rate` until steady; the outcome is recorded."""
+    duration = max(bench.settings.warmup_s, bench.driver.min_step_s)
+    figures: list[float | None] = []
+    steady = False
+    while len(figures) < MAX_WINDOWS and not steady:
+        record = bench.measure(target, 0, rate, "warmup", duration_s=duration)
+        figures.append(steady_figure(record))
+        steady = len(figures) >= 2 and agree(figures[-2], figures[-1])
+    outcome = {"label": bench.label, "target": target, "rate_rps": rate, "window_s": duration,
+               "windows": len(figures), "service_ms": figures, "steady": steady}
+    bench.warmups.append(outcome)
+    if not steady:
+        say(f"warning: {target} was not steady after {len(figures)} warm-up windows of {duration} s at {rate:g}/s "
+            f"(mean ms per request {', '.join(str(f) for f in figures)}); the search starts anyway")
+    return outcome
+
+
+def run_warm_rate(settings) -> float:
+    """Every node together, at half the cluster's last capacity for this workload, or at START_RATE per node."""
+    expected = expected_cluster_rps(f"{settings.variant} level {settings.level}")
+    return round(expected / 2, 1) if expected else settings.start_rate * len(NODES)
