@@ -13,7 +13,7 @@ import yaml
 
 from hosts.settings import SettingsRefused, cluster_settings
 from hosts.topology import NODES, profile_key
-from load.kinds.cluster import capacity_weights
+from report.balance import capacity_weights
 from rundata import jsonl
 from rundata.layout import history_path
 

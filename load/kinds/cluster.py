@@ -10,18 +10,13 @@ from hosts.backend import ClusterError
 from hosts.topology import NODES
 from load.console import figure, print_capacities
 from load.kinds.base import Kind
-from report import efficiency
+from hosts.settings import cluster_settings
+from report import balance, efficiency
+from report.balance import capacity_weights
+from rundata.run import node_numbers
 
 # WEIGHTS=auto: the balancing choices the cluster is measured under (label, HAProxy balance, weights)
 BALANCING = (("equal", "roundrobin", "equal"), ("weighted", "roundrobin", "capacity"), ("leastconn", "leastconn", "equal"))
-AUTO_WEIGHT_MAX = 100  # the fastest node's weight under WEIGHTS=auto (HAProxy allows 1..256)
-
-
-def capacity_weights(capacities: dict[str, float]) -> dict[str, int]:
-    """HAProxy weights in proportion to the nodes' capacities, the fastest at AUTO_WEIGHT_MAX."""
-    top = max(capacities.values())
-    return {node: max(1, round(AUTO_WEIGHT_MAX * cap / top)) for node, cap in capacities.items()}
-
 
 class Cluster(Kind):
     name = "cluster"
@@ -80,6 +75,26 @@ class Cluster(Kind):
             if cluster is None:  # WEIGHTS=auto: the cluster's capacity is the one under capacity weights
                 cluster = summary["balancing"].get("weighted", {}).get("capacity_rps")
         summary.update({"sum_nodes_rps": node_sum, "cluster_rps": cluster, **gains(cluster)})
+        self._balance_hint(bench, summary)
+
+    @staticmethod
+    def _balance_hint(bench, summary: dict) -> None:
+        """Which node set the cluster's pace and what weights would do (report/balance.py), for the cluster
+        measured under the profile's or equal weights."""
+        targets = summary["targets"]
+        label = "cluster" if "cluster" in targets else "cluster equal" if "cluster equal" in targets else None
+        if label is None:
+            return
+        figures = targets[label].get("metrics_at_capacity") or {}
+        if bench.settings.weights == "profile":
+            weights = node_numbers(cluster_settings(), "WEIGHT", NODES)
+        else:  # WEIGHTS=equal, or auto's first choice
+            weights = summary.get("balancing", {}).get("equal", {}).get("weights") or {}
+        found = balance.hint({n: targets.get(n, {}).get("capacity_rps") for n in NODES}, weights,
+                             targets[label].get("capacity_rps"),
+                             {n: (figures.get(n) or {}).get("cpu_pct_of_quota") for n in NODES})
+        if found:
+            summary["balance_hint"] = found
 
     def console(self, summary: dict) -> None:
         print_capacities(summary)
@@ -89,6 +104,8 @@ class Cluster(Kind):
               f"X_cluster / X_node1 = {figure(summary['cluster_over_node1'])}")
         if efficiency.caveat(summary["efficiency"]):
             print(f"note: {efficiency.caveat(summary['efficiency'])}")
+        if summary.get("balance_hint"):
+            print(f"balance: {summary['balance_hint']['text']}")
         for choice, b in summary.get("balancing", {}).items():
             weights = ":".join(str(w) for w in b["weights"].values())
             capacity = figure(b["capacity_rps"], "/s") if b["capacity_rps"] else "none"
