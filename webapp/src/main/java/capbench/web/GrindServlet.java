@@ -1,5 +1,6 @@
 package capbench.web;
 
+import capbench.grinder.GrindMemory;
 import capbench.grinder.Grinder;
 import capbench.grinder.Variant;
 import jakarta.servlet.http.HttpServlet;
@@ -8,7 +9,9 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.util.EnumMap;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * {@code GET /grind?variant=V&level=N[&user=ID]}: runs one Grinder call and reports what it cost.
@@ -17,15 +20,23 @@ import java.util.Map;
  * instance shared by every request thread, as in the study. The reported {@code grind_ms} is the wall time
  * of the call, lock waiting included (the study's "Grind Time"); {@code alloc_bytes} is what the request
  * thread allocated during the call, read from the JVM's per-thread counter.
+ *
+ * <p>Before grinding, a request reserves the heap its call can hold from the node's {@link MemoryAdmission};
+ * when the budget stays full it is answered 503 with Retry-After instead of risking the node's heap.
  */
 public class GrindServlet extends HttpServlet {
 
     /** The request attribute Tomcat sets when it skipped parameters it could not parse (Globals in catalina). */
     static final String PARAMETER_PARSE_FAILED = "org.apache.catalina.parameter_parse_failed";
 
+    /** Retry-After of a refusal, in seconds: room comes back within milliseconds, as calls end, and 1 is the
+     *  shortest wait the header can ask for (0 would invite an immediate retry into the same full budget). */
+    static final int RETRY_AFTER_SECONDS = 1;
+
     private final Map<Variant, Grinder> grinders = new EnumMap<>(Variant.class);
     private final com.sun.management.ThreadMXBean threads = allocationCounter();
     private final String node = NodeIdentity.name();
+    private final MemoryAdmission admission = MemoryAdmission.forThisJvm();
 
     @Override
     public void init() {
@@ -53,6 +64,21 @@ public class GrindServlet extends HttpServlet {
             Responses.text(resp, HttpServletResponse.SC_BAD_REQUEST, e.getMessage());
             return;
         }
+        long estimate = GrindMemory.liveBytes(request.variant(), request.level());
+        Optional<MemoryAdmission.Reservation> admitted = reserve(estimate);
+        if (admitted.isEmpty()) {
+            Responses.unavailable(resp, RETRY_AFTER_SECONDS, "this node's memory for grinding is in use ("
+                    + mib(admission.reserved()) + " of " + mib(admission.budget()) + " MiB reserved; this call needs "
+                    + mib(estimate) + " MiB); retry after " + RETRY_AFTER_SECONDS + " s");
+            return;
+        }
+        // Released only once the answer is written: the result string stays reachable until then.
+        try (MemoryAdmission.Reservation held = admitted.get()) {
+            grind(request, resp);
+        }
+    }
+
+    private void grind(GrindRequest request, HttpServletResponse resp) throws IOException {
         Grinder grinder = grinders.get(request.variant());
 
         long allocatedBefore = allocatedBytes();
@@ -69,6 +95,25 @@ public class GrindServlet extends HttpServlet {
                 .put("grind_ms", Math.round(elapsedNanos / 1_000.0) / 1_000.0)
                 .put("alloc_bytes", allocated < 0 ? null : allocated)
                 .put("user", request.user()));
+    }
+
+    private Optional<MemoryAdmission.Reservation> reserve(long bytes) {
+        try {
+            return admission.reserve(bytes);
+        } catch (InterruptedException e) {
+            // Tomcat is stopping this thread: refuse, and leave the interrupt for it to see.
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
+    }
+
+    /** The budget this servlet admits by (tests fill it to see the refusal). */
+    MemoryAdmission admission() {
+        return admission;
+    }
+
+    private static String mib(long bytes) {
+        return String.format(Locale.ROOT, "%.1f", bytes / 1048576.0);
     }
 
     private long allocatedBytes() {

@@ -12,7 +12,8 @@ import java.util.stream.Collectors;
 /**
  * {@code GET /info}: what this node's JVM actually runs with, as the JVM sees it: the garbage collector its
  * ergonomics picked (under a CPU quota below 2 cores JDK 17 silently picks Serial), the processors it
- * counts, its maximum heap, and the versions. Reached only on the bench network.
+ * counts, its maximum heap and the share of it grinding may hold, and the versions. Reached only on the
+ * bench network.
  */
 public class InfoServlet extends HttpServlet {
 
@@ -28,6 +29,8 @@ public class InfoServlet extends HttpServlet {
                 .put("gc_collectors", String.join(", ", collectors))
                 .put("available_processors", runtime.availableProcessors())
                 .put("heap_max_bytes", runtime.maxMemory())
+                // What grinding calls may hold at once before /grind answers 503 (MemoryAdmission).
+                .put("grind_memory_budget_bytes", MemoryAdmission.budgetFor(runtime.maxMemory()))
                 .put("java_version", System.getProperty("java.runtime.version"))
                 .put("jvm", System.getProperty("java.vm.name"))
                 .put("server", getServletContext().getServerInfo())

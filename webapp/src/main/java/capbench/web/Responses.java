@@ -17,6 +17,12 @@ final class Responses {
         write(resp, status, "text/plain", body);
     }
 
+    /** 503 with a one-line reason, like the 400s, and Retry-After: when to try again, in whole seconds. */
+    static void unavailable(HttpServletResponse resp, int retryAfterSeconds, String reason) throws IOException {
+        resp.setHeader("Retry-After", Integer.toString(retryAfterSeconds));
+        text(resp, HttpServletResponse.SC_SERVICE_UNAVAILABLE, reason);
+    }
+
     private static void write(HttpServletResponse resp, int status, String type, String body) throws IOException {
         resp.setStatus(status);
         resp.setContentType(type);

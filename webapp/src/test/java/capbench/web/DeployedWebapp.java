@@ -3,7 +3,10 @@ package capbench.web;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import jakarta.servlet.Servlet;
+import org.apache.catalina.Context;
 import org.apache.catalina.LifecycleException;
+import org.apache.catalina.Wrapper;
 import org.apache.catalina.startup.Tomcat;
 
 /**
@@ -13,6 +16,7 @@ import org.apache.catalina.startup.Tomcat;
 final class DeployedWebapp {
 
     private final Tomcat tomcat = new Tomcat();
+    private final Context context;
 
     DeployedWebapp() throws Exception {
         Path work = Files.createTempDirectory("capbench-tomcat");
@@ -21,12 +25,21 @@ final class DeployedWebapp {
         tomcat.setPort(0);
         tomcat.getConnector();
         tomcat.setAddDefaultWebXmlToWebapp(false);
-        tomcat.addWebapp("", new File("src/main/webapp").getAbsolutePath());
+        context = tomcat.addWebapp("", new File("src/main/webapp").getAbsolutePath());
         tomcat.start();
     }
 
     int port() {
         return tomcat.getConnector().getLocalPort();
+    }
+
+    /**
+     * The instance Tomcat runs for a servlet of our web.xml, by its servlet-name (null until loaded; grind
+     * loads at startup). The webapp has no classes of its own, so its class loader finds the test's: a
+     * GrindServlet here is of the test's own class.
+     */
+    Servlet servlet(String name) {
+        return ((Wrapper) context.findChild(name)).getServlet();
     }
 
     void stop() throws LifecycleException {

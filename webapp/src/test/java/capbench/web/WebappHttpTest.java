@@ -15,7 +15,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The webapp as deployed: the real web.xml in an embedded Tomcat 10.1 on a loopback port, spoken to over
- * HTTP. Checks status codes and bodies a client sees, including 400 (never 500) for client mistakes.
+ * HTTP. Checks status codes and bodies a client sees, including 400 (never 500) for client mistakes and
+ * 503 with Retry-After when the memory budget is full.
  */
 class WebappHttpTest {
 
@@ -96,6 +97,27 @@ class WebappHttpTest {
     }
 
     @Test
+    void aFullMemoryBudgetAnswers503WithRetryAfterAndThenServesAgain() throws Exception {
+        // Fill the deployed servlet's own budget, as admitted calls would, so the refusal is certain.
+        MemoryAdmission admission = ((GrindServlet) webapp.servlet("grind")).admission();
+        HttpResponse<String> refused;
+        long started = System.nanoTime();
+        try (MemoryAdmission.Reservation everything = admission.reserve(admission.budget()).orElseThrow()) {
+            refused = get("/grind?variant=v2&level=3");
+        }
+        long waitedMillis = (System.nanoTime() - started) / 1_000_000;
+        assertEquals(503, refused.statusCode(), refused.body());
+        assertEquals("1", refused.headers().firstValue("Retry-After").orElse(""));
+        assertEquals("text/plain;charset=UTF-8", refused.headers().firstValue("Content-Type").orElse(""));
+        assertTrue(refused.body().startsWith("this node's memory for grinding is in use (")
+                && refused.body().endsWith("; retry after 1 s\n")
+                && refused.body().indexOf('\n') == refused.body().length() - 1, refused.body());
+        assertTrue(waitedMillis >= MemoryAdmission.MAX_WAIT.toMillis(), "refused after " + waitedMillis + " ms");
+        assertEquals(0, admission.reserved());
+        assertEquals(200, get("/grind?variant=v2&level=3").statusCode());
+    }
+
+    @Test
     void healthIsOk() throws Exception {
         HttpResponse<String> response = get("/health");
         assertEquals(200, response.statusCode());
@@ -117,6 +139,8 @@ class WebappHttpTest {
         assertEquals(200, response.statusCode());
         assertTrue(java.util.regex.Pattern.compile("\"gc\":\"(Serial|Parallel|G1|ZGC|Shenandoah)\"").matcher(response.body()).find(), response.body());
         assertTrue(response.body().contains("\"available_processors\":"), response.body());
+        assertTrue(response.body().contains("\"grind_memory_budget_bytes\":"
+                + MemoryAdmission.budgetFor(Runtime.getRuntime().maxMemory()) + ","), response.body());
     }
 
     @Test
