@@ -22,6 +22,7 @@ public class IndexServlet extends HttpServlet {
         }
         page.append("    level: ").append(GrindRequest.MIN_LEVEL).append(" to ").append(GrindRequest.MAX_LEVEL)
                 .append(" (default ").append(GrindRequest.DEFAULT_LEVEL).append("); each level doubles the cost\n");
+        page.append("    503 with Retry-After when the calls in progress hold this node's memory for grinding\n");
         page.append("GET /health  readiness: 200 ok\n");
         page.append("GET /info    this node's JVM: garbage collector in use, processors, max heap, versions\n");
         Responses.text(resp, HttpServletResponse.SC_OK, page.toString());
