@@ -8,7 +8,9 @@ just started, or just switched to other work, is still compiling (and the other 
 have served a request yet), and one such failure would otherwise cap the search far below the capacity. When
 the recheck passes, that failure is set aside with a warning and the search grows on; every later failure
 bounds it. No rate above a (standing) failure is tried, so the capacity is always the highest pass below the
-lowest failure. A step in which the generator fell behind stops the search without a capacity: that step
+lowest failure. Once a step has failed (near the knee, where one stall decides a step's p99) a step whose
+windows disagree on the SLO (load/drivers/latency.py) saw a transient: its rate is measured again, up to three
+times, and the majority decides. A step in which the generator fell behind stops the search without a capacity: that step
 measured the load host, not the server. Rates are kept to RATE_STEP: a bracket that cannot be split at that
 resolution is as narrow as the search can make it. Pure logic: `measure` runs a step (a real one, or a
 simulated server in the tests).
@@ -27,10 +29,14 @@ MIN_RATE = 1.0  # requests/s: below this there is nothing to search
 RATE_STEP = 0.1  # requests/s: the resolution of the rates tried (one decimal in the records)
 
 
+KNEE_MAJORITY = 2  # of at most 3 measurements of a rate whose step was unsteady, once the search has failed
+
+
 class Verdict(Protocol):
     passed: bool
     valid: bool
     invalid_reason: str | None
+    unsteady: bool  # the step's windows disagreed on the SLO: a transient, not the rate's steady state
 
 
 @dataclass
@@ -75,27 +81,47 @@ class _Invalid(Exception):
 
 def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, growth: float,
                   precision_pct: float, max_steps: int) -> SearchOutcome:
-    """Runs steps through `measure(rate, phase)` (phase: search | confirm) and returns the capacity."""
+    """Runs steps through `measure(rate, phase)` (phase: search | recheck | confirm | repeat) and returns the
+    capacity."""
     tried: list[tuple[float, str, bool]] = []
     passes: list[float] = []
     failures: list[float] = []
     invalid_reason: list[str] = []
     warnings: list[str] = []
+    tried_verdicts: list[Verdict] = []
 
     def step(rate: float, phase: str) -> bool:
+        rate = round(rate, 1)
+        passed = measured(rate, phase)
+        if failures and getattr(tried_verdicts[-1], "unsteady", False):
+            passed = vote(rate, passed)
+        if phase == "confirm" and not passed:
+            warnings.append(f"{rate:g}/s passed, then failed when measured again: the server is noisy or not "
+                            "monotonic here; the search went on below it")
+        (passes if passed else failures).append(rate)
+        return passed
+
+    def measured(rate: float, phase: str) -> bool:
         if len(tried) >= max_steps:
             raise _OutOfSteps
-        rate = round(rate, 1)
         verdict = measure(rate, phase)
         tried.append((rate, phase, verdict.passed))
+        tried_verdicts.append(verdict)
         if not verdict.valid:
             invalid_reason.append(f"the step at {rate:g}/s is invalid: {verdict.invalid_reason}")
             raise _Invalid
-        if phase == "confirm" and not verdict.passed:
-            warnings.append(f"{rate:g}/s passed, then failed when measured again: the server is noisy or not "
-                            "monotonic here; the search went on below it")
-        (passes if verdict.passed else failures).append(rate)
         return verdict.passed
+
+    def vote(rate: float, first: bool) -> bool:
+        """Near the knee a step whose windows disagree saw a transient: the rate is measured again, up to three
+        times in all, and the majority decides (the steps that disagree widen the interval)."""
+        votes = [first]
+        while max(votes.count(True), votes.count(False)) < KNEE_MAJORITY:
+            votes.append(measured(rate, "repeat"))
+        result = votes.count(True) >= KNEE_MAJORITY
+        warnings.append(f"at {rate:g}/s a step's windows disagreed on the SLO (a transient): measured "
+                        f"{len(votes)} times, passed {votes.count(True)}, so it {'passes' if result else 'fails'}")
+        return result
 
     def bracket() -> tuple[float | None, float | None]:
         """Highest pass below the lowest failure, and that failure."""

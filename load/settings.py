@@ -18,7 +18,8 @@ FAULTS = ("kill", "freeze")
 MAX_CONNECTIONS = 4000  # HAProxy's frontend maxconn (haproxy/haproxy.cfg)
 USL_MIN_LEVELS = 4  # the USL has three unknowns: fewer levels leave nothing to judge its fit by (report/usl.py)
 # wrk2 spends its first 10 s calibrating and resets its latency histogram after them; 10 s more are measured.
-WRK2_MIN_STEP_S = 20
+WRK2_CALIBRATION_S = 10
+WRK2_MIN_STEP_S = 2 * WRK2_CALIBRATION_S
 
 
 class SettingsError(ValueError):

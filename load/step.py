@@ -53,6 +53,7 @@ def judge(run_id: str, step: int, phase: str, target: str, repeat: int, url: str
     """A step is invalid when the generator fell behind; only a valid step can pass."""
     broken = slo_failures(result, slo)
     problem = generator_problem(result, slo)
-    return StepRecord(run_id=run_id, step=step, phase=phase, target=target, repeat=repeat, url=url,
+    windows = [p99 <= slo.p99_ms for p99 in result.window_p99_ms if p99 is not None]
+    return StepRecord(unsteady=len(set(windows)) > 1,run_id=run_id, step=step, phase=phase, target=target, repeat=repeat, url=url,
                       scenario=scenario, result=result, valid=problem is None, invalid_reason=problem,
                       passed=problem is None and not broken, slo_broken=broken)

@@ -104,6 +104,12 @@ class StepResult:
     # [second of the step, responses due in it, their p99 ms] (unanswered ones in the second they were due at
     # the latest), where the tool gives per-request times: how the step's latency moved within it.
     latency_by_second: list[list[float]] = field(default_factory=list)
+    # The verdict's latency (latency_ms) leaves out the requests due in the step's first ramp_s seconds (the
+    # harness's own start-up: connections opened, pools grown; their p99 is ramp_p99_ms) and its steady part
+    # is cut into windows with a p99 each (load/drivers/latency.py); empty where the tool cannot tell.
+    ramp_s: float = 0.0
+    ramp_p99_ms: float | None = None
+    window_p99_ms: list[float | None] = field(default_factory=list)
     loadhost: LoadHostUsage | None = None
     notes: list[str] = field(default_factory=list)
     # [percentile, ms] pairs of the corrected latency, SPECTRUM_PERCENTILES then [100, max] (the report's
@@ -150,6 +156,8 @@ class StepRecord:
     passed: bool
     slo_broken: list[str]
     label: str = ""  # the search it belongs to, e.g. "node1", "cluster v2", "node1 monitor on"
+    # Its windows disagreed on the p99 bound (some met it, some not): a transient decided the step's p99.
+    unsteady: bool = False
 
     def to_json(self) -> dict:
         data = asdict(self)

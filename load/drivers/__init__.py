@@ -26,6 +26,8 @@ class StepPlan:
     users_file: str | None  # session scenario: one user id per line
     urls_file: str | None  # session scenario for tools that pick a URL per request
     session_requests: int
+    # The first seconds of the step whose requests are recorded apart from its verdict (drivers/latency.py).
+    ramp_s: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -52,3 +52,47 @@ def unanswered_count(intended: int | None, responses: int, no_response: int) -> 
     if intended is None:
         return 0
     return max(0, intended - responses - no_response)
+
+
+# The steady part of a step is cut into this many windows, each with its own p99: a step whose windows disagree
+# on the SLO saw a transient (a stall, a GC, the machine's neighbours), not its rate's steady state.
+WINDOWS = 4
+
+
+class StepLatency:
+    """A step's corrected latencies by when each request was due (seconds from the start): the requests due in
+    the first `ramp_s` seconds (connections opened, the nodes' pools growing: the harness's own start-up, as
+    wrk2's calibration) apart from the steady part the verdict reads, which is also cut into WINDOWS windows,
+    and a p99 per second of the whole step. `without_lag` is the same steady latency less the generator's own
+    lag behind its schedule."""
+
+    def __init__(self, duration_s: float, ramp_s: float):
+        self.duration_s, self.ramp_s = duration_s, ramp_s
+        self.steady, self.without_lag, self.ramp = new_histogram(), new_histogram(), new_histogram()
+        self.windows = [new_histogram() for _ in range(WINDOWS)]
+        self.by_second: dict[int, HdrHistogram] = {}
+
+    def add(self, due_s: float, ms: float, lag_ms: float = 0.0) -> None:
+        second = max(0, min(int(self.duration_s) - 1, int(due_s)))
+        record_ms(self.by_second.setdefault(second, new_histogram()), ms)
+        if due_s < self.ramp_s:
+            record_ms(self.ramp, ms)
+            return
+        record_ms(self.steady, ms)
+        record_ms(self.without_lag, ms - lag_ms)
+        width = (self.duration_s - self.ramp_s) / WINDOWS
+        record_ms(self.windows[max(0, min(WINDOWS - 1, int((due_s - self.ramp_s) / width)))], ms)
+
+    def add_unanswered(self, unanswered: int, rate: float) -> None:
+        for age_ms in unanswered_ages_ms(unanswered, rate, self.duration_s):
+            self.add(self.duration_s - age_ms / 1000.0, age_ms)
+
+    def window_p99s(self) -> list[float | None]:
+        return [h.get_value_at_percentile(99) / 1000.0 if h.get_total_count() else None for h in self.windows]
+
+    def seconds(self) -> list[list[float]]:
+        return [[second, h.get_total_count(), h.get_value_at_percentile(99) / 1000.0]
+                for second, h in sorted(self.by_second.items())]
+
+    def ramp_p99(self) -> float | None:
+        return self.ramp.get_value_at_percentile(99) / 1000.0 if self.ramp.get_total_count() else None

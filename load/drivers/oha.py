@@ -10,11 +10,9 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from hdrh.histogram import HdrHistogram
 
 from load.drivers import DriverError, Envelope, StepPlan, tool_failure
-from load.drivers.latency import (add_unanswered, figures, new_histogram, record_ms, unanswered_ages_ms,
-                                 unanswered_count)
+from load.drivers.latency import StepLatency, figures, new_histogram, record_ms, unanswered_count
 from rundata.records import GENERATOR_LATE_MS, SLOW_MS, StepResult, Tool, empty_errors, socket_errors
 
 SUMMARY_FILE = "oha.json"
@@ -116,28 +114,21 @@ def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: En
     lags = schedule_lags([row[0] for row in rows], no_response, plan.rate) if plan.rate > 0 else [0.0] * responses
     # The verdict's latency runs from the schedule (oha's own correction plus its lag behind the schedule), so a
     # late generator can only make the server look worse; the same without that lag says whether it did.
-    from_schedule, from_stamps, lag = new_histogram(), new_histogram(), new_histogram()
-    send_lag = new_histogram()  # from stamped to sent: waiting for a free connection (a busy server)
-    by_second: dict[int, HdrHistogram] = {}
+    book = StepLatency(plan.duration_s, plan.ramp_s)
+    lag, send_lag = new_histogram(), new_histogram()  # send lag: stamped to sent, waiting for a free connection
     service_total = 0.0
-    for (due, sent, end, duration, status), lag_ms in zip(rows, lags):
-        record_ms(from_schedule, duration * 1000.0 + lag_ms)
-        record_ms(from_stamps, duration * 1000.0)
+    for (stamp, sent, end, duration, status), lag_ms in zip(rows, lags):
+        book.add(stamp - lag_ms / 1000.0, duration * 1000.0 + lag_ms, lag_ms)
         record_ms(lag, lag_ms)
-        record_ms(by_second.setdefault(int(due - lag_ms / 1000.0), new_histogram()), duration * 1000.0 + lag_ms)
-        record_ms(send_lag, (sent - due) * 1000.0)
+        record_ms(send_lag, (sent - stamp) * 1000.0)
         service_total += end - sent
         if status >= 400:
             errors["status"] += 1
         if duration * 1000.0 + lag_ms > SLOW_MS:
             errors["slow"] += 1
     unanswered = unanswered_count(intended, responses, no_response)
-    for histogram in (from_schedule, from_stamps):
-        add_unanswered(histogram, unanswered, plan.rate, plan.duration_s)
-    for age_ms in unanswered_ages_ms(unanswered, plan.rate, plan.duration_s):
-        record_ms(by_second.setdefault(min(plan.duration_s - 1, int(plan.duration_s - age_ms / 1000.0)),
-                                       new_histogram()), age_ms)
-    latency, spectrum = figures(from_schedule)
+    book.add_unanswered(unanswered, plan.rate)
+    latency, spectrum = figures(book.steady)
     late = sum(lag_ms > GENERATOR_LATE_MS for lag_ms in lags) if plan.rate > 0 else None
     return StepResult(
         offered_rps=plan.rate, duration_s=plan.duration_s, connections=plan.connections,
@@ -148,9 +139,9 @@ def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: En
         send_lag_ms_p99=send_lag.get_value_at_percentile(99) / 1000.0 if responses else None,
         behind_schedule=late, schedule_lag_ms_p99=lag.get_value_at_percentile(99) / 1000.0 if late is not None
         and responses else None,
-        p99_without_generator_lag_ms=figures(from_stamps)[0].get("p99") if late is not None else None,
-        latency_by_second=[[second, h.get_total_count(), h.get_value_at_percentile(99) / 1000.0]
-                           for second, h in sorted(by_second.items())],
+        p99_without_generator_lag_ms=figures(book.without_lag)[0].get("p99") if late is not None else None,
+        latency_by_second=book.seconds(), ramp_s=plan.ramp_s, ramp_p99_ms=book.ramp_p99(),
+        window_p99_ms=book.window_p99s(),
         loadhost=envelope.usage(), latency_spectrum_ms=spectrum,
         notes=[f"{unanswered} requests unanswered at the end of the step (in flight, queued or never sent), in the "
                f"latency tail at their least possible age; oha cut {cut} connections, idle or busy"]

@@ -11,7 +11,7 @@ import math
 
 from load.drivers import LOADHOST_LIB, DriverError, Envelope, StepPlan, tool_failure
 from load.drivers.latency import add_unanswered, figures, new_histogram, record_ms, unanswered_count
-from load.settings import WRK2_MIN_STEP_S
+from load.settings import WRK2_CALIBRATION_S, WRK2_MIN_STEP_S
 from rundata.records import StepResult, Tool, empty_errors, socket_errors
 
 REPORT_FILE = "wrk2.json"
@@ -86,4 +86,5 @@ def parse_report(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -
         achieved_rps=round(responses / duration_s, 2) if duration_s else 0.0, responses=responses,
         latency_ms=latency, errors=errors, error_messages={}, start_epoch=envelope.start_epoch,
         end_epoch=envelope.end_epoch, tool=tool, intended=intended, sent=responses + no_response,
-        unanswered=unanswered, loadhost=envelope.usage(), latency_spectrum_ms=spectrum, notes=notes)
+        unanswered=unanswered, loadhost=envelope.usage(), latency_spectrum_ms=spectrum, notes=notes,
+        ramp_s=float(WRK2_CALIBRATION_S))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -142,12 +143,13 @@ def test_the_verdicts_latency_includes_the_generators_lag_and_says_what_it_was_w
     assert result.latency_by_second[-1] == [9, 10, pytest.approx(605, rel=0.01)]
 
 
-def oha_rows_step(rows: list[tuple], rate: float, duration: int, connections: int, cut: int = 0):
+def oha_rows_step(rows: list[tuple], rate: float, duration: int, connections: int, cut: int = 0, ramp_s: float = 0.0):
     summary = {"summary": {}, "errorDistribution": {"aborted due to deadline": cut} if cut else {},
                "statusCodeDistribution": {"200": len(rows)}}
     envelope = Envelope(start_epoch=0.0, end_epoch=float(duration), cpu_start=0.0, cpu_end=1.0, cpus=2.0,
                         exit_status=0)
-    return parse_results(summary, rows, plan(rate, duration, connections), envelope, Tool("oha", "oha", ["oha"]))
+    step_plan = replace(plan(rate, duration, connections), ramp_s=ramp_s)
+    return parse_results(summary, rows, step_plan, envelope, Tool("oha", "oha", ["oha"]))
 
 
 def test_latency_runs_from_when_each_request_was_due_not_from_when_it_was_sent():
@@ -158,6 +160,20 @@ def test_latency_runs_from_when_each_request_was_due_not_from_when_it_was_sent()
     assert result.mean_service_ms == pytest.approx(10, rel=0.01)
     assert result.send_lag_ms_p99 == pytest.approx(1000, rel=0.01) and result.behind_schedule == 0
     assert result.p99_without_generator_lag_ms == result.latency_ms["p99"]  # a busy server is not the generator
+
+
+def test_the_ramp_is_recorded_apart_and_the_steady_part_cut_into_windows():
+    # 100 requests at 10/s: the first 2 s (the ramp) answered in 900 ms, then 5 ms, but 400 ms in the third
+    # window (due 6-8 s): the verdict's p99 is the steady part's; the windows show the transient.
+    def latency(k):
+        return 0.9 if k < 20 else 0.4 if 60 <= k < 80 else 0.005
+    rows = [(k / 10, k / 10, k / 10 + latency(k), latency(k), 200) for k in range(100)]
+    result = oha_rows_step(rows, rate=10, duration=10, connections=10, ramp_s=2.0)
+    assert result.ramp_s == 2.0 and result.ramp_p99_ms == pytest.approx(900, rel=0.01)
+    assert result.latency_ms["p99"] == pytest.approx(400, rel=0.01) and result.latency_ms["p50"] < 10
+    assert result.window_p99_ms == [pytest.approx(5, rel=0.01), pytest.approx(5, rel=0.01),
+                                    pytest.approx(400, rel=0.01), pytest.approx(5, rel=0.01)]
+    assert result.responses == 100 and len(result.latency_by_second) == 10  # every request still counted
 
 
 def test_unanswered_requests_enter_the_tail_so_the_p99_is_never_better_than_the_truth():

@@ -15,6 +15,7 @@ class Verdict:
     passed: bool
     valid: bool = True
     invalid_reason: str | None = None
+    unsteady: bool = False
 
 
 class Server:
@@ -210,3 +211,44 @@ def test_a_transient_set_aside_does_not_widen_the_interval():
         return Verdict(passed=rate <= 1000 and not (rate == 400 and phase == "search"))
     outcome = find_capacity(server, start_rate=100, growth=2, precision_pct=5, max_steps=40)
     assert outcome.interval == (outcome.capacity, outcome.lowest_failure)
+
+
+class Knee(Server):
+    """Meets the SLO up to 600/s; within 5 % either side of it a stall decides each step (its windows disagree)
+    and the step passes or fails as a seeded coin falls."""
+
+    def __call__(self, rate: float, phase: str) -> Verdict:
+        self.rates.append(rate)
+        if abs(rate / 600 - 1) <= 0.05:
+            return Verdict(passed=self.rng.random() < 0.5, unsteady=True)
+        return Verdict(passed=rate <= 600)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_an_unsteady_step_at_the_knee_is_measured_again_and_the_majority_decides(seed):
+    server = Knee(600.0, seed=seed)
+    outcome = find_capacity(server, start_rate=100, growth=2, precision_pct=2, max_steps=60)
+    repeats = [rate for rate, phase, _ in outcome.tried if phase == "repeat"]
+    assert repeats and all(abs(rate / 600 - 1) <= 0.05 for rate in repeats)
+    groups: list[list[tuple]] = []  # a step and the repeats that followed it
+    for entry in outcome.tried:
+        if entry[1] == "repeat":
+            assert entry[0] == groups[-1][0][0]
+            groups[-1].append(entry)
+        else:
+            groups.append([entry])
+    voted = [g for g in groups if len(g) > 1]
+    assert voted and all(len(g) in (2, 3) for g in voted)
+    # Each vote stops at two alike: the majority, and the warning says which way it went.
+    for group in voted:
+        votes = [ok for _, _, ok in group]
+        assert max(votes.count(True), votes.count(False)) == 2
+        assert sum(f"at {group[0][0]:g}/s a step's windows disagreed" in w for w in outcome.warnings) >= 1
+    assert outcome.status == "found" and 600 * 0.93 <= outcome.capacity <= 600 * 1.05
+
+
+def test_before_any_failure_an_unsteady_pass_is_not_measured_again():
+    def server(rate, phase):
+        return Verdict(passed=rate <= 500, unsteady=rate == 200)
+    outcome = find_capacity(server, start_rate=100, growth=2, precision_pct=5, max_steps=40)
+    assert [r for r, p, _ in outcome.tried][:2] == [100, 200] and "repeat" not in [p for _, p, _ in outcome.tried]

@@ -71,3 +71,11 @@ def test_a_failure_only_the_generators_lag_explains_is_invalid_and_others_stand(
     # A pass with the lag in its latency passed all the more without it.
     passed = judge("r", 3, "search", "cluster", 1, "u", "session", result(behind_schedule=300), SLO)
     assert passed.valid and passed.passed
+
+
+def test_a_step_whose_windows_disagree_on_the_p99_is_unsteady():
+    def judged(windows):
+        return judge("r", 1, "search", "node1", 1, "u", "session", result(window_p99_ms=windows), SLO)
+    assert judged([120.0, 640.0, 90.0, 100.0]).unsteady  # one stall decided the step
+    assert not judged([120.0, 140.0, 90.0, 100.0]).unsteady and not judged([700.0, 900.0, 800.0, 1200.0]).unsteady
+    assert not judged([]).unsteady  # wrk2: no windows, no say
