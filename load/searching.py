@@ -12,7 +12,7 @@ from hosts.topology import NODES
 from load.progress import say
 from load.scenario import target_url, user_ids
 from load.search import find_capacity
-from load.warmup import run_warm_rate, warm_up
+from load.warmup import expected_rps, run_warm_rate, warm_up
 from rundata.records import StepRecord
 from rundata.summary import capacity_of
 
@@ -62,7 +62,8 @@ class Searching:
     def search(self, target: str, label: str | None = None, repeats: int | None = None,
                estimate: float | None = None) -> None:
         """REPEATS capacity searches of the target (or `repeats`), recorded under `label` (default: the target),
-        starting near `estimate` (default: for the cluster, the sum of its nodes' capacities). Skipped, and
+        starting near `estimate` (default: for the cluster, the sum of its nodes' capacities; else the label's
+        capacity in the last complete run of the workload in the history). Skipped, and
         said, when a node of the target is down (the run goes on: what it measured stays true)."""
         s = self.settings
         label = label or target
@@ -84,7 +85,7 @@ class Searching:
         # The routing check's requests end well before the warm-up starts: the request counts of each step
         # (metrics/) run from a sample before it to one after it, and must hold only its traffic.
         time.sleep(self.SETTLE_AFTER_PASS_S)
-        estimate = estimate or self._estimate(target)
+        estimate = estimate or self._estimate(target) or expected_rps(s, label)
         # The warm-up runs at half the rate the search starts at (a quarter of an estimate), until the target is
         # steady (load/warmup.py): a cold 0.3-CPU node3 failed the cluster's first step at 600/s with 48 % of
         # its requests slower than 5 s after 20 s at 25/s.

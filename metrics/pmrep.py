@@ -77,8 +77,10 @@ def script(windows: list[Window], hosts: list[str]) -> str:
 def _pmrep(pcp: str, out_dir: str, host: str, start: int, end: int, out: str, metric_set: str,
            raw: bool = False) -> str:
     # raw: every sample as the logger recorded it (-u, no interpolation), stamped to the microsecond.
+    # --ignore-unknown: a metric the host's archive lacks (cgroup v1's throttling on a cgroup v2 host or a VM,
+    # archives from before it was logged) is left out of the CSV instead of losing the host's whole CSV.
     sampling = f"-u -f '{RAW_TIME_FORMAT}'" if raw else "-t 1s"
-    return (f"pmrep -c {PMREP_CONF} -Z UTC -a {pcp}/{host} -S '@{_utc(start)}' "
+    return (f"pmrep --ignore-unknown -c {PMREP_CONF} -Z UTC -a {pcp}/{host} -S '@{_utc(start)}' "
             f"-T '@{_utc(end)}' {sampling} -o csv -F {out} :{metric_set} 2>>{out_dir}/pmrep.log"
             f" || echo '{out}: pmrep failed' >>{out_dir}/pmrep.log")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IT_ENV as ENV, ROOT, compose, run
+from conftest import IT_ENV as ENV, ROOT, assert_capacity_from_the_steps, compose, run
 from hosts import runlock
 from hosts.topology import NODES
 
@@ -71,16 +71,7 @@ def test_quick_bench_cluster_with_auto_weights(tmp_path):
         assert_step_complete(step)
         assert step["unanswered"] is not None and step["behind_schedule"] is not None  # oha accounts for both
     for target in TARGETS:
-        capacity = summary["targets"][target]["capacity_rps"]
-        assert capacity and capacity > 0, (target, summary["targets"][target])
-        # The capacity is the offered rate of a passing step of that target, and no step of it below that
-        # rate failed after its search began (the search never reports a rate above a failure), except a
-        # first failure that passed when rechecked (set aside as a transient).
-        passed = [s["offered_rps"] for s in steps if s["label"] == target and s["passed"] and s["phase"] != "warmup"]
-        rechecked = {s["offered_rps"] for s in steps if s["label"] == target and s["phase"] == "recheck" and s["passed"]}
-        failed = [s["offered_rps"] for s in steps if s["label"] == target and not s["passed"]
-                  and s["phase"] not in ("warmup", "evidence") and s["offered_rps"] not in rechecked]
-        assert capacity in passed and (not failed or capacity < min(failed))
+        assert_capacity_from_the_steps(steps, target, summary["targets"][target]["capacity_rps"])
     node_sum = sum(summary["targets"][n]["capacity_rps"] for n in NODES)
     assert summary["sum_nodes_rps"] == pytest.approx(node_sum)
     # WEIGHTS=auto: the cluster under each balancing, with its E; weights follow the node capacities; the
@@ -89,16 +80,16 @@ def test_quick_bench_cluster_with_auto_weights(tmp_path):
     assert list(balancing) == list(CHOICES)
     for choice in CHOICES:
         b = balancing[choice]
-        assert b["efficiency"] == pytest.approx(b["capacity_rps"] / node_sum, abs=1e-3)
         assert b["capacity_rps"] == summary["targets"][f"cluster {choice}"]["capacity_rps"]
-        assert f"balancing {choice}" in done.stdout
+        assert f"balancing {choice}" in done.stdout and f"E {b['efficiency']:.3f}" in done.stdout
     assert balancing["equal"]["weights"] == balancing["leastconn"]["weights"] == {n: 1 for n in NODES}
     assert (balancing["equal"]["balance"], balancing["leastconn"]["balance"]) == ("roundrobin", "leastconn")
     fastest = max(NODES, key=lambda n: summary["targets"][n]["capacity_rps"])
     assert balancing["weighted"]["weights"][fastest] == 100
     assert summary["cluster_rps"] == balancing["weighted"]["capacity_rps"]
-    assert summary["efficiency"] == pytest.approx(summary["cluster_rps"] / node_sum, abs=1e-3)
-    assert "E = X_cluster / ΣX_i = " in done.stdout and "X_cluster / X_node1 = " in done.stdout
+    assert f"E = X_cluster / ΣX_i = {summary['efficiency']:.3f}" in done.stdout
+    # Scale-out is there to be shown: three nodes under capacity weights carry more than the fastest alone.
+    assert summary["cluster_rps"] > summary["targets"][fastest]["capacity_rps"], summary["targets"]
     # The balancer is back to the profile's: roundrobin (re-created after leastconn), weights 5:4:3.
     rows = [line.split() for line in node_states().splitlines()[2:] if line.strip()]
     assert {row[3]: row[7] for row in rows} == {"node1": "5", "node2": "4", "node3": "3"}  # srv_uweight
@@ -171,7 +162,8 @@ def test_quick_bench_variants_records_capacities_gc_and_locks(tmp_path):
     steps = steps_of(run_dir)
     for variant in ("v1", "v3"):
         v = summary["variants"][variant]
-        assert v["node1_rps"] > 0 and v["cluster_rps"] > 0, v
+        assert_capacity_from_the_steps(steps, f"node1 {variant}", v["node1_rps"])
+        assert_capacity_from_the_steps(steps, f"cluster {variant}", v["cluster_rps"])
         # Every step of the variant asked for it.
         assert all(f"variant={variant}&" in s["url"] for s in steps if s["label"].endswith(variant)), variant
         figures = summary["targets"][f"node1 {variant}"]["metrics_at_capacity"]["node1"]
@@ -229,7 +221,11 @@ def test_quick_tune_resumes_after_an_interruption(tmp_path):
     assert tune_json["status"] == "complete"
     rows = {r["label"]: r for r in tune_json["rows"]}
     assert set(rows) == {"MAXTHREADS=4", "MAXTHREADS=200"} and rows["MAXTHREADS=200"]["baseline"]
-    assert all(r["capacity_rps"] > 0 for r in rows.values()), rows
+    for label, row in rows.items():
+        point = next(p for p in (root / "points").iterdir() if (p / "summary.json").exists()
+                     and json.loads((p / "summary.json").read_text())["targets"]["node1"]["capacity_rps"]
+                     == row["capacity_rps"])
+        assert_capacity_from_the_steps(steps_of(point), "node1", row["capacity_rps"])
     # Each point ran with its setting: node1's thread pool capped at 4 threads in the first.
     first = json.loads(next((root / "points").glob("01-*/summary.json")).read_text())
     assert first["targets"]["node1"]["metrics_at_capacity"]["node1"]["max_threads"] == 4
@@ -301,7 +297,7 @@ def test_quick_bench_single_with_wrk2(tmp_path):
     run_dir = only_run(tmp_path)
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "complete" and summary["driver"]["name"] == "wrk2"
-    assert summary["targets"]["node1"]["capacity_rps"] > 0
+    assert_capacity_from_the_steps(steps_of(run_dir), "node1", summary["targets"]["node1"]["capacity_rps"])
     for step in steps_of(run_dir):
         assert_step_complete(step)
         assert step["duration_s"] >= 20  # past wrk2's calibration

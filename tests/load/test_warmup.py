@@ -27,12 +27,18 @@ class FakeBench:
 
 
 def test_windows_until_two_in_a_row_agree():
-    # A cold JVM: 9.0 ms per request, then 4.1 as the JIT compiles, then 2.0 and 1.9 (within 10 %): steady.
-    bench = FakeBench([9.0, 4.1, 2.0, 1.9, 1.9])
+    # A cold JVM: 19 ms per request, then 9.0 and 4.1 as the JIT compiles, then 3.0 and 2.6 (within 1 ms): steady.
+    bench = FakeBench([19.0, 9.0, 4.1, 3.0, 2.6, 2.6])
     outcome = warmup.warm_up(bench, "node1", 25.0)
-    assert outcome == {"label": "node1", "target": "node1", "rate_rps": 25.0, "window_s": 5, "windows": 4,
-                       "service_ms": [9.0, 4.1, 2.0, 1.9], "steady": True}
-    assert bench.measured == [("node1", 25.0, "warmup", 5)] * 4 and bench.warmups == [outcome]
+    assert outcome == {"label": "node1", "target": "node1", "rate_rps": 25.0, "window_s": 5, "windows": 5,
+                       "service_ms": [19.0, 9.0, 4.1, 3.0, 2.6], "steady": True}
+    assert bench.measured == [("node1", 25.0, "warmup", 5)] * 5 and bench.warmups == [outcome]
+
+
+def test_agreement_is_relative_or_within_a_millisecond():
+    assert warmup.agree(20.0, 16.5) and not warmup.agree(20.0, 15.0)  # 17.5 % and 25 %
+    assert warmup.agree(2.3, 3.2) and not warmup.agree(2.0, 3.1)  # 0.9 ms and 1.1 ms apart
+    assert not warmup.agree(None, 2.0)
 
 
 def test_a_target_that_never_settles_stops_at_the_bound_and_says_so():
@@ -50,8 +56,9 @@ def test_the_runs_warm_rate_is_half_the_last_cluster_capacity_of_the_workload(tm
     monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
     settings = SimpleNamespace(start_rate=50.0, variant="v1", level=13)
     assert warmup.run_warm_rate(settings) == 150.0  # no history: START_RATE per node
-    for line in ({"status": "complete", "workload": "v1 level 13", "cluster_rps": 900.0},
-                 {"status": "complete", "workload": "v3 level 13", "cluster_rps": 3000.0},
-                 {"status": "partial", "workload": "v1 level 13", "cluster_rps": 10.0}):
+    for line in ({"status": "complete", "workload": "v1 level 13", "capacities": {"cluster": 900.0, "node1": 300.0}},
+                 {"status": "complete", "workload": "v3 level 13", "capacities": {"cluster": 3000.0}},
+                 {"status": "partial", "workload": "v1 level 13", "capacities": {"cluster": 10.0}}):
         jsonl.append(tmp_path / "history.jsonl", line)
     assert warmup.run_warm_rate(settings) == 450.0
+    assert warmup.expected_rps(settings, "node1") == 300.0 and warmup.expected_rps(settings, "node2") is None
