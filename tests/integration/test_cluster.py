@@ -122,6 +122,22 @@ def test_health_and_every_variant_answer_200():
         assert answer["variant"] == variant and answer["level"] == 13 and answer["length"] == 282_624
 
 
+def test_the_smallest_node_survives_many_level_16_requests_at_once():
+    # 24 level-16 v1-nosync calls hold about 5 x 4.5 MB each at their peak, more than node3's 192 MB heap
+    # (the `small` profile): the node's memory budget admits what fits and answers the rest 503 with
+    # Retry-After (the JVM exited on OutOfMemoryError before it had one). Then it answers as before.
+    script = ('for i in $(seq 24); do curl -sS -o /dev/null -D - -w "status %{http_code}\\n" '
+              '"http://node3:8080/grind?variant=v1-nosync&level=16" > /tmp/l16-$i.txt & done; wait; '
+              'cat /tmp/l16-*.txt; rm -f /tmp/l16-*.txt')
+    out = from_load(script)
+    statuses = collections.Counter(line.split()[1] for line in out.splitlines() if line.startswith("status "))
+    assert sum(statuses.values()) == 24 and set(statuses) <= {"200", "503"}, statuses
+    assert out.count("Retry-After: 1") == statuses["503"], out
+    assert statuses["200"] >= 1
+    answer = json.loads(from_load('curl -fsS "http://node3:8080/grind?variant=v1-nosync&level=16"'))
+    assert answer["node"] == "node3" and answer["level"] == 16
+
+
 def test_only_the_stats_port_is_published_and_only_on_loopback():
     published = {}
     for service, container in containers().items():

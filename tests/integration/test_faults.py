@@ -5,6 +5,7 @@ gives; the tests check that they were measured and said, and the goals that hold
 balancer (no failure accepted after detection)."""
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -33,6 +34,12 @@ def bench(kind: str, results: Path, **env: str) -> tuple[subprocess.CompletedPro
     return done, run_dir, json.loads((run_dir / "summary.json").read_text())
 
 
+def non_200_log_lines(run_dir: Path) -> list[str]:
+    """HAProxy's request log lines of the run whose status is not 200 (hosts/haproxy_log.py's format)."""
+    with gzip.open(run_dir / "raw" / "lb-requests.log.gz", "rt") as log:
+        return [line.strip() for line in log if "capbench-req" in line and " 200 " not in line][:20]
+
+
 def lb_requests_logging() -> str:
     return compose("exec", "-T", "lb", "sh", "-c", "echo $LB_LOG_REQUESTS", env=ENV).stdout.strip()
 
@@ -46,13 +53,13 @@ def test_failover_kill_is_detected_and_the_node_comes_back(tmp_path):
     assert 0 < result["detection_s"] < 10, result
     assert result["time_to_up_s"] is not None and result["time_to_traffic_s"] is not None, result
     # HAProxy sends nothing to node1 once it holds it down, and retries a failed connect elsewhere: no request
-    # accepted after detection failed at the balancer or for want of a node (5xx, an abnormal session end).
-    # A few answers of 400 from Tomcat itself, seconds after node1 came back (2 on node1, 1 on node3, in one
-    # CI run of ~10 kill runs), are counted and reported, not explained yet: allowed here. (The generator's
-    # read errors of every kill run are something else: requests in flight on node1 when it died, which
-    # HAProxy closes unanswered and unlogged; load/kinds/failover.py counts them.)
-    assert all(kind.startswith("HTTP 400,") or kind.startswith("HTTP 400 (")
-               for kind in result["failed_after_detection_by_kind"]), result
+    # accepted after detection fails. (The generator's read errors of every kill run are something else:
+    # requests in flight on node1 when it died, which HAProxy closes unanswered and unlogged;
+    # load/kinds/failover.py counts them.) A few HTTP 400s logged after detection in one CI run long ago were
+    # never seen again: 11 kill runs (107 000 requests) with the wire between HAProxy and the nodes captured
+    # showed none. Should one come back, the assertion shows HAProxy's log lines to explain it by.
+    assert result["failed_after_detection_by_kind"] == {}, (result["failed_after_detection_by_kind"],
+                                                           non_200_log_lines(run_dir))
     assert result["requests"] > 0.8 * 150 * 60
     assert [e["state"] for e in summary["lb_events"] if e["node"] == "node1"][:2] == ["DOWN", "UP"]
     assert "failover: kill node1: detected in" in done.stdout
