@@ -27,7 +27,7 @@ def test_defaults_load():
 
 def test_quick_uses_the_quick_durations():
     s = settings(QUICK="1")
-    assert (s.step_s, s.warmup_s, s.precision_pct) == (5, 5, 15)
+    assert (s.step_s, s.warmup_s, s.precision_pct) == (5, 5, 7)
 
 
 def test_make_line_overrides():
