@@ -71,10 +71,18 @@ def _peak(metric, keep=lambda i: True, factor: float = 1.0):
     return lambda w: scaled(peak(w.rows(metric, keep)), factor)
 
 
+def _growth(values: list[float | None]) -> float | None:
+    """How much a cumulative value grew from the window's first sample to its last."""
+    present = [v for v in values if v is not None]
+    return present[-1] - present[0] if len(present) >= 2 else None
+
+
 def _throttled_pct(w: Window) -> float | None:
-    """Of the CPU quota's periods, the share in which the node used its quota up and every thread waited for the
-    next period: with a small quota the JVM's own threads (JIT, GC) can spend it while requests wait."""
-    periods, throttled = mean(w.rows("cgroup.cpusched.periods")), mean(w.rows("cgroup.cpusched.throttled"))
+    """Of the CPU quota's periods in the window, the share in which the node used its quota up and every thread
+    waited for the next period: with a small quota the JVM's own threads (JIT, GC) can spend it while requests
+    wait. PCP gives both counts as instant values (the cgroup's totals so far), so pmrep does not turn them
+    into rates: the window's share is the growth of one over the growth of the other."""
+    periods, throttled = _growth(w.rows("cgroup.cpusched.periods")), _growth(w.rows("cgroup.cpusched.throttled"))
     return 100.0 * throttled / periods if periods and throttled is not None else None
 
 

@@ -1,0 +1,26 @@
+"""Figures of the catalogue that the golden export cannot show (its archives predate them)."""
+from __future__ import annotations
+
+import pytest
+
+from metrics.catalogue import NODE, Window
+
+
+def figure(name: str, series) -> float | None:
+    return next(f for f in NODE if f.name == name).of(Window(series, cpu_quota=0.4))
+
+
+def test_throttling_is_the_windows_growth_of_pcps_cumulative_counts():
+    # PCP gives cgroup v1's nr_periods and nr_throttled as instant values: the totals since the node started
+    # (here 1000 periods, 50 throttled, before the window). Over the window 40 periods went by, 10 throttled.
+    series = {("cgroup.cpusched.periods", "/"): [1000.0, 1010.0, 1020.0, 1030.0, 1040.0],
+              ("cgroup.cpusched.throttled", "/"): [50.0, 52.0, 55.0, 58.0, 60.0],
+              ("cgroup.cpusched.throttled_time", "/"): [2e6, 4e6, 6e6, 8e6, 10e6]}  # a counter: ns per second
+    assert figure("throttled_pct", series) == 25.0
+    assert figure("throttled_ms_per_s", series) == pytest.approx(6.0)
+
+
+def test_without_the_metrics_or_a_second_sample_there_is_no_figure():
+    assert figure("throttled_pct", {}) is None
+    assert figure("throttled_pct", {("cgroup.cpusched.periods", "/"): [1000.0],
+                                    ("cgroup.cpusched.throttled", "/"): [50.0]}) is None
