@@ -233,4 +233,5 @@ def profile_rows(run: dict) -> list[dict]:
 
 def thresholds() -> dict:
     return {"cpu": hints.CPU_SATURATED_PCT, "lock_busy": hints.LOCK_BUSY_THREADS, "lock_cpu": hints.LOCK_CPU_PCT,
-            "gc": hints.GC_BOUND_PCT, "late": hints.GENERATOR_LATE_PCT, "machine": hints.GENERATOR_MACHINE_CPU_PCT}
+            "gc": hints.GC_BOUND_PCT, "late": hints.GENERATOR_LATE_PCT, "machine": hints.GENERATOR_MACHINE_CPU_PCT,
+            "throttled": hints.THROTTLED_PCT}

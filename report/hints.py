@@ -13,8 +13,10 @@ named, so a reader can see why a hint fired or did not:
   generator-bound the generator sent more than GENERATOR_LATE_PCT of the intended requests behind its own
                   schedule, or the load machine's CPU was nearly all busy: the step measured the generator as
                   well as the server. (Sends that waited for a busy connection are the server's doing: they are
-                  in the corrected latency, not a generator problem.) The step verdict uses the same figures
-                  (rundata/records.py), so a hint and a verdict never disagree on where the generator's line is.
+                  in the corrected latency, not a generator problem.) The threshold is the verdict's
+                  (rundata/records.py); the verdict goes further and calls the step invalid only when that lag
+                  decided it (the p99 broke with the lag and held without it, load/step.py), so this hint says
+                  what the lag was and both p99s.
 No hint is itself a finding: when none fires, the report says so, and shows what broke the SLO one step up."""
 from __future__ import annotations
 
@@ -82,8 +84,12 @@ def hints_for(host_metrics: dict | None, record: dict | None = None) -> list[Hin
     machine = load.get("machine_cpu_busy_pct")
     if (late_pct is not None and late_pct > GENERATOR_LATE_PCT) or (machine is not None
                                                                     and machine >= GENERATOR_MACHINE_CPU_PCT):
+        without = record.get("p99_without_generator_lag_ms")
+        lag_note = (f"; p99 {record.get('latency_ms', {}).get('p99')} ms with that lag, {without} ms without"
+                    if without is not None else "")
         found.append(Hint("generator", "load", f"load: generator-bound? {late_pct} % of the requests went out behind "
-                                               f"the generator's own schedule, the machine's CPU was {machine} % busy",
+                                               f"the generator's own schedule, the machine's CPU was {machine} % busy"
+                                               f"{lag_note}",
                           {"behind_schedule_pct": late_pct, "machine_cpu_busy_pct": machine,
                            "generator_cpu_cores": load.get("generator_cpu_cores")}))
     return found

@@ -57,7 +57,7 @@ class Cluster(Kind):
     def summarize(self, bench, summary: dict) -> None:
         targets = summary["targets"]
         node_caps = [targets.get(n, {}).get("capacity_rps") for n in NODES]
-        node_sum = sum(node_caps) if all(node_caps) else None
+        node_sum = round(sum(node_caps), 1) if all(node_caps) else None
         node1 = node_caps[0]
         cluster = targets.get("cluster", {}).get("capacity_rps")
 
