@@ -12,7 +12,7 @@ from hosts.topology import NODES
 from load.progress import say
 from load.scenario import target_url, user_ids
 from load.search import find_capacity
-from load.warmup import expected_rps, run_warm_rate, warm_up
+from load.warmup import MAX_WINDOWS, expected_rps, run_warm_rate, warm_up
 from rundata.records import StepRecord
 from rundata.summary import capacity_of
 
@@ -95,7 +95,7 @@ class Searching:
         # its requests slower than 5 s after 20 s at 25/s.
         warm_rate = max(s.start_rate, estimate / s.growth) if estimate else s.start_rate
         if s.warmup_s > 0:
-            warm_up(self, target, round(warm_rate / 2, 1))
+            warm_up(self, target, round(warm_rate / 2, 1), max_windows=1 if s.quick else MAX_WINDOWS)
         done = self.searches.setdefault(label, [])
         for repeat in range(len(done) + 1, len(done) + 1 + (repeats or s.repeats)):
             previous = [x["capacity_rps"] for x in done if x["capacity_rps"]]

@@ -4,7 +4,8 @@ the heap sized for the allocation rate), at most MAX_WINDOWS. A cold JVM on a sm
 compiling: a search started before that measures the compiler (the same node measured 137.5/s on a fresh
 cluster and 175/s minutes later). Before a run's first search every node is warmed together, so the order in
 which the nodes are then searched alone does not decide which looks faster. Each warm-up is recorded
-(summary.json's `warmups`): its rate, windows, the figure of each and whether it became steady. The rates come
+(summary.json's `warmups`): its rate, windows, the figure of each and whether it became steady. A QUICK run
+(a smoke run) warms each target with one window after that, not judged. The rates come
 from the last complete run of the same workload in the history where there is one: a warm-up near the
 expected capacity sizes the heap and the pools for it, where a few requests a second only compile the code."""
 from __future__ import annotations
@@ -41,19 +42,20 @@ def expected_rps(settings, label: str) -> float | None:
     return found[-1] if found else None
 
 
-def warm_up(bench, target: str, rate: float) -> dict:
-    """Warm-up windows on `target` (already in rotation) at `rate` until steady; the outcome is recorded."""
+def warm_up(bench, target: str, rate: float, max_windows: int = MAX_WINDOWS) -> dict:
+    """Warm-up windows on `target` (already in rotation) at `rate` until steady, at most `max_windows` (one:
+    a single window, not judged); the outcome is recorded."""
     duration = max(bench.settings.warmup_s, bench.driver.min_step_s)
     figures: list[float | None] = []
     steady = False
-    while len(figures) < MAX_WINDOWS and not steady:
+    while len(figures) < max_windows and not steady:
         record = bench.measure(target, 0, rate, "warmup", duration_s=duration)
         figures.append(steady_figure(record))
         steady = len(figures) >= 2 and agree(figures[-2], figures[-1])
     outcome = {"label": bench.label, "target": target, "rate_rps": rate, "window_s": duration,
-               "windows": len(figures), "service_ms": figures, "steady": steady}
+               "windows": len(figures), "service_ms": figures, "steady": steady if max_windows > 1 else None}
     bench.warmups.append(outcome)
-    if not steady:
+    if not steady and max_windows > 1:
         say(f"warning: {target} was not steady after {len(figures)} warm-up windows of {duration} s at {rate:g}/s "
             f"(mean ms per request {', '.join(str(f) for f in figures)}); the search starts anyway")
     return outcome

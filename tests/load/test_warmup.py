@@ -62,3 +62,9 @@ def test_the_runs_warm_rate_is_half_the_last_cluster_capacity_of_the_workload(tm
         jsonl.append(tmp_path / "history.jsonl", line)
     assert warmup.run_warm_rate(settings) == 450.0
     assert warmup.expected_rps(settings, "node1") == 300.0 and warmup.expected_rps(settings, "node2") is None
+
+
+def test_a_single_window_is_not_judged():
+    bench = FakeBench([9.0])
+    outcome = warmup.warm_up(bench, "node1", 25.0, max_windows=1)
+    assert outcome["windows"] == 1 and outcome["steady"] is None and len(bench.measured) == 1
