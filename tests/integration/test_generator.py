@@ -10,9 +10,16 @@ import sys
 
 import pytest
 
-from conftest import IT_ENV as ENV, PROJECT, run
+from conftest import IT_ENV as ENV, PROJECT, it_up, run
 
 pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
+
+
+@pytest.fixture(autouse=True)
+def cluster_up() -> None:
+    """The benches here start from load.bench, which refuses a cluster that is not up (make would bring it
+    up): an earlier test may have left a node down or the cluster at other settings."""
+    it_up()
 LOAD_CONTAINER = f"{PROJECT}-load-1"
 NO_WRK2 = pytest.mark.skipif(not os.environ.get("WRK2"), reason="no wrk2 binary: set WRK2=/path/to/wrk2 to run "
                              "the wrk2 case (DEVELOPERS.md says how to build one by hand)")
