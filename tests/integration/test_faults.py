@@ -108,8 +108,11 @@ def test_a_node_killed_during_a_bench_is_recorded_and_the_run_completes(tmp_path
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
+            # Kill it inside node1's own search, after the cluster's warm-up steps.
             runs = [p for p in tmp_path.iterdir() if (p / "steps.jsonl").exists()]
-            if runs and len((runs[0] / "steps.jsonl").read_text().splitlines()) >= 3:
+            written = (runs[0] / "steps.jsonl").read_text() if runs else ""
+            steps = [json.loads(line) for line in written.splitlines(keepends=True) if line.endswith("\n")]
+            if sum(s["target"] == "node1" and s["phase"] != "warmup" for s in steps) >= 2:
                 break
             time.sleep(0.5)
         compose("kill", "--signal", "SIGKILL", "node1", env=ENV)
