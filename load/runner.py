@@ -29,7 +29,7 @@ from load.summary import summarize
 from metrics.monitor import Monitor
 from rundata import jsonl
 from rundata.layout import RunPaths, git_sha
-from rundata.records import StepRecord
+from rundata.records import SEARCH_PHASES, StepRecord
 from rundata.run import RUN_SCHEMA
 
 RAW_FILES = ("oha.json", "wrk2.json", "stdout", "stderr", "envelope")  # kept per step (not oha's request database)
@@ -43,7 +43,7 @@ class Bench(Searching, Balancing, Monitoring):
     # node1 the first two seconds' p99 was 450 ms against 5-50 ms for most of the rest, and decided the step's
     # p99 (345 ms). wrk2 leaves out its first 10 s the same way (its calibration).
     RAMP_S = 2.0
-    RAMPED_PHASES = ("warmup", "search", "recheck", "confirm", "repeat", "selfcheck")
+    RAMPED_PHASES = ("warmup", *SEARCH_PHASES, "selfcheck")
     SETTLE_AFTER_PASS_S = 1
     SETTLE_AFTER_FAIL_S = 5
     DRAIN_MAX_S = 120

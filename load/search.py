@@ -30,6 +30,9 @@ RATE_STEP = 0.1  # requests/s: the resolution of the rates tried (one decimal in
 
 
 KNEE_MAJORITY = 2  # of at most 3 measurements of a rate whose step was unsteady, once the search has failed
+# An invalid step says the load host, not the server, failed to hold the rate: on a shared machine that is often
+# a passing moment, so the rate is measured again (phase "retry") before the search gives up on the target.
+INVALID_RETRIES = 2
 
 
 class Verdict(Protocol):
@@ -43,7 +46,8 @@ class Verdict(Protocol):
 class SearchOutcome:
     """found: capacity within the precision (or the rates' resolution); unresolved: the steps ran out before
     the bracket narrowed to the precision (the capacity is the bracket's low end, not a precise figure);
-    lower-bound: no step failed up to the last rate; invalid: the generator fell behind; none-passed: not even
+    lower-bound: no step failed up to the last rate; invalid: the generator fell behind at one rate three times in a
+    row; none-passed: not even
     MIN_RATE met the SLO."""
     status: str
     capacity: float | None
@@ -102,15 +106,20 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
         return passed
 
     def measured(rate: float, phase: str) -> bool:
-        if len(tried) >= max_steps:
-            raise _OutOfSteps
-        verdict = measure(rate, phase)
-        tried.append((rate, phase, verdict.passed))
-        tried_verdicts.append(verdict)
-        if not verdict.valid:
-            invalid_reason.append(f"the step at {rate:g}/s is invalid: {verdict.invalid_reason}")
-            raise _Invalid
-        return verdict.passed
+        for attempt in range(1 + INVALID_RETRIES):
+            if len(tried) >= max_steps:
+                raise _OutOfSteps
+            verdict = measure(rate, phase if attempt == 0 else "retry")
+            tried.append((rate, phase if attempt == 0 else "retry", verdict.passed))
+            tried_verdicts.append(verdict)
+            if verdict.valid:
+                if attempt:
+                    warnings.append(f"the step at {rate:g}/s was invalid ({invalid_reason[-1]}); measured again, "
+                                    f"it was valid and {'passed' if verdict.passed else 'failed'}")
+                return verdict.passed
+            invalid_reason.append(verdict.invalid_reason or "invalid")
+        raise _Invalid(f"the step at {rate:g}/s is invalid {1 + INVALID_RETRIES} times in a row: "
+                       f"{invalid_reason[-1]}")
 
     def vote(rate: float, first: bool) -> bool:
         """Near the knee a step whose windows disagree saw a transient: the rate is measured again, up to three
@@ -166,10 +175,9 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
                 step(low, "confirm")  # a failure here lowers the bracket and the bisection goes on
         low, high = bracket()
         return outcome("found", low, f"passed at {low:g}/s, failed at {high:g}/s")
-    except _Invalid:
+    except _Invalid as invalid:
         low, _ = bracket()
-        return outcome("invalid", None, invalid_reason[0] + (
-            f" (the server passed up to {low:g}/s)" if low else ""))
+        return outcome("invalid", None, str(invalid) + (f" (the server passed up to {low:g}/s)" if low else ""))
     except _OutOfSteps:
         low, high = bracket()
         if low is None:

@@ -11,6 +11,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from report import calibration, efficiency, figures, hints, story, usl
 from rundata import jsonl
+from rundata.records import SEARCH_PHASES
 from rundata.run import node_numbers, node_values, nodes_of
 from metrics.catalogue import SHOWN
 from rundata.summary import of_label, serving_nodes
@@ -121,7 +122,7 @@ def build(run_dir: Path) -> Path:
     run, summary, records = load_run(run_dir)
     fig_dir = run_dir / "figures"
     fig_dir.mkdir(exist_ok=True)
-    measured = [r for r in records if r.get("phase") in ("search", "recheck", "confirm", "warmup")]
+    measured = [r for r in records if r.get("phase") in ("warmup", *SEARCH_PHASES)]
     t0 = min((r["start_epoch"] for r in measured), default=run.get("started_epoch", 0))
     nodes = nodes_of(run)
     quotas = node_numbers(run.get("cluster_settings", {}), "CPUS", nodes)

@@ -15,6 +15,9 @@ ERROR_KINDS = ("connect", "read", "write", "timeout", "status", "slow", "other")
 # The kinds where no response came back (status and slow ones did get a response).
 SOCKET_ERROR_KINDS = ("connect", "read", "write", "timeout", "other")
 PERCENTILES = ("p50", "p90", "p99", "p99.9", "max")
+# The phases of a capacity search's steps (load/search.py): grow, measure a first failure again, bisect,
+# confirm the capacity, vote at an unsteady knee, and measure again a step the load host made invalid.
+SEARCH_PHASES = ("search", "recheck", "confirm", "repeat", "retry")
 # A generator held back by its CPU quota in more than this share of the quota's periods, or (the report's hint)
 # one that sent more than this share of the intended requests behind its own schedule, can move the p99 (the
 # SLO's figure) by its own doing. The verdict (load/step.py) and the report's hint read this one figure.
@@ -145,7 +148,7 @@ class StepRecord:
     """One line of steps.jsonl: where and when a step ran, what it measured, and its verdict."""
     run_id: str
     step: int
-    phase: str  # warmup, search, recheck, confirm, evidence, selfcheck, usl, failover, before, overload, recovery
+    phase: str  # warmup, a SEARCH_PHASES one, evidence, selfcheck, usl, failover, before, overload, recovery
     target: str  # node1..3, cluster, or lb (self-check)
     repeat: int
     url: str
