@@ -24,3 +24,12 @@ def test_without_the_metrics_or_a_second_sample_there_is_no_figure():
     assert figure("throttled_pct", {}) is None
     assert figure("throttled_pct", {("cgroup.cpusched.periods", "/"): [1000.0],
                                     ("cgroup.cpusched.throttled", "/"): [50.0]}) is None
+
+
+def test_cpu_per_request_is_the_jvms_cpu_over_the_requests_it_served():
+    # pmrep gives both counters as rates: 0.45 CPU-seconds per second over 800 requests per second.
+    om = "openmetrics.jvm."
+    series = {(om + "process_cpu_seconds_total", ""): [0.44, 0.46],
+              (om + "tomcat_requests_requestcount_total", "connector:http-nio-8080"): [790.0, 810.0]}
+    assert figure("cpu_ms_per_request", series) == 0.562  # rounded to 3 decimals
+    assert figure("cpu_ms_per_request", {(om + "process_cpu_seconds_total", ""): [0.4]}) is None
