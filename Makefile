@@ -11,21 +11,23 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 BENCH := $(PYTHON) -m load.bench
 # The hosts' access layer (hosts/): standard library only, so it runs before the venv exists.
-HOSTS := python3 -m hosts
+HOSTCTL := python3 -m hosts
 OHA := .capbench/tools/oha/bin/oha
 # The Prometheus JMX exporter java agent the nodes load (JVM and Tomcat metrics for PCP), from Maven Central.
 JMX_AGENT_VERSION := 1.0.1
 JMX_AGENT := .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar
-# Where the cluster runs: compose (containers) or vagrant (VMs, see Vagrantfile). Unset, the one whose hosts
-# are running (vagrant when a machine of the Vagrantfile is), else compose; everything below gets it.
-override BACKEND := $(shell BACKEND='$(BACKEND)' $(HOSTS) backend)
+# Where the cluster runs: compose (containers here), vagrant (VMs, see Vagrantfile) or swarm (a stack on a
+# Docker Swarm of several machines, placed by the hosts file: hosts/swarm_hosts.py). Unset, the one whose hosts
+# are running (a VM of the Vagrantfile, or the stack on the swarm), else compose; everything below gets it.
+override BACKEND := $(shell BACKEND='$(BACKEND)' $(HOSTCTL) backend)
 $(if $(BACKEND),,$(error the backend could not be chosen: see the line above))
 export BACKEND
 # What a bench needs built first: the images, or on VMs the artifacts that `vagrant up` copies to them.
-BUILT := $(shell BACKEND='$(BACKEND)' $(HOSTS) built)
+BUILT := $(shell BACKEND='$(BACKEND)' $(HOSTCTL) built)
 
-.PHONY: help setup artifacts images up down status logs test test-fast test-unit test-python test-load \
-	test-config test-integration node-maint node-ready tune report compare history vagrant-setup vagrant-box
+.PHONY: help setup artifacts images up down status stats logs test test-fast test-unit test-python test-load \
+	test-config test-integration node-maint node-ready tune report compare history vagrant-setup vagrant-box \
+	swarm-lab swarm-lab-down
 
 help: ## list the targets
 	@echo "capbench — a horizontal-scaling capacity testbed for Java servers"
@@ -77,32 +79,41 @@ $(IMAGES_BUILT): $(IMAGE_INPUTS) $(WAR) $(OHA) $(JMX_AGENT)
 	@touch $@
 
 up: ## start the cluster with the current settings and wait until every service is healthy
-	@$(HOSTS) up
+	@$(HOSTCTL) up
 
 down: ## stop the cluster (containers and networks removed; VMs halted); results/ and the images stay
-	@$(HOSTS) down
+	@$(HOSTCTL) down
 
 status: ## one row per host: state, health, CPU quota, memory, heap, GC in use, balancer weight and status
-	@$(HOSTS) status
+	@$(HOSTCTL) status
+
+stats: ## the HAProxy stats page on 127.0.0.1:STATS_PORT (on Swarm and VMs a tunnel, while this runs)
+	@$(HOSTCTL) stats
 
 logs: ## the last 200 log lines of every service (SERVICE=node1 for one; FOLLOW=1 to follow)
-	@$(HOSTS) logs $(SERVICE) $(if $(FOLLOW),--follow)
+	@$(HOSTCTL) logs $(SERVICE) $(if $(FOLLOW),--follow)
+
+swarm-lab: ## a swarm of HOSTS=n Docker engines (default 4) on this machine, and the hosts file that places the roles
+	@python3 -m hosts.swarm_lab up '$(or $(HOSTS),4)'
+
+swarm-lab-down: ## remove the swarm lab: its engines, their volumes, its network and the hosts file it wrote
+	@python3 -m hosts.swarm_lab down
 
 node-maint: ## take NODE (one of the nodes) out of the balancer's rotation through HAProxy's runtime API
-	@$(HOSTS) rotation '$(NODE)' maint
+	@$(HOSTCTL) rotation '$(NODE)' maint
 
 node-ready: ## put NODE back into the balancer's rotation
-	@$(HOSTS) rotation '$(NODE)' ready
+	@$(HOSTCTL) rotation '$(NODE)' ready
 
 # Every setting is checked before anything is built or the cluster touched; then what the hosts run is built (a
 # no-op when it is), the cluster brought up with the requested settings (a no-op when it already is) and the
 # harness runs on the load host. The kinds are load/kinds/ (make help lists them); an unknown one is refused.
 bench-%: $(VENV)/.installed
-	@$(BENCH) --check-only $* && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTS) up && $(BENCH) $*
+	@$(BENCH) --check-only $* && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up && $(BENCH) $*
 
 # The sweep is checked (every point through the cluster's own settings rules) before the cluster is touched.
 tune: $(VENV)/.installed ## capacity per setting: MAXTHREADS=4,16,64,200 [PROTOCOL=nio,nio2 ...] or SWEEP=file.yaml
-	@$(PYTHON) -m load.tune --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTS) up \
+	@$(PYTHON) -m load.tune --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up \
 		&& $(PYTHON) -m load.tune
 
 test: $(VENV)/.installed ## every test: JUnit, config, harness, cluster and QUICK bench integration (after make setup)

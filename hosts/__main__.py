@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from hosts import haproxy
-from hosts.backend import BackendError, ClusterError, backend, detect
+from hosts.backend import BackendError, ClusterError, backend, backend_class, detect
 from hosts.topology import HOSTS, NODES
 
 
@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     verbs.add_parser("up", help="bring the cluster to the current settings, wait until healthy")
     verbs.add_parser("down", help="stop the cluster (results/ and the images or VMs' disks stay)")
     verbs.add_parser("status", help="one row per host")
+    verbs.add_parser("stats", help="the HAProxy stats page on this machine's loopback (a tunnel where needed)")
     verbs.add_parser("unhealthy", help="the hosts that are not running and healthy (exit 1 if any)")
     logs = verbs.add_parser("logs", help="the last 200 log lines of each host, or of one")
     logs.add_argument("host", nargs="?", choices=HOSTS)
@@ -42,12 +43,11 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.verb == "rotation" and args.node not in NODES:
             raise BackendError(f"NODE='{args.node}' is not a node: use one of {' '.join(NODES)}")
+        if args.verb in ("built", "setup"):
+            print(getattr(backend_class(), args.verb) or "")
+            return 0
         chosen = backend()
-        if args.verb == "built":
-            print(chosen.built)
-        elif args.verb == "setup":
-            print(chosen.setup or "")
-        elif args.verb in ("up", "down", "status"):
+        if args.verb in ("up", "down", "status"):
             return {"up": chosen.up, "down": chosen.down, "status": chosen.status}[args.verb]()
         elif args.verb == "logs":
             return chosen.logs(args.host, args.follow)

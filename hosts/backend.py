@@ -1,7 +1,8 @@
 """What every backend offers the harness: run a command on a host, say which hosts are unhealthy, re-create a
 service with settings, do a fault to a node and say when it took effect, run PCP's tools over local archives,
 and bring the cluster up, down and into view. One implementation per backend (hosts/compose.py,
-hosts/vagrant.py), chosen by name through BACKENDS; nothing outside this package asks which backend it is."""
+hosts/vagrant.py, hosts/swarm.py), chosen by name through BACKENDS; nothing outside this package asks which
+backend it is."""
 from __future__ import annotations
 
 import importlib
@@ -12,7 +13,8 @@ from pathlib import Path
 from typing import Protocol
 
 # name → "module:class", imported only when asked for (the Vagrant backend needs no Docker, and back).
-BACKENDS = {"compose": "hosts.compose:Compose", "vagrant": "hosts.vagrant:Vagrant"}
+BACKENDS = {"compose": "hosts.compose:Compose", "vagrant": "hosts.vagrant:Vagrant",
+            "swarm": "hosts.swarm:Swarm"}
 DEFAULT = "compose"
 
 
@@ -75,6 +77,10 @@ class Backend(Protocol):
     def logs(self, host: str | None, follow: bool) -> int:
         ...
 
+    def stats(self) -> int:
+        """The HAProxy stats page on this machine's loopback (make stats): where it is published, or a tunnel
+        to it that serves until interrupted (hosts/stats_tunnel.py)."""
+
 
 def detect() -> str:
     """BACKEND when set; else the first backend (in table order, after the default) whose hosts are running,
@@ -82,7 +88,8 @@ def detect() -> str:
     name = os.environ.get("BACKEND", "").strip()
     if name:
         if name not in BACKENDS:
-            raise BackendError(f"BACKEND='{name}' is not allowed: use {' or '.join(BACKENDS)} (or leave it unset)")
+            allowed = ", ".join(list(BACKENDS)[:-1]) + " or " + list(BACKENDS)[-1]
+            raise BackendError(f"BACKEND='{name}' is not allowed: use {allowed} (or leave it unset)")
         return name
     for candidate in BACKENDS:
         if candidate != DEFAULT and _class(candidate).running():
@@ -95,6 +102,11 @@ def _class(name: str):
     return getattr(importlib.import_module(module), cls)
 
 
+def backend_class() -> type:
+    """The class of the backend the environment's BACKEND names (the Makefile sets it), or of the one detect()
+    finds: what it builds and installs can be asked before its hosts exist."""
+    return _class(detect())
+
+
 def backend() -> Backend:
-    """The backend the environment's BACKEND names (the Makefile sets it), or the one detect() finds."""
-    return _class(detect())()
+    return backend_class()()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from hosts import haproxy, jvm
 from hosts.backend import ClusterError, Done
+from hosts.table import print_table
 from hosts.topology import HOSTS, NODES, ROOT
 
 COMPOSE = str(ROOT / "cluster" / "compose" / "compose.sh")
@@ -135,20 +136,19 @@ class Compose:
         return min((t for t in times if t >= since - 1), default=None)
 
     def pcp_tools(self, script: str, pcp_dir: Path, out_dir: Path) -> None:
-        """In a throw-away container of the controller image, with no network: the archives mounted read-only."""
-        argv = ["docker", "run", "--rm", "-i", "--network", "none", "--user", f"{os.getuid()}:{os.getgid()}",
-                "-e", "HOME=/tmp", "-v", f"{pcp_dir.resolve()}:/work/pcp:ro", "-v", f"{out_dir.resolve()}:/work/out",
-                "--entrypoint", "/usr/bin/tini", CONTROLLER_IMAGE, "--", "bash", "-s", "/work"]
-        try:
-            done = subprocess.run(argv, input=script.encode(), capture_output=True, timeout=600)
-        except (OSError, subprocess.TimeoutExpired) as problem:
-            raise ClusterError(f"PCP's tools could not run: {problem}") from problem
-        if done.returncode != 0:
-            raise ClusterError(f"PCP's tools in {CONTROLLER_IMAGE} exited {done.returncode}: "
-                               f"{done.stderr.decode()[-300:]}")
+        pcp_tools_here(script, pcp_dir, out_dir)
 
     def down(self) -> int:
         return subprocess.run([COMPOSE, "down", "--remove-orphans", "--timeout", "20"], cwd=ROOT).returncode
+
+    def stats(self) -> int:
+        published = _ports(_ps().get("lb", {}))
+        if published == "-":
+            print("capbench: the balancer publishes no stats port (make up starts it)")
+            return 1
+        address = published.split("->")[0]
+        print(f"capbench: the stats page at http://{address}/stats (user and password in .capbench/secrets.env)")
+        return 0
 
     def logs(self, host: str | None, follow: bool) -> int:
         argv = [COMPOSE, "logs", "--tail", "200", *(["--follow"] if follow else []), *([host] if host else [])]
@@ -185,10 +185,24 @@ class Compose:
                     gc, jvm_cpus = info["gc"], str(info["available_processors"])
             table.append([host, entry.get("State", "?"), entry.get("Health") or "-", cpus, mem, heap, gc, jvm_cpus,
                           server.get("weight", "-"), server.get("status", "-"), _ports(entry)])
-        widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-        for row in table:
-            print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        print_table(table)
         return 0
+
+
+
+def pcp_tools_here(script: str, pcp_dir: Path, out_dir: Path) -> None:
+    """PCP's tools in a throw-away container of the controller image on this machine's engine, with no network:
+    the archives mounted read-only (the Swarm backend's harness runs here too)."""
+    argv = ["docker", "run", "--rm", "-i", "--network", "none", "--user", f"{os.getuid()}:{os.getgid()}",
+            "-e", "HOME=/tmp", "-v", f"{pcp_dir.resolve()}:/work/pcp:ro", "-v", f"{out_dir.resolve()}:/work/out",
+            "--entrypoint", "/usr/bin/tini", CONTROLLER_IMAGE, "--", "bash", "-s", "/work"]
+    try:
+        done = subprocess.run(argv, input=script.encode(), capture_output=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as problem:
+        raise ClusterError(f"PCP's tools could not run: {problem}") from problem
+    if done.returncode != 0:
+        raise ClusterError(f"PCP's tools in {CONTROLLER_IMAGE} exited {done.returncode}: "
+                           f"{done.stderr.decode()[-300:]}")
 
 
 def _inspect(container_id: str) -> dict:

@@ -12,6 +12,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from hosts import stats_tunnel
 from hosts.backend import ClusterError, Done
 from hosts.topology import HOSTS, ROOT, role
 
@@ -109,6 +110,11 @@ class Vagrant:
 
     def down(self) -> int:
         return subprocess.run(["vagrant", "halt"], cwd=ROOT).returncode
+
+    def stats(self) -> int:
+        """The lb VM publishes nothing (its networks are isolated): a tunnel over SSH."""
+        stats_tunnel.run([VM, "exec", "lb", ROLE_USERS["lb"]], int(os.environ.get("STATS_PORT") or 8404))
+        return 0
 
     def logs(self, host: str | None, follow: bool) -> int:
         status = 0

@@ -46,14 +46,18 @@ def it_down() -> None:
     compose("down", "--remove-orphans", "--timeout", "10", env=IT_ENV, timeout=180, check=False)
 
 
+# Integration tests that bring up hosts of their own (VMs, a swarm lab) rather than the Compose cluster.
+OWN_HOSTS = ("test_vagrant.py", "test_swarm.py")
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups from the marks
 def pytest_collection_modifyitems(config, items):
     """make test runs two workers (pytest -n 2 --dist loadgroup): on one, every test that runs Docker or Compose
     (marked docker) and then the Compose cluster's, in their order; everything else on the other, the VM under
-    emulation among it, which thus takes no minutes of the cluster's own. Without -n the groups change nothing."""
+    emulation and the swarm lab among it, which thus take no minutes of the cluster's own. Without -n the groups change nothing."""
     for item in items:
         path = Path(str(item.fspath))
-        on_cluster = (path.parent.name == "integration" and path.name != "test_vagrant.py"
+        on_cluster = (path.parent.name == "integration" and path.name not in OWN_HOSTS
                       or item.get_closest_marker("docker") is not None)
         item.add_marker(pytest.mark.xdist_group("cluster" if on_cluster else "elsewhere"))
 

@@ -14,7 +14,8 @@ def hosts(*argv: str, **env: str) -> subprocess.CompletedProcess:
                           text=True, timeout=60, env={"PATH": "/usr/bin:/bin", **env})
 
 
-@pytest.mark.parametrize("backend, built, setup", [("compose", "images", ""), ("vagrant", "artifacts", "vagrant-setup")])
+@pytest.mark.parametrize("backend, built, setup", [("compose", "images", ""), ("vagrant", "artifacts", "vagrant-setup"),
+                                                    ("swarm", "images", "")])
 def test_each_backend_names_what_it_builds_and_what_it_installs(backend, built, setup):
     assert hosts("backend", BACKEND=backend).stdout == f"{backend}\n"
     assert hosts("built", BACKEND=backend).stdout == f"{built}\n"
@@ -24,7 +25,7 @@ def test_each_backend_names_what_it_builds_and_what_it_installs(backend, built, 
 def test_bad_names_are_refused_before_anything_is_asked_of_a_host():
     done = hosts("backend", BACKEND="kubernetes")
     assert done.returncode == 2
-    assert done.stderr == "capbench: BACKEND='kubernetes' is not allowed: use compose or vagrant (or leave it unset)\n"
+    assert done.stderr == "capbench: BACKEND='kubernetes' is not allowed: use compose, vagrant or swarm (or leave it unset)\n"
     done = hosts("rotation", "node7", "maint", BACKEND="compose")
     assert done.returncode == 2
     assert done.stderr == "capbench: NODE='node7' is not a node: use one of node1 node2 node3\n"

@@ -73,7 +73,10 @@ BAD = [
     ("bench cluster", {"CONNECTIONS": "5000"}, "CONNECTIONS='5000' is not allowed: use auto or an integer"),
     ("bench failover", {"FAULT": "reboot"}, "FAULT='reboot' is not allowed: use one of kill, freeze"),
     ("bench cluster", {"WRK2": "/nonexistent/wrk2"}, "WRK2='/nonexistent/wrk2' is not an executable file"),
-    ("make status", {"BACKEND": "kubernetes"}, "BACKEND='kubernetes' is not allowed: use compose or vagrant"),
+    ("make status", {"BACKEND": "kubernetes"}, "BACKEND='kubernetes' is not allowed: use compose, vagrant or swarm"),
+    ("make status", {"BACKEND": "swarm", "SWARM_HOSTS": "/nonexistent/hosts"},
+     "no Swarm hosts file at /nonexistent/hosts: `make swarm-lab` writes one"),
+    ("make swarm-lab", {"HOSTS": "9"}, "HOSTS='9' is not allowed: a whole number of engines from 1 to 8"),
     ("make bench-everything", {}, "'bench-everything' is not a bench: use one of bench-single, bench-cluster"),
     ("bench cluster", {"NODE2_WEIGHT": "0"}, "NODE2_WEIGHT='0' is not allowed: use an integer from 1 to 256"),
 ]

@@ -1,0 +1,70 @@
+"""compose.yaml rendered for `docker stack deploy`: compose.yaml stays the one description of the stack, and this
+turns Compose's resolved form (`docker compose config --format json`, settings applied) into what Swarm takes.
+
+What Swarm ignores or needs, and what is done about it:
+- `cpus`/`mem_limit` → `deploy.resources.limits` (and the memory as a reservation, so placement counts it);
+  `pids_limit` → `deploy.resources.limits.pids`.
+- `build` and `depends_on` conditions are dropped: images reach the machines beforehand (hosts/swarm_images.py)
+  and HAProxy follows nodes by DNS as they come (haproxy.cfg's resolvers).
+- each role placed by a node label (`node.labels.capbench.<role> == true`) that `make up` sets from the hosts file;
+- `endpoint_mode: dnsrr`: between engines an overlay carries traffic by task address, not through a service's
+  virtual IP (design.md §4), and HAProxy and the pmloggers reach hosts by name anyway;
+- the bench network becomes an internal, attachable overlay with the same subnet (pmcd admits only it);
+- no published port: Swarm's ingress publishes on every machine's every address and host mode on every address
+  of one machine, so the stats page is reached through a tunnel on the manager's loopback instead (make stats);
+- `security_opt` (no-new-privileges) has no Swarm equivalent: the images' processes run as unprivileged users
+  with every capability dropped, which Swarm keeps.
+- the nodes are not restarted by Swarm (as with Compose): a killed node stays down until the harness starts it,
+  so a failover measures HAProxy, not Swarm's restart delay."""
+from __future__ import annotations
+
+from hosts.swarm_hosts import SwarmHosts
+from hosts.topology import NODES
+
+STACK_FORMAT = "3.9"
+LABEL_PREFIX = "capbench."
+KEPT = ("image", "hostname", "environment", "healthcheck", "cap_drop", "command", "entrypoint")
+
+
+def placement_label(role: str) -> str:
+    return f"{LABEL_PREFIX}{role}"
+
+
+def render(config: dict, hosts: SwarmHosts, registry: str = "") -> dict:
+    """The stack file for `docker stack deploy`, from `docker compose config --format json`."""
+    services = {}
+    for name, service in config["services"].items():
+        if not any(name in machine.roles for machine in hosts.machines):
+            raise ValueError(f"compose.yaml's service '{name}' has no machine in {hosts.path}")
+        out = {key: service[key] for key in KEPT if service.get(key) not in (None, [], {})}
+        if registry:
+            out["image"] = f"{registry.rstrip('/')}/{service['image']}"
+        out["networks"] = [net for net in service.get("networks") or {} if net in _swarm_networks(config)]
+        limits: dict[str, object] = {}
+        reservations: dict[str, object] = {}
+        if service.get("cpus"):
+            limits["cpus"] = f"{float(service['cpus']):g}"
+        if service.get("mem_limit"):
+            limits["memory"] = reservations["memory"] = str(service["mem_limit"])
+        if service.get("pids_limit"):
+            limits["pids"] = int(service["pids_limit"])
+        out["deploy"] = {
+            "replicas": 1,
+            "endpoint_mode": "dnsrr",
+            "placement": {"constraints": [f"node.labels.{placement_label(name)} == true"]},
+            "resources": {"limits": limits, "reservations": reservations},
+            "restart_policy": {"condition": "none" if name in NODES else "any", "delay": "1s"},
+        }
+        services[name] = out
+    networks = {}
+    for name, network in _swarm_networks(config).items():
+        networks[name] = {"driver": "overlay", "internal": True, "attachable": True}
+        subnets = [c for c in (network.get("ipam") or {}).get("config") or [] if c.get("subnet")]
+        if subnets:
+            networks[name]["ipam"] = {"config": [{"subnet": c["subnet"]} for c in subnets]}
+    return {"version": STACK_FORMAT, "services": services, "networks": networks}
+
+
+def _swarm_networks(config: dict) -> dict:
+    """The internal networks: the bench network. `edge` only publishes the stats port, which Swarm does not."""
+    return {name: net for name, net in (config.get("networks") or {}).items() if net.get("internal")}

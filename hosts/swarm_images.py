@@ -1,0 +1,61 @@
+"""The images reach the swarm's machines without a public registry. By default `docker save | docker load` straight
+into each machine's engine, only the images its roles run and only when its copy differs (the image ID, which a
+save and load keep): nothing to run or secure beyond the engines the harness already reaches, and it works for a
+lab of nested engines as for machines over SSH. With IMAGE_REGISTRY=host:port (a registry the user runs, such as
+Debian's docker-registry 2.8.2 with TLS, or one every engine trusts) the images are pushed there instead and the
+stack names them by it, so each machine pulls what it runs."""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+from hosts.backend import ClusterError
+from hosts.swarm_hosts import SwarmHosts
+
+
+def registry() -> str:
+    return os.environ.get("IMAGE_REGISTRY", "").strip()
+
+
+def _image_id(image: str, engine: str | None = None) -> str:
+    host = ["--host", engine] if engine else []
+    done = subprocess.run(["docker", *host, "image", "inspect", "--format", "{{.Id}}", image], capture_output=True,
+                          text=True, timeout=60)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def distribute(hosts: SwarmHosts, rendered: dict, registry: str = "") -> None:
+    if registry:
+        push(rendered, registry)
+        return
+    for machine in hosts.machines:
+        for image in sorted({rendered["services"][role]["image"] for role in machine.roles}):
+            local = _image_id(image)
+            if not local:
+                raise ClusterError(f"image {image} is not built on this machine: run make images")
+            if _image_id(image, machine.engine) == local:
+                continue
+            started = time.monotonic()
+            print(f"capbench: sending {image} to {machine.name}", flush=True)
+            send(image, machine.engine)
+            print(f"capbench: {image} on {machine.name} in {time.monotonic() - started:.0f} s", flush=True)
+
+
+def send(image: str, engine: str) -> None:
+    save = subprocess.Popen(["docker", "save", image], stdout=subprocess.PIPE)
+    load = subprocess.run(["docker", "--host", engine, "load", "--quiet"], stdin=save.stdout, capture_output=True,
+                          timeout=900)
+    save.stdout.close()
+    if save.wait(timeout=60) != 0 or load.returncode != 0:
+        raise ClusterError(f"sending {image} to {engine} failed: {load.stderr.decode(errors='replace')[-300:]}")
+
+
+def push(rendered: dict, registry: str) -> None:
+    """Tags each image of the stack (already named registry/image by hosts/stack.py) and pushes it."""
+    for named in sorted({service["image"] for service in rendered["services"].values()}):
+        local = named.removeprefix(f"{registry.rstrip('/')}/")
+        for argv in (["docker", "tag", local, named], ["docker", "push", "--quiet", named]):
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+            if done.returncode != 0:
+                raise ClusterError(f"{' '.join(argv[:2])} {named}: {done.stderr.strip()[-300:]}")

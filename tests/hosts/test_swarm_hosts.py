@@ -1,0 +1,55 @@
+"""The Swarm backend's hosts file: every role on exactly one machine, engines the docker CLI can reach, and every
+mistake named with its line and what is allowed, before anything is asked of a machine."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hosts.swarm_hosts import HostsFileError, parse
+from hosts.swarm_lab import roles_for
+from hosts.topology import HOSTS, NODES
+
+SOURCE = Path("hosts")
+
+
+def test_a_file_with_every_role_places_each_and_names_the_manager():
+    hosts = parse("# machine engine roles\n"
+                  "m1 unix:///var/run/docker.sock controller lb load   # the manager\n"
+                  "\n"
+                  "m2 ssh://capbench@10.0.0.2 node1 node2\n"
+                  "m3 tcp://10.0.0.3:2376 node3\n", SOURCE)
+    assert hosts.manager.name == "m1"
+    assert [hosts.machine_of(node).name for node in NODES] == ["m2", "m2", "m3"]
+    assert hosts.machine_of("lb").engine == "unix:///var/run/docker.sock"
+    assert hosts.machine_named("m3").roles == ("node3",)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("m1 unix:///s controller lb load node1 node2\n", "hosts: no machine plays node3 (every role on exactly one"),
+    ("m1 unix:///s controller lb load node1 node2 node3\nm2 unix:///t node1\n",
+     "hosts:2: role 'node1' is already on machine 'm1'"),
+    ("m1 unix:///s controller lb load node1 node2 node3 node4\n",
+     "hosts:1: role 'node4' is not a host of this bench: use node1, node2, node3, lb, load, controller"),
+    ("m1 http://x controller lb load node1 node2 node3\n",
+     "hosts:1: engine 'http://x' must start with unix://, ssh://, tcp://"),
+    ("m1 unix:///s\n", "hosts:1: 'm1 unix:///s' needs a machine, an engine and at least one role"),
+    ("m1 unix:///s controller lb load\nm1 unix:///t node1 node2 node3\n", "hosts:2: machine 'm1' is listed twice"),
+    ("m/1 unix:///s controller lb load node1 node2 node3\n", "hosts:1: machine 'm/1' is not a hostname"),
+])
+def test_mistakes_are_named_with_their_line(text, message):
+    with pytest.raises(HostsFileError) as refused:
+        parse(text, SOURCE)
+    assert message in str(refused.value)
+
+
+@pytest.mark.parametrize("engines", range(1, 9))
+def test_the_lab_places_every_role_once_and_each_node_on_its_own_engine_while_there_are_engines(engines):
+    plan = roles_for(engines)
+    assert len(plan) == engines
+    assert sorted(role for roles in plan for role in roles) == sorted(HOSTS)
+    assert "controller" in plan[0]
+    node_engines = [next(i for i, roles in enumerate(plan) if node in roles) for node in NODES]
+    assert len(set(node_engines)) == min(len(NODES), max(engines - 1, 1))
+    if engines > 1:
+        assert 0 not in node_engines  # the nodes never share the manager's engine when there is another

@@ -1,0 +1,131 @@
+"""The Swarm backend for real, on a lab of four Docker engines in containers on this machine (make swarm-lab),
+with a lab, a stack name, a bench network and a hosts file of its own (capbench-it-lab, capbench-it-swarm,
+10.89.4.0/24), so a user's lab or stack is untouched: up with each node on its own engine and the profile's
+limits, one QUICK bench-cluster, a failover kill timed by node1's own engine, the isolation of the overlay, no
+secret where it should not be, and nothing left behind by down and the lab's teardown, pass or fail."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, assert_capacity_from_the_steps, run
+from hosts.topology import HOSTS, MONITORED, NODES
+
+LAB = "capbench-it-lab"
+STACK = "capbench-it-swarm"
+ENGINES = 4
+
+
+def make(target: str, env: dict[str, str], timeout: float = 1800, check: bool = True, **settings: str):
+    return run(["make", "--no-print-directory", target, *(f"{k}={v}" for k, v in settings.items())], env=env,
+               timeout=timeout, check=check)
+
+
+def engine(env: dict[str, str], index: int) -> str:
+    return f"unix://{ROOT}/.capbench/swarm/{LAB}/lab{index}/docker.sock"
+
+
+def docker_on(env: dict[str, str], index: int, *args: str, check: bool = True) -> str:
+    return run(["docker", "--host", engine(env, index), *args], check=check).stdout
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    hosts_file = tmp_path_factory.mktemp("swarm") / "hosts"
+    env = {"LAB_NAME": LAB, "SWARM_HOSTS": str(hosts_file), "COMPOSE_PROJECT_NAME": STACK, "BACKEND": "swarm",
+           "BENCH_NET_PREFIX": "10.89.4", "STATS_PORT": "0", "QUICK_PRECISION_PCT": "15"}
+    run(["python3", "-m", "hosts.swarm_lab", "down"], env=env, check=False)  # what a killed session left
+    try:
+        run(["python3", "-m", "hosts.swarm_lab", "up", str(ENGINES)], env=env, timeout=900)
+        yield env
+    finally:
+        make("down", env, timeout=300, check=False)
+        left_in_swarm = docker_on(env, 1, "service", "ls", "--quiet", check=False) + \
+            docker_on(env, 1, "network", "ls", "--quiet", "--filter", f"name={STACK}_", check=False)
+        run(["python3", "-m", "hosts.swarm_lab", "down"], env=env, check=False)
+        left_here = run(["docker", "ps", "--all", "--quiet", "--filter", f"label=capbench.lab={LAB}"]).stdout + \
+            run(["docker", "volume", "ls", "--quiet", "--filter", f"name=^{LAB}-"]).stdout + \
+            run(["docker", "network", "ls", "--quiet", "--filter", f"name=^{LAB}$"]).stdout
+        assert not left_in_swarm.strip(), f"make down left services or networks: {left_in_swarm}"
+        assert not left_here.strip(), f"the lab's teardown left containers, volumes or networks: {left_here}"
+        assert not hosts_file.exists()
+
+
+@pytest.fixture(scope="module")
+def stack_up(lab):
+    make("up", lab, timeout=1200)
+    return lab
+
+
+def test_each_node_runs_on_its_own_engine_with_the_profiles_limits(stack_up):
+    placed = {}
+    for index in range(1, ENGINES + 1):
+        names = docker_on(stack_up, index, "ps", "--format", '{{.Label "com.docker.swarm.service.name"}}').split()
+        for name in names:
+            placed[name.removeprefix(f"{STACK}_")] = index
+    assert sorted(placed) == sorted(HOSTS), placed
+    assert len({placed[node] for node in NODES}) == len(NODES) and placed["controller"] == 1
+    quota = docker_on(stack_up, placed["node3"], "inspect", "--format", "{{.HostConfig.NanoCpus}}",
+                      docker_on(stack_up, placed["node3"], "ps", "--quiet", "--filter",
+                                f"label=com.docker.swarm.service.name={STACK}_node3").strip())
+    assert int(quota) == 300_000_000  # the small profile's NODE3_CPUS=0.3
+    status = make("status", stack_up).stdout
+    for node in NODES:
+        assert f"lab{placed[node]}" in next(line for line in status.splitlines() if line.startswith(node)), status
+
+
+def test_the_nodes_are_reachable_only_on_the_overlay_and_nothing_is_published(stack_up):
+    # A container on the manager's engine but outside the overlay cannot resolve or reach a node.
+    outside = docker_on(stack_up, 1, "run", "--rm", "--entrypoint", "sh", "capbench-load:latest", "-c",
+                        "curl -sS --max-time 3 http://node1:8080/health || echo unreachable", check=False)
+    assert "unreachable" in outside, outside
+    for index in range(1, ENGINES + 1):
+        published = docker_on(stack_up, index, "ps", "--format", "{{.Ports}}")
+        assert "->" not in published, f"lab{index} publishes {published}"
+
+
+def test_quick_bench_cluster_on_the_swarm_records_capacities_archives_and_the_backend(stack_up, tmp_path):
+    env = {**stack_up, "RESULTS_DIR": str(tmp_path)}
+    done = make("bench-cluster", env, QUICK="1")
+    run_dir = next(p for p in tmp_path.iterdir() if (p / "summary.json").exists())
+    summary = json.loads((run_dir / "summary.json").read_text())
+    steps = [json.loads(line) for line in (run_dir / "steps.jsonl").read_text().splitlines()]
+    assert summary["status"] == "complete"
+    for target in (*NODES, "cluster"):
+        capacity = summary["targets"][target]["capacity_rps"]
+        assert capacity, (target, summary["targets"][target])
+        assert_capacity_from_the_steps(steps, target, capacity)
+    assert sorted(p.name for p in (run_dir / "pcp").iterdir() if p.is_dir()) == sorted(MONITORED)
+    assert json.loads((run_dir / "run.json").read_text())["backend"] == "swarm"
+    history = [json.loads(line) for line in (tmp_path / "history.jsonl").read_text().splitlines()]
+    assert history[-1]["backend"] == "swarm"
+    assert (run_dir / "report.html").exists()
+    # No stats credential in the results, nor in the output.
+    secrets = dict(line.split("=", 1) for line in (ROOT / ".capbench" / "secrets.env").read_text().split()
+                   if "=" in line)
+    for value in secrets.values():
+        assert not any(value in p.read_text(errors="ignore") for p in run_dir.rglob("*") if p.is_file()
+                       and p.suffix in (".json", ".jsonl", ".html", ".txt")), "a stats credential in the results"
+        assert value not in done.stdout
+
+
+def test_failover_kill_on_the_nodes_own_engine(stack_up, tmp_path):
+    env = {**stack_up, "RESULTS_DIR": str(tmp_path)}
+    make("bench-failover", env, QUICK="1", FAULT="kill", FAULT_NODE="node1", FAILOVER_RATE="150", MONITOR="off")
+    run_dir = next(p for p in tmp_path.iterdir() if (p / "summary.json").exists())
+    result = json.loads((run_dir / "summary.json").read_text())["failover"]
+    assert "Docker engine" in result["fault_time"]["source"] and "lab" in result["fault_time"]["source"], result
+    assert 0 < result["detection_s"] <= 2, result
+    assert result["failed_after_detection_by_kind"] == {}, result
+    assert result["time_to_up_s"] is not None, result
+    assert make("status", stack_up).stdout.count("(healthy)") == len(HOSTS)
+
+
+def test_no_join_token_in_the_hosts_file_or_a_command_line(stack_up):
+    token = docker_on(stack_up, 1, "swarm", "join-token", "--quiet", "worker").strip()
+    assert token not in Path(stack_up["SWARM_HOSTS"]).read_text()
+    processes = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert token not in processes
