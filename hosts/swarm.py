@@ -19,8 +19,14 @@ from hosts.topology import HOSTS, NODES, ROOT
 
 COMPOSE = str(ROOT / "cluster" / "compose" / "compose.sh")
 SERVICE_LABEL = "com.docker.swarm.service.name"
-# A task that has ended for good: with restart condition none, Swarm starts no new one (hosts/stack.py).
-ENDED = ("Failed", "Shutdown", "Complete", "Rejected", "Orphaned", "Remove")
+# A task on its way to running, or running: a node with none has ended for good (with restart condition none,
+# hosts/stack.py, Swarm starts no new one).
+LIVE = ("New", "Pending", "Assigned", "Accepted", "Preparing", "Ready", "Starting", "Running")
+
+
+# Each task's running container, by (engine, service): the harness makes hundreds of calls to the load host and
+# the balancer in a bench, and a backend object is made for each. A task replaced since is looked up again.
+_containers: dict[tuple[str, str], str] = {}
 
 
 def stack_name() -> str:
@@ -46,7 +52,6 @@ class Swarm:
     def __init__(self) -> None:
         self.hosts = swarm_hosts.load()
         self.stack = stack_name()
-        self._containers: dict[str, str] = {}
 
     @staticmethod
     def running() -> bool:
@@ -66,15 +71,16 @@ class Swarm:
 
     def _container(self, host: str, fresh: bool = False) -> str | None:
         """The running container of the host's task, on its machine's engine."""
-        if fresh or host not in self._containers:
-            done = docker(self._engine(host), "ps", "--quiet", "--filter",
-                          f"label={SERVICE_LABEL}={self._service(host)}", timeout=30, check=False)
+        key = (self._engine(host), self._service(host))
+        if fresh or key not in _containers:
+            done = docker(key[0], "ps", "--quiet", "--filter", f"label={SERVICE_LABEL}={key[1]}", timeout=30,
+                          check=False)
             found = done.stdout.decode().split()
             if len(found) != 1:
-                self._containers.pop(host, None)
+                _containers.pop(key, None)
                 return None
-            self._containers[host] = found[0]
-        return self._containers[host]
+            _containers[key] = found[0]
+        return _containers[key]
 
     def exec(self, host: str, argv: list[str], stdin: bytes | None = None, timeout: float = 120,
              check: bool = True, user: str | None = None) -> subprocess.CompletedProcess:
@@ -183,9 +189,8 @@ class Swarm:
         """A node Swarm will not restart (killed by a fault, or failed) gets a new task."""
         for host in hosts:
             states = docker(self.hosts.manager.engine, "service", "ps", "--format", "{{.CurrentState}}",
-                            "--filter", "desired-state=running", self._service(host), check=False).stdout.decode()
-            current = states.splitlines()[0] if states.strip() else ""
-            if not current or current.startswith(ENDED):
+                            self._service(host), check=False).stdout.decode().splitlines()
+            if states and not any(state.startswith(LIVE) for state in states):
                 docker(self.hosts.manager.engine, "service", "update", "--force", "--detach", self._service(host))
 
     def _wait_healthy(self, hosts, timeout: float) -> None:
@@ -263,8 +268,8 @@ class Swarm:
         network = f"{self.stack}_bench"
         while time.monotonic() < deadline:
             left = [m.name for m in self.hosts.machines
-                    if docker(m.engine, "network", "ls", "--quiet", "--filter", f"name=^{network}$",
-                              check=False).stdout.strip()]
+                    if network in docker(m.engine, "network", "ls", "--format", "{{.Name}}",
+                                         check=False).stdout.decode().split()]
             if not left:
                 break
             time.sleep(1)

@@ -99,8 +99,9 @@ def start_engine(lab: str, index: int) -> Path:
     if run("docker", "ps", "--quiet", "--filter", f"name=^{name}$", check=False):
         return sockets / "docker.sock"
     run("docker", "rm", "--force", name, check=False)
+    run("docker", "volume", "create", "--label", f"capbench.lab={lab}", name)  # the engine's images and state
     run("docker", "run", "--detach", "--name", name, "--hostname", host, "--network", lab, *ENGINE_RIGHTS,
-        "--label", f"capbench.lab={lab}", "-v", f"{lab}-{index}:/var/lib/docker", "-v", f"{sockets}:/engine",
+        "--label", f"capbench.lab={lab}", "-v", f"{name}:/var/lib/docker", "-v", f"{sockets}:/engine",
         ENGINE_IMAGE)
     return sockets / "docker.sock"
 
@@ -138,7 +139,7 @@ def join(sock: Path, manager_sock: Path, manager_address: str, own_address: str)
 def up(count: int) -> None:
     lab = lab_name()
     build_image()
-    if not run("docker", "network", "ls", "--quiet", "--filter", f"name=^{lab}$", check=False):
+    if lab not in run("docker", "network", "ls", "--format", "{{.Name}}").split():
         run("docker", "network", "create", "--internal", "--subnet", LAB_SUBNET, "--label", f"capbench.lab={lab}", lab)
     sockets = [start_engine(lab, i) for i in range(1, count + 1)]
     for sock in sockets:
@@ -165,9 +166,11 @@ def down() -> None:
     for name in run("docker", "ps", "--all", "--quiet", "--filter", f"label=capbench.lab={lab}",
                     check=False).split():
         run("docker", "rm", "--force", "--volumes", name, check=False)
-    for volume in run("docker", "volume", "ls", "--quiet", "--filter", f"name=^{lab}-", check=False).split():
+    for volume in run("docker", "volume", "ls", "--quiet", "--filter", f"label=capbench.lab={lab}",
+                      check=False).split():
         run("docker", "volume", "rm", "--force", volume, check=False)
-    run("docker", "network", "rm", lab, check=False)
+    if lab in run("docker", "network", "ls", "--format", "{{.Name}}", check=False).split():
+        run("docker", "network", "rm", lab)
     shutil.rmtree(socket_dir(lab), ignore_errors=True)
     target = hosts_file()
     if target.is_file() and target.read_text().startswith(MARK):

@@ -8,7 +8,7 @@ import pytest
 
 from hosts.swarm_hosts import HostsFileError, parse
 from hosts.swarm_lab import roles_for
-from hosts.topology import HOSTS, NODES
+from hosts.topology import HOSTS, NODES, ROOT
 
 SOURCE = Path("hosts")
 
@@ -53,3 +53,10 @@ def test_the_lab_places_every_role_once_and_each_node_on_its_own_engine_while_th
     assert len(set(node_engines)) == min(len(NODES), max(engines - 1, 1))
     if engines > 1:
         assert 0 not in node_engines  # the nodes never share the manager's engine when there is another
+
+
+def test_the_example_for_real_machines_is_a_valid_hosts_file():
+    example = ROOT / "cluster" / "swarm-hosts.example"
+    hosts = parse(example.read_text(), example)
+    assert hosts.manager.name == "manager" and {m.name for m in hosts.machines if set(m.roles) & set(NODES)} == \
+        {"worker1", "worker2", "worker3"}

@@ -43,12 +43,13 @@ def lab(tmp_path_factory):
         yield env
     finally:
         make("down", env, timeout=300, check=False)
-        left_in_swarm = docker_on(env, 1, "service", "ls", "--quiet", check=False) + \
-            docker_on(env, 1, "network", "ls", "--quiet", "--filter", f"name={STACK}_", check=False)
+        left_in_swarm = docker_on(env, 1, "service", "ls", "--quiet", check=False) + " ".join(
+            n for n in docker_on(env, 1, "network", "ls", "--format", "{{.Name}}", check=False).split()
+            if n.startswith(f"{STACK}_"))
         run(["python3", "-m", "hosts.swarm_lab", "down"], env=env, check=False)
         left_here = run(["docker", "ps", "--all", "--quiet", "--filter", f"label=capbench.lab={LAB}"]).stdout + \
-            run(["docker", "volume", "ls", "--quiet", "--filter", f"name=^{LAB}-"]).stdout + \
-            run(["docker", "network", "ls", "--quiet", "--filter", f"name=^{LAB}$"]).stdout
+            run(["docker", "volume", "ls", "--quiet", "--filter", f"label=capbench.lab={LAB}"]).stdout + \
+            " ".join(n for n in run(["docker", "network", "ls", "--format", "{{.Name}}"]).stdout.split() if n == LAB)
         assert not left_in_swarm.strip(), f"make down left services or networks: {left_in_swarm}"
         assert not left_here.strip(), f"the lab's teardown left containers, volumes or networks: {left_here}"
         assert not hosts_file.exists()
