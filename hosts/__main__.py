@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
             print(getattr(backend_class(), args.verb) or "")
             return 0
         chosen = backend()
-        if args.verb in ("up", "down", "status"):
-            return {"up": chosen.up, "down": chosen.down, "status": chosen.status}[args.verb]()
+        if args.verb in ("up", "down", "status", "stats"):
+            return getattr(chosen, args.verb)()
         elif args.verb == "logs":
             return chosen.logs(args.host, args.follow)
         elif args.verb == "unhealthy":

@@ -29,6 +29,7 @@ ENGINE_DOCKERFILE = ROOT / "cluster" / "images" / "engine.Dockerfile"
 MAX_ENGINES = 8
 LAB_SUBNET = "10.88.0.0/24"  # apart from the bench networks (10.89.x) and Docker's default pools (172.17+)
 MARK = "# written by make swarm-lab"
+CGROUP_PARENT = "/capbench-lab"  # engine.Dockerfile's --cgroup-parent
 # What an engine in a container needs, and no more: --privileged is refused on our machines (design.md §4).
 ENGINE_RIGHTS = ["--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE", "--security-opt", "seccomp=unconfined",
                  "--security-opt", "apparmor=unconfined", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "--tmpfs", "/run"]
@@ -172,6 +173,13 @@ def down() -> None:
     if lab in run("docker", "network", "ls", "--format", "{{.Name}}", check=False).split():
         run("docker", "network", "rm", lab)
     shutil.rmtree(socket_dir(lab), ignore_errors=True)
+    if not run("docker", "ps", "--all", "--quiet", "--filter", "label=capbench.lab", check=False):
+        # The engines' cgroup parent (engine.Dockerfile), shared by every lab: gone with the last one.
+        for parent in Path("/sys/fs/cgroup").glob(f"*/{CGROUP_PARENT.strip('/')}"):
+            try:
+                parent.rmdir()
+            except OSError:
+                pass
     target = hosts_file()
     if target.is_file() and target.read_text().startswith(MARK):
         target.unlink()
