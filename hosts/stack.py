@@ -15,13 +15,19 @@ What Swarm ignores or needs, and what is done about it:
 - `security_opt` (no-new-privileges) has no Swarm equivalent: the images' processes run as unprivileged users
   with every capability dropped, which Swarm keeps.
 - the nodes are not restarted by Swarm (as with Compose): a killed node stays down until the harness starts it,
-  so a failover measures HAProxy, not Swarm's restart delay."""
+  so a failover measures HAProxy, not Swarm's restart delay; nor is any task replaced for a failing health
+  check (HEALTH_RETRIES)."""
 from __future__ import annotations
 
 from hosts.swarm_hosts import SwarmHosts
 from hosts.topology import NODES
 
 STACK_FORMAT = "3.9"
+# Swarm replaces a task whose health check fails (Compose only reports it): re-creating the balancer made the
+# load host's and the controller's checks (which reach it) fail and Swarm restarted both mid-bench, and an
+# overloaded node would be killed the same way. The checks stay (make up waits until each passes once), with
+# more retries than any run lasts (3 s apart: about a month).
+HEALTH_RETRIES = 1_000_000
 LABEL_PREFIX = "capbench."
 KEPT = ("image", "hostname", "environment", "healthcheck", "cap_drop", "command", "entrypoint")
 
@@ -37,6 +43,8 @@ def render(config: dict, hosts: SwarmHosts, registry: str = "") -> dict:
         if not any(name in machine.roles for machine in hosts.machines):
             raise ValueError(f"compose.yaml's service '{name}' has no machine in {hosts.path}")
         out = {key: service[key] for key in KEPT if service.get(key) not in (None, [], {})}
+        if "healthcheck" in out:
+            out["healthcheck"] = {**out["healthcheck"], "retries": HEALTH_RETRIES}
         if registry:
             out["image"] = f"{registry.rstrip('/')}/{service['image']}"
         out["networks"] = [net for net in service.get("networks") or {} if net in _swarm_networks(config)]

@@ -21,6 +21,8 @@ COMPOSE = str(ROOT / "cluster" / "compose" / "compose.sh")
 SERVICE_LABEL = "com.docker.swarm.service.name"
 # A task on its way to running, or running: a node with none has ended for good (with restart condition none,
 # hosts/stack.py, Swarm starts no new one).
+# A service's UpdateStatus.State while a change is rolling out.
+ROLLING = ("updating", "rollback_started", "paused", "rollback_paused")
 LIVE = ("New", "Pending", "Assigned", "Accepted", "Preparing", "Ready", "Starting", "Running")
 
 
@@ -136,6 +138,7 @@ class Swarm:
             rendered = self._rendered(os.environ)
             swarm_images.distribute(self.hosts, rendered, swarm_images.registry())
             self._deploy(rendered)
+            self._wait_updated(float(os.environ.get("UP_TIMEOUT", "300")))
             self._restart_ended(NODES)
             self._wait_healthy(HOSTS, float(os.environ.get("UP_TIMEOUT", "300")))
         except ClusterError as problem:
@@ -185,6 +188,20 @@ class Swarm:
         docker(self.hosts.manager.engine, "stack", "deploy", "--prune", "--resolve-image", "never",
                "--compose-file", "-", self.stack, stdin=document, timeout=180)
 
+    def _wait_updated(self, timeout: float) -> None:
+        """Until no service of the stack is still rolling out a change: right after a deploy the old tasks are
+        still healthy, and waiting on health alone returned before the new ones existed."""
+        services = [self._service(h) for h in HOSTS]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            states = docker(self.hosts.manager.engine, "service", "inspect", "--format",
+                            "{{if .UpdateStatus}}{{.UpdateStatus.State}}{{end}}", *services,
+                            check=False).stdout.decode().split()
+            if not any(state in ROLLING for state in states):
+                return
+            time.sleep(1)
+        raise ClusterError(f"the stack's services still rolling out after {timeout:.0f} s")
+
     def _restart_ended(self, hosts) -> None:
         """A node Swarm will not restart (killed by a fault, or failed) gets a new task."""
         for host in hosts:
@@ -213,6 +230,7 @@ class Swarm:
     def recreate(self, host: str, settings: dict[str, str]) -> None:
         old = self._container(host, fresh=True)
         self._deploy(self._rendered({**os.environ, **settings}))
+        self._wait_updated(240)
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             if self._container(host, fresh=True) not in (None, old) and host not in self.unhealthy():

@@ -45,6 +45,9 @@ def test_each_role_is_pinned_reached_by_task_address_and_limited_as_the_profile_
         assert deploy["resources"]["limits"]["memory"] == str(config[host]["mem_limit"])
         assert not {"build", "depends_on", "ports", "cpus", "mem_limit", "security_opt"} & set(service)
         assert service["cap_drop"] == ["ALL"] and service["networks"] == ["bench"]
+        # Swarm kills a task whose check fails: a bench must not lose its load host while the balancer restarts.
+        assert service["healthcheck"]["retries"] >= 100_000 and service["healthcheck"]["test"] == \
+            config[host]["healthcheck"]["test"]
     for node in NODES:
         assert float(document["services"][node]["deploy"]["resources"]["limits"]["cpus"]) == config[node]["cpus"]
         # A killed node stays down until the harness starts it, as on Compose.
