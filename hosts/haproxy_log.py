@@ -21,8 +21,10 @@ REQUESTS_RING = "requests"
 _REQUEST = re.compile(r"capbench-req (?P<accept>\d+\.\d{3}) (?P<th>-?\d+) (?P<ti>-?\d+) (?P<server>\S+) "
                       r"(?P<status>-?\d+) (?P<term>\S{4}) (?P<tw>-?\d+) (?P<tc>-?\d+) (?P<tr>-?\d+) (?P<ta>-?\d+) "
                       r"(?P<retries>\+?\d+)")
-_STATE = re.compile(r"Server (?P<backend>[\w-]+)/(?P<server>[\w-]+) (?P<what>is DOWN,|is UP,|is UP/READY|"
-                    r"is going DOWN for maintenance|was DOWN and now enters maintenance|.*leaving .*maintenance)")
+# A server found again by DNS (a Swarm task replaced) is named twice: "Server nodes/node1 ('node1') is UP/READY".
+_STATE = re.compile(r"Server (?P<backend>[\w-]+)/(?P<server>[\w-]+) (?:\('[^']*'\) )?"
+                    r"(?P<what>is DOWN,|is UP,|is UP/READY|is going DOWN for maintenance|"
+                    r"was DOWN and now enters maintenance|.*leaving .*maintenance)")
 _STATES = {"is DOWN,": "DOWN", "is UP,": "UP", "is UP/READY": "READY", "is going DOWN for maintenance": "MAINT",
            "was DOWN and now enters maintenance": "MAINT"}
 

@@ -88,7 +88,8 @@ def analyze(requests: list[haproxy_log.Request], changes: list[haproxy_log.State
         return round(t - start, 3) if t is not None else None
 
     down = next((c.at for c in changes if c.server == node and c.state == "DOWN" and c.at >= fault_at), None)
-    up = next((c.at for c in changes if c.server == node and c.state == "UP" and recovered_at is not None
+    # Back by its checks (UP), or, where its name vanished with it (a Swarm task), by DNS (UP/READY).
+    up = next((c.at for c in changes if c.server == node and c.state in ("UP", "READY") and recovered_at is not None
                and c.at >= recovered_at), None)
     in_flight = [r for r in requests if r.server == node and r.received <= fault_at < r.end]
     failed = [r for r in requests if r.failed]

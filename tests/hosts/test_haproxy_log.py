@@ -29,6 +29,23 @@ def test_state_changes_are_read_with_their_times():
     assert changes[1].at - changes[0].at == pytest.approx(8.918809)
 
 
+# Our lb on the swarm lab when node1's task was killed and a new one started: the name vanished from DNS with
+# the task (maintenance), then resolved again at a new address.
+SWARM_EVENTS = """\
+2026-11-24T07:35:10.218968+00:00 Server nodes/node1 is DOWN, reason: Layer4 timeout, check duration: 301ms. 2 active and 0 backup servers left. 62 sessions active, 0 requeued, 0 remaining in queue.
+2026-11-24T07:35:39.532364+00:00 Server nodes/node1 was DOWN and now enters maintenance (unspecified DNS error).
+2026-11-24T07:35:59.547846+00:00 nodes/node1 changed its IP from (none) to 10.89.4.13 by bench_dns/127.0.0.11.
+2026-11-24T07:35:59.547863+00:00 Server nodes/node1 ('node1') is UP/READY (resolves again).
+2026-11-24T07:35:59.547870+00:00 Server nodes/node1 administratively READY thanks to valid DNS answer.
+"""
+
+
+def test_a_server_found_again_by_dns_is_read_as_ready():
+    changes = haproxy_log.parse_events(SWARM_EVENTS)
+    assert [(c.server, c.state) for c in changes] == [("node1", "DOWN"), ("node1", "MAINT"), ("node1", "READY")]
+    assert changes[2].at - changes[0].at == pytest.approx(49.328895)
+
+
 def test_request_lines_are_read_and_failures_named():
     text = "\n".join([req(1.0, "node1"), req(2.0, "node1", 502, "SH--", 3), req(3.0, "<NOSRV>", 503, "SC--", 0),
                       req(4.0, "node2", 200, "----", 12, "+1"), "2026-11-23T06:40:00+00:00 some other line"])
