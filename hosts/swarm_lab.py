@@ -86,7 +86,7 @@ def roles_for(count: int) -> list[list[str]]:
 
 
 def build_image() -> None:
-    if run("docker", "image", "inspect", ENGINE_IMAGE, check=False):
+    if subprocess.run(["docker", "image", "inspect", ENGINE_IMAGE], capture_output=True).returncode == 0:
         return
     say(f"building {ENGINE_IMAGE} (Debian's docker.io)")
     # An empty context: the Dockerfile copies nothing.
