@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hosts import haproxy, jvm, stack, stats_tunnel, swarm_hosts, swarm_images
 from hosts.backend import ClusterError, Done
-from hosts.compose import pcp_tools_here
+from hosts.compose import GONE, pcp_tools_here
 from hosts.table import print_table
 from hosts.topology import HOSTS, NODES, ROOT
 
@@ -96,7 +96,7 @@ class Swarm:
             done = docker(self._engine(host), "exec", "-i", *as_user, container, *argv, stdin=stdin,
                           timeout=timeout, check=False)
             error = done.stderr.decode(errors="replace")
-            if done.returncode == 0 or not ("No such container" in error or "is not running" in error):
+            if done.returncode == 0 or not any(sign in error for sign in GONE):
                 break
         if check and done.returncode != 0:
             raise ClusterError(f"{host}: {' '.join(argv[:3])} exited {done.returncode}: "
@@ -166,14 +166,22 @@ class Swarm:
         """Each machine carries the label of its roles and no other capbench label."""
         manager = self.hosts.manager.engine
         for machine in self.hosts.machines:
-            labels = docker(manager, "node", "inspect", "--format", '{{range $k, $v := .Spec.Labels}}{{$k}} {{end}}',
-                            machine.name).stdout.decode().split()
-            present = {label for label in labels if label.startswith(stack.LABEL_PREFIX)}
+            present = self._capbench_labels(machine.name)
             wanted = {stack.placement_label(role) for role in machine.roles}
             changes = [a for label in sorted(wanted - present) for a in ("--label-add", f"{label}=true")]
             changes += [a for label in sorted(present - wanted) for a in ("--label-rm", label)]
             if changes:
                 docker(manager, "node", "update", *changes, machine.name)
+
+    def _capbench_labels(self, machine: str) -> set[str]:
+        """The placement labels (hosts/stack.py) the swarm node carries now."""
+        labels = docker(self.hosts.manager.engine, "node", "inspect", "--format",
+                        "{{range $k, $v := .Spec.Labels}}{{$k}} {{end}}", machine, check=False).stdout.decode()
+        return {label for label in labels.split() if label.startswith(stack.LABEL_PREFIX)}
+
+    def _new_task(self, host: str) -> None:
+        """A new task for the host's service: how a node Swarm will not restart comes back."""
+        docker(self.hosts.manager.engine, "service", "update", "--force", "--detach", self._service(host))
 
     def _rendered(self, env) -> dict:
         done = subprocess.run([COMPOSE, "config", "--format", "json"], env=dict(env), capture_output=True,
@@ -208,7 +216,7 @@ class Swarm:
             states = docker(self.hosts.manager.engine, "service", "ps", "--format", "{{.CurrentState}}",
                             self._service(host), check=False).stdout.decode().splitlines()
             if states and not any(state.startswith(LIVE) for state in states):
-                docker(self.hosts.manager.engine, "service", "update", "--force", "--detach", self._service(host))
+                self._new_task(host)
 
     def _wait_healthy(self, hosts, timeout: float) -> None:
         started = time.monotonic()
@@ -244,7 +252,7 @@ class Swarm:
         engine = self._engine(node)
         before = time.time()
         if (fault, action) == ("kill", "recover"):
-            docker(self.hosts.manager.engine, "service", "update", "--force", "--detach", self._service(node))
+            self._new_task(node)
             event, where = "start", f"label={SERVICE_LABEL}={self._service(node)}"
         else:
             container = self._container(node, fresh=True)
@@ -295,9 +303,7 @@ class Swarm:
             print(f"capbench: {network} still on {', '.join(left)} after 90 s", flush=True)
             return 1
         for machine in self.hosts.machines:
-            labels = docker(manager, "node", "inspect", "--format", '{{range $k, $v := .Spec.Labels}}{{$k}} {{end}}',
-                            machine.name, check=False).stdout.decode().split()
-            removals = [a for label in labels if label.startswith(stack.LABEL_PREFIX) for a in ("--label-rm", label)]
+            removals = [a for label in sorted(self._capbench_labels(machine.name)) for a in ("--label-rm", label)]
             if removals:
                 docker(manager, "node", "update", *removals, machine.name, check=False)
         return 0

@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from hosts import swarm_hosts
 from hosts.topology import NODES, ROOT
 
 ENGINE_IMAGE = "capbench-engine:latest"
@@ -41,11 +42,6 @@ def lab_name() -> str:
 
 def socket_dir(lab: str) -> Path:
     return ROOT / ".capbench" / "swarm" / lab
-
-
-def hosts_file() -> Path:
-    from hosts.swarm_hosts import path
-    return path()
 
 
 def say(text: str) -> None:
@@ -154,7 +150,7 @@ def up(count: int) -> None:
     roles = roles_for(count)
     lines = [MARK, "# machine  engine  roles"]
     lines += [f"lab{i}  unix://{sock}  {' '.join(roles[i - 1])}" for i, sock in enumerate(sockets, 1)]
-    target = hosts_file()
+    target = swarm_hosts.path()
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("\n".join(lines) + "\n")
     say(f"{count} engines in a swarm; roles in {target}:")
@@ -180,7 +176,7 @@ def down() -> None:
                 parent.rmdir()
             except OSError:
                 pass
-    target = hosts_file()
+    target = swarm_hosts.path()
     if target.is_file() and target.read_text().startswith(MARK):
         target.unlink()
     say(f"{lab} removed")
