@@ -1,4 +1,4 @@
-# capbench — `make help` lists the targets. Settings for up/test: PROFILE=small|lab and any key of
+# capbench — `make help` lists the targets. Settings for up/test: PROFILE=small|lab|hosts and any key of
 # tomcat-conf/tunables.env or cluster/profiles/*.env, e.g. `make up TOMCAT_MAX_THREADS=16 NODE1_CPUS=0.6`.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c

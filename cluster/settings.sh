@@ -78,6 +78,8 @@ size_mib() {
 # check_cpus NAME: a CPU quota in cores, 0.05 to 64, at most two decimals.
 check_cpus() {
     local name=$1 value=${!1-} hundredths
+    # 0: no quota, the node gets its whole machine (the hosts profile, for nodes on machines of their own).
+    [ "$value" = 0 ] && return 0
     if [[ $value =~ ^([0-9]{1,2})(\.([0-9]{1,2}))?$ ]]; then
         local frac=${BASH_REMATCH[3]:-0}
         [ ${#frac} -eq 1 ] && frac="${frac}0"
@@ -86,7 +88,7 @@ check_cpus() {
             return 0
         fi
     fi
-    settings_error "$name='$value' is not allowed: use a CPU quota in cores from 0.05 to 64, like 0.5"
+    settings_error "$name='$value' is not allowed: use a CPU quota in cores from 0.05 to 64, like 0.5, or 0 for none (the node's whole machine)"
 }
 
 # The connector and thread-pool tunables (tomcat-conf/tunables.env), as Tomcat 10.1 accepts them.

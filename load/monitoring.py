@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
-from hosts.settings import cluster_settings
 from load.progress import say
 from metrics import export
 from rundata import jsonl
+from rundata.run import node_cpus
 
 
 class Monitoring:
@@ -39,7 +39,8 @@ class Monitoring:
         sessions = [(s["started_epoch"], s.get("ended_epoch", time.time())) for s in self.monitor.sessions]
         logged = [r for r in records if any(a <= r["start_epoch"] and r["end_epoch"] <= b for a, b in sessions)]
         try:
-            exported = export.export_run(self.monitor.pcp_dir, self.paths.pcp_export, logged, cluster_settings())
+            exported = export.export_run(self.monitor.pcp_dir, self.paths.pcp_export, logged,
+                                         node_cpus(jsonl.read_json(self.paths.run_json) or {}))
             enriched = {r["step"]: r for r in exported}
         except export.ExportError as problem:
             say(f"warning: the step figures could not be exported: {problem} (the archives are kept)")

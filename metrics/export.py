@@ -1,5 +1,5 @@
 """Per-step figures from a run's PCP archives: pmrep cuts each step's window out of each host's archive
-(metrics/pmrep.py), the catalogue derives the figures (metrics/catalogue.py: a node's CPU % of its quota, heap,
+(metrics/pmrep.py), the catalogue derives the figures (metrics/catalogue.py: a node's CPU % of its quota (or machine), heap,
 allocation, GC, threads, requests; the balancer's per server; the load host's generator CPU and network), and
 each step record gets them as `host_metrics`, with the request cross-check of metrics/counts.py."""
 from __future__ import annotations
@@ -12,7 +12,6 @@ from metrics import pmrep
 from metrics.catalogue import lb_figures, load_figures, node_figures
 from metrics.counts import RawRows, cross_check
 from metrics.series import read_csv, row_epochs
-from rundata.run import node_numbers
 
 
 class ExportError(RuntimeError):
@@ -40,22 +39,21 @@ def figures_for_window(window_dir: Path, window: pmrep.Window, cpu_quotas: dict[
     return figures
 
 
-def export_run(pcp_dir: Path, export_dir: Path, records: list[dict], cluster_settings: dict[str, str]
-               ) -> list[dict]:
-    """The step records with `host_metrics` added (records outside the archives' time get none)."""
+def export_run(pcp_dir: Path, export_dir: Path, records: list[dict], node_cpus: dict[str, float]) -> list[dict]:
+    """The step records with `host_metrics` added (records outside the archives' time get none); node_cpus:
+    the cores each node may use (rundata.run.node_cpus), what its CPU share is counted against."""
     windows = pmrep.windows_for(records)
     try:
         pmrep.run(pcp_dir, export_dir, windows)
     except ClusterError as problem:
         raise ExportError(str(problem)) from problem
-    quotas = node_numbers(cluster_settings, "CPUS", NODES)
     by_label = {w.label: w for w in windows}
     enriched = []
     for record in records:
         label = f"step-{record['step']:03d}"
         window_dir = export_dir / label
         if label in by_label and window_dir.is_dir():
-            record = {**record, "host_metrics": figures_for_window(window_dir, by_label[label], quotas),
+            record = {**record, "host_metrics": figures_for_window(window_dir, by_label[label], node_cpus),
                       "metrics_window": {"start_epoch": by_label[label].start, "end_epoch": by_label[label].end}}
         enriched.append(record)
     return enriched

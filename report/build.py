@@ -12,7 +12,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from report import calibration, efficiency, figures, hints, story, usl
 from rundata import jsonl
 from rundata.records import SEARCH_PHASES
-from rundata.run import node_numbers, node_values, nodes_of
+from rundata.run import node_cpus, node_numbers, node_values, nodes_of
 from metrics.catalogue import SHOWN
 from rundata.summary import of_label, serving_nodes
 
@@ -125,7 +125,7 @@ def build(run_dir: Path) -> Path:
     measured = [r for r in records if r.get("phase") in ("warmup", *SEARCH_PHASES)]
     t0 = min((r["start_epoch"] for r in measured), default=run.get("started_epoch", 0))
     nodes = nodes_of(run)
-    quotas = node_numbers(run.get("cluster_settings", {}), "CPUS", nodes)
+    quotas = node_cpus(run)
     machine = calibration.of(summary) or calibration.of(run)
     made: list[tuple[str, Path]] = []
     rows, hint_blocks, spectra = [], [], {}
@@ -223,7 +223,9 @@ def profile_rows(run: dict) -> list[dict]:
     rows = []
     for node in nodes:
         info = actual.get(node) or {}
-        rows.append({"node": node, "cpus": fields["CPUS"].get(node), "mem": fields["MEM"].get(node),
+        quota = fields["CPUS"].get(node)
+        rows.append({"node": node, "cpus": "none (its machine)" if quota == "0" else quota,
+                     "mem": fields["MEM"].get(node),
                      "heap": fields["HEAP"].get(node), "gc_setting": fields["GC"].get(node),
                      "gc_used": info.get("gc"), "heap_max_mb": (int(info["heap_max_bytes"]) // 2**20
                                                                if info.get("heap_max_bytes") else None),

@@ -32,3 +32,20 @@ def node_numbers(cluster_settings: dict[str, str], field: str, nodes: tuple[str,
         except ValueError:
             pass
     return numbers
+
+
+def node_cpus(run: dict) -> dict[str, float]:
+    """The cores each node may use: its CPU quota (NODEn_CPUS), or where the profile sets none (0, the hosts
+    profile: each node its whole machine) the processors its JVM saw at the run's start. A node with neither is
+    left out."""
+    nodes = nodes_of(run)
+    quotas = node_numbers(run.get("cluster_settings", {}), "CPUS", nodes)
+    seen = run.get("nodes") if isinstance(run.get("nodes"), dict) else {}
+    cpus = {}
+    for node in nodes:
+        processors = (seen.get(node) or {}).get("available_processors")
+        if quotas.get(node):
+            cpus[node] = quotas[node]
+        elif processors:
+            cpus[node] = float(processors)
+    return cpus

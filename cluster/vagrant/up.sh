@@ -61,7 +61,8 @@ limits_of() {
     local upper=${1^^} cpus mem
     case $1 in
         node*) cpus=${upper}_CPUS mem=${upper}_MEM
-            echo "$(awk -v c="${!cpus}" 'BEGIN {printf "%d", c * 100 + 0.5}') $(size_mib "${!mem}")M" ;;
+            # A quota of 0 is none: the node gets its VM's every CPU.
+            echo "$(awk -v c="${!cpus}" 'BEGIN {if (c == 0) print "-"; else printf "%d", c * 100 + 0.5}') $(size_mib "${!mem}")M" ;;
         lb) echo "- $(size_mib "$LB_MEM")M" ;;
         load) echo "- $(size_mib "$LOAD_MEM")M" ;;
     esac

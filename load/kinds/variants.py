@@ -10,14 +10,13 @@ from dataclasses import replace
 
 from hosts import jvm
 from hosts.backend import ClusterError
-from hosts.settings import cluster_settings
-from hosts.topology import NODES
 from load import threaddump
 from load.console import print_capacities
 from load.kinds.base import Kind
 from load.progress import say
 from load.searching import IN_ROTATION
-from rundata.run import node_numbers
+from rundata import jsonl
+from rundata.run import node_cpus
 
 DUMPS_PER_STEP = 4  # thread dumps of each node in rotation during an evidence step
 
@@ -73,7 +72,7 @@ class Variants(Kind):
         return 2 * len(settings.variants) * settings.repeats
 
     def run(self, bench) -> None:
-        quotas = node_numbers(cluster_settings(), "CPUS", NODES)
+        cores = node_cpus(jsonl.read_json(bench.paths.run_json) or {})
         for variant in bench.settings.variants:
             # The requests ask for this variant from now on (the URLs on the load host are written anew).
             bench.settings = replace(bench.settings, variant=variant)
@@ -82,8 +81,8 @@ class Variants(Kind):
             bench.search("node1", label=f"node1 {variant}")
             gather_evidence(bench, "node1", f"node1 {variant}")
             node1 = bench.capacity(f"node1 {variant}")
-            # The cluster starts near node1's capacity scaled by the quotas (the nodes alone are not measured).
-            guess = node1 * sum(quotas.values()) / quotas["node1"] if node1 else None
+            # The cluster starts near node1's capacity scaled by the cores (the nodes alone are not measured).
+            guess = node1 * sum(cores.values()) / cores["node1"] if node1 and cores.get("node1") else None
             bench.search("cluster", label=f"cluster {variant}", estimate=guess)
             gather_evidence(bench, "cluster", f"cluster {variant}")
 

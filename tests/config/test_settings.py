@@ -2,6 +2,7 @@
 every good profile renders a Compose file and an HAProxy config that the real tools accept."""
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 
@@ -45,8 +46,16 @@ def test_small_profile_fits_our_two_core_hosts():
     assert len(set(quotas)) == 3, f"the nodes should differ: {quotas}"
 
 
+def test_hosts_profile_sets_no_cpu_quota():
+    """PROFILE=hosts, for nodes on machines of their own: a quota of 0 is none, and Compose renders none."""
+    services = json.loads(compose("config", "--format", "json", env={"PROFILE": "hosts"}).stdout)["services"]
+    nodes = [name for name in services if name.startswith("node")]
+    assert len(nodes) == 3 and all("cpus" not in services[n] for n in nodes), {n: services[n].get("cpus") for n in nodes}
+    assert all(services[n].get("mem_limit") for n in nodes), "memory stays bounded"
+
+
 @pytest.mark.parametrize(("settings", "message"), [
-    ({"PROFILE": "huge"}, "PROFILE='huge' is not a profile: use one of lab, small"),
+    ({"PROFILE": "huge"}, "PROFILE='huge' is not a profile: use one of hosts, lab, small"),
     ({"PROFILE": "../etc"}, "PROFILE='../etc' is not a profile"),
     ({"TOMCAT_PROTOCOL": "apr"}, "TOMCAT_PROTOCOL='apr' is not allowed: use one of nio nio2"),
     ({"TOMCAT_MAX_THREADS": "0"}, "TOMCAT_MAX_THREADS='0' is not allowed: use an integer from 1 to 10000"),
@@ -58,7 +67,8 @@ def test_small_profile_fits_our_two_core_hosts():
     ({"TOMCAT_CONNECTION_TIMEOUT": "1.5"}, "TOMCAT_CONNECTION_TIMEOUT='1.5' is not allowed"),
     ({"TOMCAT_KEEP_ALIVE_TIMEOUT": "soon"}, "TOMCAT_KEEP_ALIVE_TIMEOUT='soon' is not allowed"),
     ({"TOMCAT_MAX_KEEP_ALIVE_REQUESTS": "0"}, "TOMCAT_MAX_KEEP_ALIVE_REQUESTS='0' is not allowed"),
-    ({"NODE1_CPUS": "0"}, "NODE1_CPUS='0' is not allowed: use a CPU quota in cores from 0.05 to 64"),
+    ({"NODE1_CPUS": "0.01"}, "NODE1_CPUS='0.01' is not allowed: use a CPU quota in cores from 0.05 to 64, like "
+                             "0.5, or 0 for none"),
     ({"NODE2_CPUS": "half"}, "NODE2_CPUS='half' is not allowed"),
     ({"NODE3_MEM": "512"}, "NODE3_MEM='512' is not allowed: use a size of at least 64m, written like 512m or 2g"),
     ({"NODE1_HEAP": "1g"}, "NODE1_HEAP=1g is not allowed: the heap must be smaller than NODE1_MEM=768m"),

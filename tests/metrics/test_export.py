@@ -33,7 +33,7 @@ def masked_csv(path: Path) -> list[list[str]]:
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory) -> tuple[Path, list[dict]]:
     out = tmp_path_factory.mktemp("export")
-    records = export.export_run(DATA / "archive", out, STEPS, {"NODE1_CPUS": "0.5"})
+    records = export.export_run(DATA / "archive", out, STEPS, {"node1": 0.5})
     return out, records
 
 
