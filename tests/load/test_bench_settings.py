@@ -133,7 +133,7 @@ def test_cli_refuses_bad_input_in_one_line_before_anything(tmp_path):
 def test_cli_refuses_an_unknown_profile(tmp_path):
     done = bench("cluster", "--check-only", PROFILE="huge", RESULTS_DIR=str(tmp_path))
     assert done.returncode == 2
-    assert done.stderr.strip() == ("capbench: PROFILE='huge' is not a profile: use one of lab, small "
+    assert done.stderr.strip() == ("capbench: PROFILE='huge' is not a profile: use one of hosts, lab, small "
                                    "(files in cluster/profiles/)")
 
 
