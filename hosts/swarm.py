@@ -192,7 +192,7 @@ class Swarm:
 
     def _deploy(self, rendered: dict) -> None:
         """stack deploy from stdin, so the settings (the stats credentials among them) are written nowhere."""
-        document = json.dumps(rendered).encode()
+        document = json.dumps(swarm_images.by_id(rendered, swarm_images.registry())).encode()
         docker(self.hosts.manager.engine, "stack", "deploy", "--prune", "--resolve-image", "never",
                "--compose-file", "-", self.stack, stdin=document, timeout=180)
 

@@ -3,7 +3,11 @@ into each machine's engine, only the images its roles run and only when its copy
 save and load keep): nothing to run or secure beyond the engines the harness already reaches, and it works for a
 lab of nested engines as for machines over SSH. With IMAGE_REGISTRY=host:port (a registry the user runs, such as
 Debian's docker-registry 2.8.2 with TLS, or one every engine trusts) the images are pushed there instead and the
-stack names them by it, so each machine pulls what it runs."""
+stack names them by it, so each machine pulls what it runs.
+
+Without a registry the stack names each image by its ID (by_id): Swarm's agent tries to pull a task's image
+before it starts the task, whatever the machine holds, unless the image is named by ID, and with no registry to
+answer it first waits out the failed attempt (measured in the lab: see README, From one machine to several)."""
 from __future__ import annotations
 
 import os
@@ -12,6 +16,8 @@ import time
 
 from hosts.backend import ClusterError
 from hosts.swarm_hosts import SwarmHosts
+
+IMAGE_LABEL = "capbench.image"  # the image's name on a service whose image is named by ID
 
 
 def registry() -> str:
@@ -40,6 +46,22 @@ def distribute(hosts: SwarmHosts, rendered: dict, registry: str = "") -> None:
             print(f"capbench: sending {image} to {machine.name}", flush=True)
             send(image, machine.engine)
             print(f"capbench: {image} on {machine.name} in {time.monotonic() - started:.0f} s", flush=True)
+
+
+def by_id(rendered: dict, registry: str = "") -> dict:
+    """The stack with each service's image named by its ID, the same on every machine after distribute (a save
+    and load keep it); the name stays in the service's label capbench.image. With a registry, unchanged."""
+    if registry:
+        return rendered
+    services = {}
+    for name, service in rendered["services"].items():
+        image_id = _image_id(service["image"])
+        if not image_id:
+            raise ClusterError(f"image {service['image']} is not built on this machine: run make images")
+        deploy = {**service.get("deploy", {}),
+                  "labels": {**service.get("deploy", {}).get("labels", {}), IMAGE_LABEL: service["image"]}}
+        services[name] = {**service, "image": image_id, "deploy": deploy}
+    return {**rendered, "services": services}
 
 
 def send(image: str, engine: str) -> None:

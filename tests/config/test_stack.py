@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT, compose
-from hosts import stack
+from hosts import stack, swarm_images
 from hosts.swarm_hosts import parse
 from hosts.topology import HOSTS, NODES
 
@@ -65,3 +65,16 @@ def test_the_bench_network_is_an_internal_overlay_with_the_subnet_pmcd_admits_an
 def test_a_registry_names_every_image_by_it():
     document = rendered("small", registry="manager:5000/")
     assert {s["image"].split("/")[0] for s in document["services"].values()} == {"manager:5000"}
+
+
+def test_without_a_registry_every_image_is_named_by_its_id_and_keeps_its_name_in_a_label():
+    """Swarm's agent skips its pull attempt only for an image named by ID (hosts/swarm_images.py)."""
+    document = swarm_images.by_id(rendered("small"))
+    for host, service in document["services"].items():
+        name = service["deploy"]["labels"][swarm_images.IMAGE_LABEL]
+        assert name == f"capbench-{'node' if host in NODES else host}:latest"
+        built = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", name], capture_output=True,
+                               text=True, timeout=60, check=True).stdout.strip()
+        assert service["image"] == built and built.startswith("sha256:")
+    named = rendered("small", registry="manager:5000")
+    assert swarm_images.by_id(named, registry="manager:5000") == named

@@ -115,9 +115,10 @@ def test_quick_bench_cluster_on_the_swarm_records_capacities_archives_and_the_ba
 
 def test_failover_kill_on_the_nodes_own_engine(stack_up, tmp_path):
     env = {**stack_up, "RESULTS_DIR": str(tmp_path)}
-    # Swarm brings a killed node back as a new task, which started about 20 s after `service update --force`
-    # here (Compose restarts the same container at once): the step runs 100 s so the node is back in it.
-    make("bench-failover", env, QUICK="1", QUICK_FAILOVER_S="100", FAULT="kill", FAULT_NODE="node1",
+    # Swarm brings a killed node back as a new task (Compose restarts the same container): it started 1.1 s
+    # after `service update --force` and answered 11 s later in the lab, 52 s into QUICK's 60 s step. The
+    # step runs 80 s so a slower start beside the Compose tests still ends inside it.
+    make("bench-failover", env, QUICK="1", QUICK_FAILOVER_S="80", FAULT="kill", FAULT_NODE="node1",
          FAILOVER_RATE="150", MONITOR="off")
     run_dir = next(p for p in tmp_path.iterdir() if (p / "summary.json").exists())
     result = json.loads((run_dir / "summary.json").read_text())["failover"]
