@@ -296,7 +296,7 @@ def scaleout_curve(points: list[dict], fitted, path: Path) -> Path:
     top.legend(fontsize=8, loc="upper left")
     bottom.plot(n, [p["efficiency"] or np.nan for p in points], "o-", color="tab:purple")
     bottom.axhline(1.0, color="grey", linestyle="--", linewidth=1)
-    bottom.set_ylim(0, 1.2)
+    bottom.set_ylim(0, max([1.2] + [p["efficiency"] * 1.1 for p in points if p["efficiency"]]))  # E > 1 shows too
     bottom.set_ylabel("E(N) = X(N) / ideal")
     bottom.set_xlabel("nodes in rotation")
     bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
