@@ -30,6 +30,7 @@ fi
 settings_load_file "$profile_file"
 settings_load_file "$root/tomcat-conf/tunables.env"
 settings_load_file "$secrets_file"
+settings_fill_nodes "${CAPBENCH_NODES[@]}"
 # BENCH_NET_PREFIX: the bench network is $BENCH_NET_PREFIX.0/24, fixed so that each host's pmcd can admit
 # exactly that network (the controller) and nothing else. Compose's is 10.89.0, the Vagrantfile's 10.89.2.
 export PROFILE STATS_PORT=${STATS_PORT:-8404} BENCH_NET_PREFIX=${BENCH_NET_PREFIX:-10.89.0}
@@ -44,7 +45,15 @@ settings_report || exit 2
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     [ "${1:-}" = print ] || { echo "usage: $0 print  (or source it)" >&2; exit 2; }
-    for key in $(settings_keys "$profile_file" "$root/tomcat-conf/tunables.env"); do
+    # The nodes' keys for the nodes there are (not the profile's NODE_* defaults, nor its other nodes'), the rest
+    # as the files name them (run.json lists the nodes).
+    for key in $(settings_keys "$profile_file" "$root/tomcat-conf/tunables.env" | grep -Ev '^NODE[0-9]*_'); do
         printf '%s=%s\n' "$key" "${!key-}"
+    done
+    for node in "${CAPBENCH_NODES[@]}"; do
+        for field in "${NODE_FIELDS[@]}"; do
+            key=${node^^}_$field
+            printf '%s=%s\n' "$key" "${!key-}"
+        done
     done
 fi

@@ -114,6 +114,24 @@ check_jvm() {
     check_choice "$gc" auto serial parallel g1 zgc
 }
 
+# A node's profile fields: node2's are NODE2_CPUS, NODE2_MEM, … A profile may give every node the same value
+# once (NODE_CPUS=0.3), for any number of nodes; a node's own key wins.
+NODE_FIELDS=(CPUS MEM HEAP GC WEIGHT MAXCONN)
+
+# settings_fill_nodes NODE...: each node's fields that are not set, from the profile's NODE_* where it has them.
+settings_fill_nodes() {
+    local node field key default
+    for node in "$@"; do
+        for field in "${NODE_FIELDS[@]}"; do
+            key=${node^^}_$field default=NODE_$field
+            if [ -z "${!key+set}" ] && [ -n "${!default+set}" ]; then
+                printf -v "$key" '%s' "${!default}"
+                export "${key?}"
+            fi
+        done
+    done
+}
+
 # check_profile NODE...: the cluster profile (cluster/profiles/*.env) for these nodes (cluster/topology.sh):
 # per-node quota, memory, heap, GC, balancer weight and maxconn; node2's keys are NODE2_*.
 check_profile() {
@@ -121,6 +139,12 @@ check_profile() {
     for node in "$@"; do
         local key=${node^^}
         local cpus=${key}_CPUS mem=${key}_MEM heap=${key}_HEAP
+        if [ -z "${!cpus+set}" ]; then
+            settings_error "$node has no settings: profile ${PROFILE:-small} describes its nodes one by one and not" \
+                "$node; set ${key}_CPUS, _MEM, _HEAP, _GC, _WEIGHT and _MAXCONN (or NODE_* for every node), fewer" \
+                "NODES, or PROFILE=homogeneous"
+            continue
+        fi
         check_cpus "$cpus"
         check_jvm "${key}_"
         check_size "$mem" 64

@@ -1,8 +1,12 @@
-"""The hosts of a bench and their roles, from cluster/topology.env (the one list: the shell scripts, the
-Makefile and the Vagrantfile read the same file). A node's profile keys are its name in capitals: node2's CPU
-quota is NODE2_CPUS."""
+"""The hosts of a bench and their roles, from cluster/topology.env (the one place: the shell scripts and the
+Vagrantfile read the same file): NODES nodes named node1 … nodeN (NODES in the environment, or the file's
+default), then lb, load and controller. A node's profile keys are its name in capitals: node2's CPU quota is
+NODE2_CPUS."""
 from __future__ import annotations
 
+import os
+import re
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent  # the capbench checkout
@@ -11,11 +15,32 @@ TOPOLOGY = ROOT / "cluster" / "topology.env"
 SINGLE_ROLES = ("lb", "load", "controller")
 
 
-def _nodes(path: Path = TOPOLOGY) -> tuple[str, ...]:
+class NodesRefused(ValueError):
+    """NODES is not a number of nodes the bench allows."""
+
+
+def _file_value(key: str, path: Path) -> str:
     for line in path.read_text().splitlines():
-        if line.startswith("NODES="):
-            return tuple(line.partition("=")[2].split())
-    raise ValueError(f"{path} has no NODES= line")
+        if line.startswith(f"{key}="):
+            return line.partition("=")[2].strip()
+    raise ValueError(f"{path} has no {key}= line")
+
+
+def node_names(count: str | None = None, path: Path = TOPOLOGY) -> tuple[str, ...]:
+    """node1 … nodeN for NODES=N (the argument, else the environment, else the file's default)."""
+    text = count if count is not None else os.environ.get("NODES") or _file_value("NODES", path)
+    most = int(_file_value("MAX_NODES", path))
+    if not re.fullmatch(r"[1-9][0-9]*", text) or int(text) > most:
+        raise NodesRefused(f"NODES='{text}' is not allowed: use a number of nodes from 1 to {most}")
+    return tuple(f"node{i}" for i in range(1, int(text) + 1))
+
+
+def _nodes() -> tuple[str, ...]:
+    try:
+        return node_names()
+    except NodesRefused as refused:  # before anything starts, as every other bad setting (exit 2)
+        print(f"capbench: {refused}", file=sys.stderr)
+        raise SystemExit(2) from refused
 
 
 NODES: tuple[str, ...] = _nodes()

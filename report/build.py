@@ -97,6 +97,16 @@ def usl_section(summary: dict) -> dict:
             return {"what": what, "points": points, "fit": None, "error": fitted["error"],
                     "failed": bool(fitted.get("failed"))}
         return {"what": what, "points": points, "fit": usl.UslFit.from_dict(fitted), "error": None}
+    scaled = summary.get("scaleout")
+    if scaled:  # bench-scaleout: every repeat the harness did not limit, and the fit the run made of them
+        what = "nodes in rotation"
+        points = [{"n": p["n"], "throughput_rps": x} for p in scaled["points"] if not p["limited_by"]
+                  for x in p["repeats"]]
+        fitted = scaled.get("fit") or {"error": "no fit recorded"}
+        if "error" in fitted:
+            return {"what": what, "points": points, "fit": None, "error": fitted["error"],
+                    "failed": bool(fitted.get("failed"))}
+        return {"what": what, "points": points, "fit": usl.UslFit.from_dict(fitted), "error": None}
     if not points and summary.get("kind") == "cluster":
         what = "nodes in rotation"
         points = [{"n": 1, "throughput_rps": summary["targets"].get("node1", {}).get("capacity_rps")},
@@ -184,6 +194,9 @@ def build(run_dir: Path) -> Path:
         made.append(("USL", figures.usl_curve([p["n"] for p in usl_info["points"]],
                                              [p["throughput_rps"] for p in usl_info["points"]], usl_info["fit"],
                                              fig_dir / "usl.png", usl_info["what"])))
+    if summary.get("scaleout"):
+        made.append(("scale-out", figures.scaleout_curve(summary["scaleout"]["points"], usl_info["fit"],
+                                                         fig_dir / "scaleout.png")))
     env = Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html"]))
     html = env.get_template("template.html").render(
         run=run, summary=summary, rows=rows, hint_blocks=hint_blocks, usl=usl_info, choices=choices,

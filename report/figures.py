@@ -7,6 +7,7 @@
   latency-spectrum.png    corrected latency by percentile at each target's capacity (log scale, as
                           HdrHistogram plots it);
   usl.png                 measured throughput by concurrency and the fitted USL curve (bench-usl);
+  scaleout.png            X(N) against the ideal and the USL over N, E(N) beneath (bench-scaleout);
   balancing.png           the cluster's capacity under each balancing choice, with E (WEIGHTS=auto);
   variants.png            each Grinder variant's capacity on node1 and on the cluster, with the evidence at
                           node1's capacity: allocation rate, % time in GC, request threads blocked (bench-variants);
@@ -272,6 +273,33 @@ def usl_curve(n: list[float], x: list[float], fitted, path: Path, what: str = "c
     ax.set_ylabel("throughput, requests/s")
     ax.set_title("Universal Scalability Law" + ("" if fitted is not None else " (too few points to fit)"))
     ax.legend(fontsize=8)
+    return save(fig, path)
+
+
+def scaleout_curve(points: list[dict], fitted, path: Path) -> Path:
+    """bench-scaleout: X(N) (each repeat, the median joined) against the ideal and the USL over N; E(N) beneath.
+    A point the harness limited is drawn hollow: it is not in the fit."""
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True, height_ratios=(2, 1))
+    n = [p["n"] for p in points]
+    top.plot(n, [p["ideal_rps"] or np.nan for p in points], "--", color="grey", label="ideal (N·X(1))")
+    top.plot(n, [p["capacity_rps"] or np.nan for p in points], "-", color="tab:purple", label="X(N), median")
+    for p in points:
+        style = {"mfc": "none"} if p["limited_by"] else {}
+        top.plot([p["n"]] * len(p["repeats"]), p["repeats"], "o", color="tab:purple", **style)
+    if fitted is not None:
+        grid = np.linspace(1, max(n), 100)
+        top.plot(grid, fitted.throughput(grid), "-", color="tab:blue", linewidth=1,
+                 label=f"USL σ={fitted.sigma:.4f} κ={fitted.kappa:.5f} R²={fitted.r_squared:.3f}")
+    top.set_ylim(0, max([p["ideal_rps"] or 0 for p in points] + [max(p["repeats"] or [0]) for p in points]) * 1.15)
+    top.set_ylabel("capacity, requests/s")
+    top.set_title("scale-out: capacity by nodes in rotation" + ("" if fitted is not None else " (no USL fit)"))
+    top.legend(fontsize=8, loc="upper left")
+    bottom.plot(n, [p["efficiency"] or np.nan for p in points], "o-", color="tab:purple")
+    bottom.axhline(1.0, color="grey", linestyle="--", linewidth=1)
+    bottom.set_ylim(0, max([1.2] + [p["efficiency"] * 1.1 for p in points if p["efficiency"]]))  # E > 1 shows too
+    bottom.set_ylabel("E(N) = X(N) / ideal")
+    bottom.set_xlabel("nodes in rotation")
+    bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
     return save(fig, path)
 
 

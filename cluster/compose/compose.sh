@@ -1,9 +1,57 @@
 #!/usr/bin/env bash
 # Runs `docker compose` on compose.yaml with the capbench settings in its environment (cluster/load-settings.sh:
-# the profile, the Tomcat tunables and the stats credentials, all validated first).
+# the profile, the Tomcat tunables and the stats credentials, all validated first), and with the nodes: compose.yaml
+# describes one (service `node`), rendered here once per node of NODES into .capbench/compose/nodes-N.yaml (each
+# node's own hostname and profile values; the balancer's list of servers, their weights and maxconn, and its
+# wait for every node).
 #   cluster/compose/compose.sh ps       cluster/compose/compose.sh exec load curl -s http://lb:8080/grind
 set -euo pipefail
 # shellcheck source=cluster/load-settings.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../load-settings.sh"
 
-exec docker compose --project-directory "$root" -f "$root/compose.yaml" "$@"
+# The nodes' file refers to the values by name (Compose fills them in from the environment), so it depends on
+# the number of nodes alone.
+render_nodes() {
+    local node upper
+    echo "# Rendered by cluster/compose/compose.sh from compose.yaml's service node: do not edit."
+    echo "services:"
+    for node in "${CAPBENCH_NODES[@]}"; do
+        upper=${node^^}
+        cat <<NODE
+  $node:
+    extends: {file: $root/compose.yaml, service: node}
+    profiles: !reset []
+    hostname: $node
+    cpus: \${${upper}_CPUS:?}
+    mem_limit: \${${upper}_MEM:?}
+    environment:
+      NODE_NAME: $node
+      JVM_HEAP: \${${upper}_HEAP:?}
+      JVM_GC: \${${upper}_GC:?}
+NODE
+    done
+    echo "  lb:"
+    echo "    environment:"
+    echo "      LB_NODES: ${CAPBENCH_NODES[*]}"
+    for node in "${CAPBENCH_NODES[@]}"; do
+        upper=${node^^}
+        echo "      ${upper}_WEIGHT: \${${upper}_WEIGHT:?}"
+        echo "      ${upper}_MAXCONN: \${${upper}_MAXCONN:?}"
+    done
+    echo "    depends_on:"
+    for node in "${CAPBENCH_NODES[@]}"; do
+        echo "      $node: {condition: service_healthy}"
+    done
+}
+
+nodes_file=$root/.capbench/compose/nodes-${#CAPBENCH_NODES[@]}.yaml
+mkdir -p "$(dirname "$nodes_file")"
+rendered=$(render_nodes)
+# Written only when it changes, and whole (several commands may run at once: tests, make status).
+if [ ! -f "$nodes_file" ] || [ "$(cat "$nodes_file")" != "$rendered" ]; then
+    tmp=$(mktemp "$nodes_file.XXXXXX")
+    printf '%s\n' "$rendered" >"$tmp"
+    mv "$tmp" "$nodes_file"
+fi
+
+exec docker compose --project-directory "$root" -f "$root/compose.yaml" -f "$nodes_file" "$@"

@@ -24,7 +24,8 @@ started=$(date +%s)
 # This way HAProxy keeps running, with its counters and runtime state, and finds the new nodes by DNS. Each node
 # is (re-)created on its own call: re-creating several in one call still failed now and then in 2.29.7 ("The
 # container name /<id>_capbench-it-node2-1 is already in use", a tune point's bring-up in CI); one call each
-# takes a second or two more, and then all are waited for together, their JVMs starting side by side.
+# takes a second or two more, and then all are waited for together, their JVMs starting side by side. Nodes
+# beyond NODES (a run with more before) are removed as orphans.
 recreate_nodes() {
     local node
     for node in "${CAPBENCH_NODES[@]}"; do
@@ -33,7 +34,7 @@ recreate_nodes() {
 }
 if recreate_nodes \
     && "$compose" up --detach --no-build --no-deps --wait --wait-timeout "$timeout" "${CAPBENCH_NODES[@]}" \
-    && "$compose" up --detach --no-build --wait --wait-timeout "$timeout"; then
+    && "$compose" up --detach --no-build --remove-orphans --wait --wait-timeout "$timeout"; then
     echo "capbench: all services healthy in $(( $(date +%s) - started )) s"
     exit 0
 fi

@@ -11,4 +11,4 @@ USER haproxy
 EXPOSE 8080 8404 44321
 # -W: master-worker (a reload keeps the process tree); -db: stay in the foreground under tini. with-pmcd
 # starts PCP's pmcd first.
-ENTRYPOINT ["/usr/bin/tini", "--", "/opt/capbench/bin/with-pmcd", "haproxy", "-W", "-db", "-f", "/etc/haproxy/haproxy.cfg"]
+ENTRYPOINT ["/usr/bin/tini", "--", "/opt/capbench/bin/with-pmcd", "/opt/capbench/bin/haproxy-start"]

@@ -16,6 +16,7 @@ install_files() {
     install -d -m 755 /opt/capbench/bin
     install -m 644 "$src/haproxy/haproxy.cfg" /etc/haproxy/haproxy.cfg
     install -m 755 "$src/haproxy/lb-api" /opt/capbench/bin/lb-api
+    install -m 755 "$src/haproxy/start" /opt/capbench/bin/haproxy-start
     # The runtime API socket lives here; only haproxy may open it (mode 600 in the config).
     install -d -m 750 -o haproxy -g haproxy /run/haproxy
     install_pcp_host lb haproxy "$src"

@@ -15,6 +15,7 @@ MODULES = (
     "load.kinds.variants",
     "load.kinds.failover",
     "load.kinds.stress",
+    "load.kinds.scaleout",
 )
 
 

@@ -23,18 +23,35 @@ def test_every_profile_renders_a_valid_compose_file(profile):
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("balance, log_requests", [("roundrobin", "0"), ("leastconn", "0"), ("roundrobin", "1")])
 def test_rendered_haproxy_config_passes_haproxy_check(profile, balance, log_requests):
-    done = compose("run", "--rm", "--no-deps", "-T", "--entrypoint", "haproxy", "lb",
-                   "-c", "-f", "/etc/haproxy/haproxy.cfg",
+    done = compose("run", "--rm", "--no-deps", "-T", "--entrypoint", "/opt/capbench/bin/haproxy-start", "lb", "-c",
                    env={"PROFILE": profile, "LB_BALANCE": balance, "LB_LOG_REQUESTS": log_requests})
     assert "Configuration file is valid" in done.stdout + done.stderr
+
+
+def test_haproxy_gets_one_server_per_node_of_any_count():
+    """haproxy/start writes a server line per node of LB_NODES (five here, from the homogeneous profile)."""
+    script = "/opt/capbench/bin/haproxy-start -c && grep -E '^ +server ' /run/haproxy/haproxy.cfg"
+    done = compose("run", "--rm", "--no-deps", "-T", "--entrypoint", "bash", "lb", "-c", script,
+                   env={"PROFILE": "homogeneous", "NODES": "5"})
+    servers = re.findall(r"^\s+server (\w+) (\S+) weight \"\$\{(\w+)\}\"", done.stdout, re.M)
+    assert servers == [(f"node{i}", f"node{i}:8080", f"NODE{i}_WEIGHT") for i in range(1, 6)], done.stdout
+    assert "Configuration file is valid" in done.stdout + done.stderr
+
+
+def test_haproxy_refuses_a_node_list_that_is_not_node_names():
+    done = compose("run", "--rm", "--no-deps", "-T", "-e", "LB_NODES=node1 ../x", "--entrypoint",
+                   "/opt/capbench/bin/haproxy-start", "lb", "-c", check=False)
+    assert done.returncode == 2 and "LB_NODES='node1 ../x' is not allowed" in done.stderr, done.stderr
 
 
 def test_haproxy_config_with_the_vms_fixed_addresses_passes_haproxy_check():
     """On VMs (cluster/vagrant) HAProxy reads the nodes' addresses from /etc/hosts instead of following DNS."""
     hosts = "".join(f"10.89.2.1{i} node{i}\\n" for i in (1, 2, 3))
+    # As root without capabilities /run/haproxy (the haproxy user's) is not writable: the config goes to /tmp.
     done = compose("run", "--rm", "--no-deps", "-T", "--user", "root", "-e", "LB_FIXED_ADDRESSES=1",
+                   "-e", "HAPROXY_CONFIG=/tmp/haproxy.cfg",
                    "--entrypoint", "sh", "lb", "-c",
-                   f"printf '{hosts}' >> /etc/hosts && haproxy -c -f /etc/haproxy/haproxy.cfg")
+                   f"printf '{hosts}' >> /etc/hosts && /opt/capbench/bin/haproxy-start -c")
     assert "Configuration file is valid" in done.stdout + done.stderr
 
 
@@ -55,7 +72,10 @@ def test_hosts_profile_sets_no_cpu_quota():
 
 
 @pytest.mark.parametrize(("settings", "message"), [
-    ({"PROFILE": "huge"}, "PROFILE='huge' is not a profile: use one of hosts, lab, small"),
+    ({"PROFILE": "huge"}, "PROFILE='huge' is not a profile: use one of homogeneous, hosts, lab, small"),
+    ({"NODES": "0"}, "NODES='0' is not allowed: use a number of nodes from 1 to 16"),
+    ({"NODES": "17"}, "NODES='17' is not allowed: use a number of nodes from 1 to 16"),
+    ({"NODES": "4"}, "node4 has no settings: profile small describes its nodes one by one and not node4"),
     ({"PROFILE": "../etc"}, "PROFILE='../etc' is not a profile"),
     ({"TOMCAT_PROTOCOL": "apr"}, "TOMCAT_PROTOCOL='apr' is not allowed: use one of nio nio2"),
     ({"TOMCAT_MAX_THREADS": "0"}, "TOMCAT_MAX_THREADS='0' is not allowed: use an integer from 1 to 10000"),

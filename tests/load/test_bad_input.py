@@ -44,7 +44,8 @@ BAD = [
     ("bench usl", {"USL_LEVELS": "1 2 3"}, "USL_LEVELS='1 2 3' is not allowed: use at least 4 rising integers"),
     ("bench usl", {"USL_LEVELS": "8 4 2 1"}, "USL_LEVELS='8 4 2 1' is not allowed"),
     # profiles and cluster settings
-    ("bench cluster", {"PROFILE": "huge"}, "PROFILE='huge' is not a profile: use one of hosts, lab, small"),
+    ("bench cluster", {"PROFILE": "huge"},
+     "PROFILE='huge' is not a profile: use one of homogeneous, hosts, lab, small"),
     ("bench cluster", {"PROFILE": "../../etc/passwd"}, "PROFILE='../../etc/passwd' is not a profile"),
     ("tune", {"MAXTHREADS": "0"}, "TOMCAT_MAX_THREADS='0' is not allowed: use an integer from 1 to 10000"),
     ("tune", {"MAXTHREADS": "4,x"}, "MAXTHREADS"),

@@ -133,7 +133,8 @@ def test_cli_refuses_bad_input_in_one_line_before_anything(tmp_path):
 def test_cli_refuses_an_unknown_profile(tmp_path):
     done = bench("cluster", "--check-only", PROFILE="huge", RESULTS_DIR=str(tmp_path))
     assert done.returncode == 2
-    assert done.stderr.strip() == ("capbench: PROFILE='huge' is not a profile: use one of hosts, lab, small "
+    assert done.stderr.strip() == ("capbench: PROFILE='huge' is not a profile: use one of homogeneous, hosts, lab, "
+                                   "small "
                                    "(files in cluster/profiles/)")
 
 
@@ -151,4 +152,5 @@ def test_cli_unknown_kind():
     assert done.returncode == 2
     assert done.stderr == ("capbench: 'bench-everything' is not a bench: use one of " +
                            ", ".join(f"bench-{kind}" for kind in KINDS) + "\n")
-    assert set(KINDS) == {"single", "cluster", "selfcheck", "overhead", "usl", "variants", "failover", "stress"}
+    assert set(KINDS) == {"single", "cluster", "selfcheck", "overhead", "usl", "variants", "failover", "stress",
+                          "scaleout"}

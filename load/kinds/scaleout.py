@@ -1,0 +1,90 @@
+"""make bench-scaleout: the cluster's capacity with the first N nodes in rotation, N = 1, 2, … all of them (the
+others in maintenance through HAProxy, as for a node alone), in rounds: each round measures every N once, so a
+machine that slows for minutes shifts every point a little rather than one point a lot. It reports X(N), the
+ideal (N·X(1); the nodes are assumed alike: a homogeneous profile gives the clean curve), E(N), the balancer's
+and the generator's CPU and the machine's idle CPU at each X(N), and the USL fitted over N (report/scaleout.py),
+without the points the harness limited."""
+from __future__ import annotations
+
+from hosts.topology import NODES
+from load.console import print_capacities
+from load.kinds.base import Kind
+from load.searching import IN_ROTATION, first_nodes
+from report import scaleout
+from rundata import jsonl
+from rundata.summary import of_label
+
+TARGETS = tuple(first_nodes(k) for k in range(1, len(NODES) + 1))
+
+
+def harness_figures(metrics: dict | None) -> dict:
+    """At a point's capacity step (PCP): the balancer's and the generator's CPU in cores, and the CPU the load
+    host's machine had left (%): on one machine, what every host shares."""
+    metrics = metrics or {}
+    busy = (metrics.get("load") or {}).get("machine_cpu_busy_pct")
+    return {"lb_cpu_cores": (metrics.get("lb") or {}).get("haproxy_cpu_cores"),
+            "generator_cpu_cores": (metrics.get("load") or {}).get("generator_cpu_cores"),
+            "machine_idle_pct": round(100 - busy, 1) if busy is not None else None}
+
+
+def generator_cpu_pct(records: list[dict], label: str, capacity: float | None) -> float | None:
+    """The load host's CPU, in % of what it may use, in the label's last passed step at its capacity (the
+    generator's own measure, with or without PCP)."""
+    at = [r for r in records if of_label(r, label) and r.get("passed") and r.get("offered_rps") == capacity]
+    return ((at[-1].get("loadhost") or {}).get("cpu_pct")) if at and capacity else None
+
+
+class Scaleout(Kind):
+    name = "scaleout"
+    description = "the cluster's capacity with 1, 2, … all nodes in rotation: X(N), ideal, E(N), the USL over N"
+    targets = TARGETS
+
+    def run(self, bench) -> None:
+        for _ in range(bench.settings.repeats):
+            previous = None
+            for k, target in enumerate(TARGETS, start=1):
+                # One more node: the search starts near the last point scaled up (the next node's share).
+                guess = bench.capacity(target) or (previous * k / (k - 1) if previous else None)
+                bench.search(target, repeats=1, estimate=guess)
+                previous = bench.capacity(target) or previous
+
+    def summarize(self, bench, summary: dict) -> None:
+        targets, measured, harness = summary["targets"], [], {}
+        records = jsonl.read(bench.paths.steps)
+        for target in TARGETS:
+            t = targets.get(target) or {}
+            at = harness_figures(t.get("metrics_at_capacity"))
+            at["generator_cpu_pct"] = generator_cpu_pct(records, target, t.get("capacity_rps"))
+            limit = scaleout.harness_limit(100 * at["lb_cpu_cores"] if at["lb_cpu_cores"] is not None else None,
+                                           at["generator_cpu_pct"])
+            measured.append({"nodes": list(IN_ROTATION[target]), "repeats": t.get("repeats") or [],
+                             "limited_by": limit})
+            harness[target] = at
+        curve = scaleout.points(measured)
+        summary["scaleout"] = {"points": [{**p.as_dict(), **harness[first_nodes(p.n)]} for p in curve],
+                               "fit": scaleout.fit_over_n(curve)}
+
+    def console(self, summary: dict) -> None:
+        print_capacities(summary)
+        result = summary.get("scaleout") or {}
+
+        def shown(value, digits: int) -> str:
+            return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "n/a"
+        print(f"\n{'N':>3}{'X(N)/s':>10}{'ideal/s':>10}{'E(N)':>7}{'lb cores':>10}{'load CPU %':>12}{'idle %':>8}")
+        for p in result.get("points", []):
+            print(f"{p['n']:>3}{shown(p['capacity_rps'], 1):>10}{shown(p['ideal_rps'], 1):>10}"
+                  f"{shown(p['efficiency'], 3):>7}{shown(p['lb_cpu_cores'], 3):>10}{shown(p['generator_cpu_pct'], 1):>12}"
+                  f"{shown(p['machine_idle_pct'], 1):>8}" + (f"  left out: {p['limited_by']}" if p["limited_by"] else ""))
+        fit = result.get("fit") or {}
+        if "error" in fit:
+            print(f"USL over N: not fitted: {fit['error']}")
+            return
+        from report.usl import UslFit  # numpy only when there is a fit to print
+        usl = UslFit.from_dict(fit)
+        print(f"USL over N: σ {usl.shown('sigma', 4)}, κ {usl.shown('kappa', 5)}, λ {usl.shown('lam', 1)}/s, "
+              f"N* {usl.peak_shown()}, R² {usl.r_squared:.3f}")
+        for caveat in usl.caveats():
+            print(f"  note: {caveat}")
+
+
+KIND = Scaleout()
