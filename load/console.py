@@ -65,3 +65,16 @@ def finish(kind, paths: RunPaths, summary: dict) -> None:
             say(f"warning: the report could not be made ({type(problem).__name__}: {problem}); "
                 f"retry with make report RUN={paths.root.name}")
     say(f"{summary['status']}: {len(jsonl.read(paths.steps))} steps in {mmss(summary['elapsed_s'])} → {paths.root}")
+
+
+def print_usl_fit(fit: dict, label: str = "USL") -> None:
+    """A USL fit as summary.json keeps it (report/usl.py), or why there is none, with its caveats."""
+    if "error" in fit:
+        print(f"{label}: {'fit failed' if fit.get('failed') else 'no fit'}: {fit['error']}")
+    elif fit:
+        from report.usl import UslFit  # numpy only when there is a fit to print
+        shown = UslFit.from_dict(fit)
+        print(f"{label}: σ = {shown.shown('sigma', 4)}  κ = {shown.shown('kappa', 6)}  λ = {shown.shown('lam', 1)}/s  "
+              f"N* = {shown.peak_shown()}  R² = {fit['r_squared']:.4f}")
+        for caveat in shown.caveats():
+            print(f"{label}: note: {caveat}")

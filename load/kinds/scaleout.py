@@ -7,7 +7,7 @@ without the points the harness limited."""
 from __future__ import annotations
 
 from hosts.topology import NODES
-from load.console import print_capacities
+from load.console import print_capacities, print_usl_fit
 from load.kinds.base import Kind
 from load.searching import IN_ROTATION, first_nodes
 from report import scaleout
@@ -75,16 +75,7 @@ class Scaleout(Kind):
             print(f"{p['n']:>3}{shown(p['capacity_rps'], 1):>10}{shown(p['ideal_rps'], 1):>10}"
                   f"{shown(p['efficiency'], 3):>7}{shown(p['lb_cpu_cores'], 3):>10}{shown(p['generator_cpu_pct'], 1):>12}"
                   f"{shown(p['machine_idle_pct'], 1):>8}" + (f"  left out: {p['limited_by']}" if p["limited_by"] else ""))
-        fit = result.get("fit") or {}
-        if "error" in fit:
-            print(f"USL over N: not fitted: {fit['error']}")
-            return
-        from report.usl import UslFit  # numpy only when there is a fit to print
-        usl = UslFit.from_dict(fit)
-        print(f"USL over N: σ {usl.shown('sigma', 4)}, κ {usl.shown('kappa', 5)}, λ {usl.shown('lam', 1)}/s, "
-              f"N* {usl.peak_shown()}, R² {usl.r_squared:.3f}")
-        for caveat in usl.caveats():
-            print(f"  note: {caveat}")
+        print_usl_fit(result.get("fit") or {}, "USL over N")
 
 
 KIND = Scaleout()

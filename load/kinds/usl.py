@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from load.console import print_usl_fit
 from load.kinds.base import Kind
 
 
@@ -59,16 +60,7 @@ class Usl(Kind):
             little = f"{p['throughput_rps'] * mean / 1000:.1f}" if mean else "-"
             print(f"{p['n']:>11}{p['throughput_rps']:>10.1f}{p['throughput_rps'] / p['n']:>9.1f}"
                   f"{mean if mean is not None else '-':>9}{little:>9}")
-        fit = summary.get("usl_fit") or {}
-        if "error" in fit:
-            print(f"USL: {'fit failed' if fit.get('failed') else 'no fit'}: {fit['error']}")
-        elif fit:
-            from report.usl import UslFit  # numpy only when there is a fit to print
-            shown = UslFit.from_dict(fit)
-            print(f"USL: σ = {shown.shown('sigma', 4)}  κ = {shown.shown('kappa', 6)}  λ = {shown.shown('lam', 1)}/s  "
-                  f"N* = {shown.peak_shown()}  R² = {fit['r_squared']:.4f}")
-            for caveat in shown.caveats():
-                print(f"USL: note: {caveat}")
+        print_usl_fit(summary.get("usl_fit") or {})
 
 
 KIND = Usl()

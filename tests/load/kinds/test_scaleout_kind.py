@@ -33,6 +33,6 @@ def test_points_e_and_a_balancer_bound_point_left_out(tmp_path, capsys):
     assert "too few points" in summary["scaleout"]["fit"]["error"]
     KIND.console(summary)
     out = capsys.readouterr().out
-    assert "left out: the balancer used 95 %" in out and "USL over N: not fitted" in out
+    assert "left out: the balancer used 95 %" in out and "USL over N: no fit: too few points" in out
     section = build.usl_section({**summary, "kind": "scaleout"})
     assert section["what"] == "nodes in rotation" and len(section["points"]) == 6 and section["fit"] is None
