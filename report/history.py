@@ -54,10 +54,17 @@ def history_line(run: dict, summary: dict) -> dict:
             "repeats": {t: v.get("repeats", []) for t, v in targets.items()},
             "cluster_rps": summary.get("cluster_rps"), "efficiency": summary.get("efficiency"),
             "cluster_over_node1": summary.get("cluster_over_node1"),
-            "usl": {k: (summary.get("usl_fit") or {}).get(k) for k in ("sigma", "kappa", "lam", "peak_n",
-                                                                       "r_squared")} if "usl_fit" in summary
-            else None,
+            "usl": {k: _usl_fit(summary).get(k) for k in ("sigma", "kappa", "lam", "peak_n", "r_squared")}
+            if _usl_fit(summary) else None,
+            # bench-scaleout's curve: E(N) at each N (its X(N) are the capacities of its targets N=1, N=2, …).
+            "scaleout": {str(p["n"]): p["efficiency"] for p in summary["scaleout"]["points"]}
+            if summary.get("scaleout") else None,
             "calibration": calibration.of(summary) or calibration.of(run)}
+
+
+def _usl_fit(summary: dict) -> dict:
+    """The run's USL fit: over one node's concurrency (bench-usl) or over the number of nodes (bench-scaleout)."""
+    return summary.get("usl_fit") or (summary.get("scaleout") or {}).get("fit") or {}
 
 
 class CompareError(ValueError):

@@ -140,3 +140,19 @@ def test_the_history_plot_flags_a_changed_machine_or_calibration_since_the_confi
              {"config_hash": "a", "calibration": {**slower, "machine": "m2"}},
              {"config_hash": "a"}]  # unknown: no flag
     assert history.machine_flags(lines) == {3: ["node calibration +28.0 %"], 4: ["different machines"]}
+
+
+def test_a_scaleout_curve_is_compared_point_by_point_and_keeps_its_fit(tmp_path):
+    """bench-scaleout's points are its targets N=1, N=2, …: compare takes each with its repeats' confidence."""
+    def curve(run_id: str, scale: float) -> dict:
+        repeats = {f"N={n}": [scale * x * n for x in (500.0, 510.0, 520.0)] for n in (1, 2, 3, 4)}
+        return {"run_id": run_id, "kind": "scaleout", "status": "complete", "driver": {"name": "oha"},
+                "targets": {t: {"capacity_rps": r[1], "repeats": r} for t, r in repeats.items()},
+                "scaleout": {"points": [{"n": n, "efficiency": 1.0} for n in (1, 2, 3, 4)],
+                             "fit": {"sigma": 0.01, "kappa": 0.001, "lam": 510.0, "peak_n": 31.5, "r_squared": 0.99}}}
+    run = {**RUN, "kind": "scaleout"}
+    a, b = (history.history_line(run, curve(i, scale)) for i, scale in (("s1", 1.0), ("s2", 0.8)))
+    assert a["usl"]["sigma"] == 0.01 and a["scaleout"] == {"1": 1.0, "2": 1.0, "3": 1.0, "4": 1.0}
+    changes = history.compare(a, b)
+    assert [c.target for c in changes] == ["N=1", "N=2", "N=3", "N=4"]
+    assert all(c.change_pct == -20.0 and c.verdict == "SIGNIFICANT" for c in changes), changes
