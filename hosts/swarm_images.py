@@ -53,9 +53,10 @@ def by_id(rendered: dict, registry: str = "") -> dict:
     and load keep it); the name stays in the service's label capbench.image. With a registry, unchanged."""
     if registry:
         return rendered
+    ids = {image: _image_id(image) for image in {service["image"] for service in rendered["services"].values()}}
     services = {}
     for name, service in rendered["services"].items():
-        image_id = _image_id(service["image"])
+        image_id = ids[service["image"]]
         if not image_id:
             raise ClusterError(f"image {service['image']} is not built on this machine: run make images")
         deploy = {**service.get("deploy", {}),

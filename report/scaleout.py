@@ -10,6 +10,7 @@ Universal Scalability Law fitted over N (report/usl.py, the same fit as over one
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from statistics import median
 
 # The balancer's or the load host's CPU at a point's capacity from which that host, not the nodes, may have set
 # it: HAProxy is one process and oha's workers share the load host, so near a whole core they are the bottleneck.
@@ -49,8 +50,6 @@ def ideal(nodes: tuple[str, ...], alone: dict[str, float], x1: float | None) -> 
 def points(measured: list[dict], alone: dict[str, float] | None = None) -> list[ScaleoutPoint]:
     """measured: one entry per N, {"nodes": [...], "repeats": [capacities], "limited_by": reason or None}, in
     any order; alone: each node's capacity measured alone, if it was."""
-    from statistics import median
-
     alone = alone or {}
     by_n = sorted(measured, key=lambda m: len(m["nodes"]))
     first = next((m for m in by_n if len(m["nodes"]) == 1), None)

@@ -45,13 +45,18 @@ def target_summary(searches: list[dict]) -> dict:
             "searches": searches}
 
 
-def metrics_at(records: list[dict], label: str, capacity: float | None) -> dict | None:
-    """The host figures of the label's last logged, passed search step at the capacity found (with REPEATS,
-    the median's rate may not have been measured: then None). Evidence steps (thread dumps) are left out."""
+def steps_at(records: list[dict], label: str, capacity: float | None) -> list[dict]:
+    """The label's passed steps at the capacity found, in order (none for no capacity; with REPEATS the
+    median's rate may not have been measured). Evidence steps (thread dumps) are left out."""
     if capacity is None:
-        return None
-    at = [r for r in records if of_label(r, label) and r.get("passed") and r["offered_rps"] == capacity
-          and "host_metrics" in r and r.get("phase") != "evidence"]
+        return []
+    return [r for r in records if of_label(r, label) and r.get("passed") and r["offered_rps"] == capacity
+            and r.get("phase") != "evidence"]
+
+
+def metrics_at(records: list[dict], label: str, capacity: float | None) -> dict | None:
+    """The host figures of the label's last logged step at the capacity found (steps_at), or None."""
+    at = [r for r in steps_at(records, label, capacity) if "host_metrics" in r]
     return {"step": at[-1]["step"], **at[-1]["host_metrics"]} if at else None
 
 

@@ -12,7 +12,7 @@ from load.kinds.base import Kind
 from load.searching import IN_ROTATION, first_nodes
 from report import scaleout
 from rundata import jsonl
-from rundata.summary import of_label
+from rundata.summary import steps_at
 
 TARGETS = tuple(first_nodes(k) for k in range(1, len(NODES) + 1))
 
@@ -30,8 +30,8 @@ def harness_figures(metrics: dict | None) -> dict:
 def generator_cpu_pct(records: list[dict], label: str, capacity: float | None) -> float | None:
     """The load host's CPU, in % of what it may use, in the label's last passed step at its capacity (the
     generator's own measure, with or without PCP)."""
-    at = [r for r in records if of_label(r, label) and r.get("passed") and r.get("offered_rps") == capacity]
-    return ((at[-1].get("loadhost") or {}).get("cpu_pct")) if at and capacity else None
+    at = steps_at(records, label, capacity)
+    return (at[-1].get("loadhost") or {}).get("cpu_pct") if at else None
 
 
 class Scaleout(Kind):
