@@ -78,9 +78,16 @@ def set_state(node: str, state: str) -> None:
 
 
 def set_rotation(nodes_in: tuple[str, ...]) -> None:
-    """Puts `nodes_in` in the balancer's rotation and every other node in maintenance."""
+    """Puts `nodes_in` in the balancer's rotation and every other node in maintenance. Each node of the rotation
+    is taken out and put back, one at a time: after every node was down at once (all re-created by `make up`
+    with new settings), HAProxy 2.6's weighted round robin can place the first one back far ahead of the others
+    (weights 5:4:3, 24 requests went 0:14:10 or 7:5:12 in four of six tries; never after this re-seating)."""
     for node in NODES:
-        set_state(node, "ready" if node in nodes_in else "maint")
+        if node not in nodes_in:
+            set_state(node, "maint")
+    for node in nodes_in:
+        set_state(node, "maint")
+        set_state(node, "ready")
 
 
 def set_weights(weights: dict[str, int]) -> None:
