@@ -141,7 +141,7 @@ check_profile() {
         local cpus=${key}_CPUS mem=${key}_MEM heap=${key}_HEAP
         if [ -z "${!cpus+set}" ]; then
             settings_error "$node has no settings: profile ${PROFILE:-small} describes its nodes one by one and not" \
-                "$node; set ${key}_CPUS, _MEM, _HEAP, _GC, _WEIGHT and _MAXCONN (or NODE_* for every node), fewer" \
+                "$node; set ${key}_{$(IFS=,; echo "${NODE_FIELDS[*]}")} (or NODE_* for every node), fewer" \
                 "NODES, or PROFILE=homogeneous"
             continue
         fi

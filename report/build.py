@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from report import calibration, efficiency, figures, hints, story, usl
+from report import calibration, efficiency, figures, hints, scaleout, story, usl
 from rundata import jsonl
 from rundata.records import SEARCH_PHASES
 from rundata.run import node_cpus, node_numbers, node_values, nodes_of
@@ -135,7 +135,7 @@ def build(run_dir: Path) -> Path:
     measured = [r for r in records if r.get("phase") in ("warmup", *SEARCH_PHASES)]
     t0 = min((r["start_epoch"] for r in measured), default=run.get("started_epoch", 0))
     nodes = nodes_of(run)
-    quotas = node_cpus(run)
+    cpus = node_cpus(run)  # each node's quota, or its JVM's processors without one
     machine = calibration.of(summary) or calibration.of(run)
     made: list[tuple[str, Path]] = []
     rows, hint_blocks, spectra = [], [], {}
@@ -159,12 +159,12 @@ def build(run_dir: Path) -> Path:
             spectra[f"{target} at {cap:g}/s"] = spectrum_of(at)  # overhead runs: "node1 monitor on" etc.
         rows.append({"target": target, "capacity": cap, "repeats": t.get("repeats", []),
                      "spread_pct": t.get("spread_pct"), "p99": (at or {}).get("latency_ms", {}).get("p99"),
-                     "step": (at or {}).get("step"), **calibrated(cap, name, machine, quotas)})
+                     "step": (at or {}).get("step"), **calibrated(cap, name, machine, cpus)})
     # The cluster's capacity: its one search, or under WEIGHTS=auto the search under capacity weights.
     cluster_label = "cluster" if "cluster" in summary.get("targets", {}) else \
         (summary.get("balancing") or {}).get("weighted", {}).get("label")
     if summary.get("kind") == "cluster" and cluster_label in summary.get("targets", {}):
-        made.append(("single vs cluster", figures.single_vs_cluster(summary, quotas, fig_dir / "single-vs-cluster.png", nodes)))
+        made.append(("single vs cluster", figures.single_vs_cluster(summary, cpus, fig_dir / "single-vs-cluster.png", nodes)))
         weights = (summary.get("balancing") or {}).get("weighted", {}).get("weights")
         shares = balance_shares(summary, run, capacity_step("cluster", summary["targets"][cluster_label], records),
                                 weights)
@@ -203,10 +203,11 @@ def build(run_dir: Path) -> Path:
         calibration=machine, calibration_ms=calibration.node_ms(machine), caveat=efficiency.caveat,
         variants=variant_rows, noise_pct=noise, failover=failover_info, stress=stress_info,
         story=story.story(summary, noise, repeated=any(len(t.get("repeats", [])) > 1 for t in summary["targets"].values()),
-                          quota_ratio=sum(quotas.values()) / quotas["node1"] if quotas.get("node1") else None)
+                          quota_ratio=sum(cpus.values()) / cpus["node1"] if cpus.get("node1") else None)
         if variant_rows else [],
         figures=[{"title": title, "src": _inline(path), "file": path.name} for title, path in made],
-        profile=profile_rows(run), thresholds=thresholds(), shown=[f.heading for f in SHOWN])
+        profile=profile_rows(run), thresholds=thresholds(), shown=[f.heading for f in SHOWN],
+        scaleout_ideal=scaleout.ideal_label((summary.get("scaleout") or {}).get("points", [])))
     out = run_dir / "report.html"
     tmp = out.with_suffix(".html.tmp")
     tmp.write_text(html)
@@ -214,11 +215,11 @@ def build(run_dir: Path) -> Path:
     return out
 
 
-def calibrated(capacity: float | None, name: str, machine: dict | None, quotas: dict[str, float]) -> dict:
+def calibrated(capacity: float | None, name: str, machine: dict | None, cpus: dict[str, float]) -> dict:
     """The capacity per calibrated core (report/calibration.py) and its share of the CPU quota behind it (a
     node's own; the cluster's, all the nodes'), where the run has a calibration."""
     cores = calibration.calibrated_cores(capacity, name, machine)
-    quota = quotas.get(name) if name in quotas else (sum(quotas.values()) if name == "cluster" and quotas else None)
+    quota = cpus.get(name) if name in cpus else (sum(cpus.values()) if name == "cluster" and cpus else None)
     return {"calibrated_cores": cores, "quota": quota,
             "quota_pct": 100 * cores / quota if cores is not None and quota else None}
 

@@ -1,11 +1,13 @@
 """make bench-scaleout: the cluster's capacity with the first N nodes in rotation, N = 1, 2, … all of them (the
 others in maintenance through HAProxy, as for a node alone), in rounds: each round measures every N once, so a
-machine that slows for minutes shifts every point a little rather than one point a lot. It reports X(N), the
-ideal (N·X(1); the nodes are assumed alike: a homogeneous profile gives the clean curve), E(N), the balancer's
-and the generator's CPU and the machine's idle CPU at each X(N), and the USL fitted over N (report/scaleout.py),
-without the points the harness limited."""
+machine that slows for minutes shifts every point a little rather than one point a lot. Nodes that differ (the
+default profile's) are also measured alone in each round, node2 … nodeK (node1 alone is N=1), for the ideal ΣX_i;
+nodes alike (a homogeneous profile, the clean curve) have the ideal N·X(1). It reports X(N), the ideal, E(N), the
+balancer's and the generator's CPU and the machine's idle CPU at each X(N), and the USL fitted over N
+(report/scaleout.py), without the points the harness limited."""
 from __future__ import annotations
 
+from hosts.settings import cluster_settings
 from hosts.topology import NODES
 from load.console import print_capacities, print_usl_fit
 from load.kinds.base import Kind
@@ -14,7 +16,17 @@ from report import scaleout
 from rundata import jsonl
 from rundata.summary import steps_at
 
-TARGETS = tuple(first_nodes(k) for k in range(1, len(NODES) + 1))
+CURVE = tuple(first_nodes(k) for k in range(1, len(NODES) + 1))
+
+
+def next_guess(found: list[float]) -> float | None:
+    """Where the search with one node more starts: the last capacity plus the last node's gain (with two nodes,
+    twice one). A curve that bends gains less with each node, and a search started above the capacity fails steps
+    first: X(N−1)·N/(N−1) began four to six failed steps above X(3) on both backends."""
+    if not found:
+        return None
+    gain = found[-1] - found[-2] if len(found) > 1 else found[-1]
+    return found[-1] + max(gain, 0.0)
 
 
 def harness_figures(metrics: dict | None) -> dict:
@@ -37,21 +49,31 @@ def generator_cpu_pct(records: list[dict], label: str, capacity: float | None) -
 class Scaleout(Kind):
     name = "scaleout"
     description = "the cluster's capacity with 1, 2, … all nodes in rotation: X(N), ideal, E(N), the USL over N"
-    targets = TARGETS
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        return CURVE + self.alone()
+
+    @staticmethod
+    def alone() -> tuple[str, ...]:
+        """The nodes measured alone besides N=1 for the ideal ΣX_i: none when the nodes are alike."""
+        return () if scaleout.nodes_alike(cluster_settings(), NODES) else NODES[1:]
 
     def run(self, bench) -> None:
+        alone = self.alone()
         for _ in range(bench.settings.repeats):
-            previous = None
-            for k, target in enumerate(TARGETS, start=1):
-                # One more node: the search starts near the last point scaled up (the next node's share).
-                guess = bench.capacity(target) or (previous * k / (k - 1) if previous else None)
-                bench.search(target, repeats=1, estimate=guess)
-                previous = bench.capacity(target) or previous
+            found = []
+            for target in CURVE:
+                bench.search(target, repeats=1, estimate=bench.capacity(target) or next_guess(found))
+                if bench.capacity(target):
+                    found.append(bench.capacity(target))
+            for node in alone:
+                bench.search(node, repeats=1)
 
     def summarize(self, bench, summary: dict) -> None:
         targets, measured, harness = summary["targets"], [], {}
         records = jsonl.read(bench.paths.steps)
-        for target in TARGETS:
+        for target in CURVE:
             t = targets.get(target) or {}
             at = harness_figures(t.get("metrics_at_capacity"))
             at["generator_cpu_pct"] = generator_cpu_pct(records, target, t.get("capacity_rps"))
@@ -60,7 +82,10 @@ class Scaleout(Kind):
             measured.append({"nodes": list(IN_ROTATION[target]), "repeats": t.get("repeats") or [],
                              "limited_by": limit})
             harness[target] = at
-        curve = scaleout.points(measured)
+        alone = {node: (targets.get(node) or {}).get("capacity_rps") for node in self.alone()}
+        if alone:  # node1 alone is N=1
+            alone[NODES[0]] = (targets.get(CURVE[0]) or {}).get("capacity_rps")
+        curve = scaleout.points(measured, alone)
         summary["scaleout"] = {"points": [{**p.as_dict(), **harness[first_nodes(p.n)]} for p in curve],
                                "fit": scaleout.fit_over_n(curve)}
 
@@ -70,7 +95,8 @@ class Scaleout(Kind):
 
         def shown(value, digits: int) -> str:
             return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "n/a"
-        print(f"\n{'N':>3}{'X(N)/s':>10}{'ideal/s':>10}{'E(N)':>7}{'lb cores':>10}{'load CPU %':>12}{'idle %':>8}")
+        print(f"\nideal: {scaleout.ideal_label(result.get('points', []))}")
+        print(f"{'N':>3}{'X(N)/s':>10}{'ideal/s':>10}{'E(N)':>7}{'lb cores':>10}{'load CPU %':>12}{'idle %':>8}")
         for p in result.get("points", []):
             print(f"{p['n']:>3}{shown(p['capacity_rps'], 1):>10}{shown(p['ideal_rps'], 1):>10}"
                   f"{shown(p['efficiency'], 3):>7}{shown(p['lb_cpu_cores'], 3):>10}{shown(p['generator_cpu_pct'], 1):>12}"

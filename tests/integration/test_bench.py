@@ -153,6 +153,40 @@ def test_quick_bench_usl_sweeps_closed_loops_and_fits(tmp_path):
     assert "σ (contention)" in (run_dir / "report.html").read_text()
 
 
+def test_quick_bench_scaleout_measures_every_n_and_each_node_alone(tmp_path):
+    done = run(["make", "--no-print-directory", "bench-scaleout", "QUICK=1"],
+               env={**ENV, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha"}, timeout=1800)
+    run_dir = only_run(tmp_path)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    steps = steps_of(run_dir)
+    assert summary["status"] == "complete"
+    # The default profile's nodes differ: besides N = 1 … 3, node2 and node3 are measured alone for the ideal.
+    curve = [f"N={n}" for n in range(1, len(NODES) + 1)]
+    targets = json.loads((run_dir / "run.json").read_text())["targets"]
+    assert targets == [*curve, *NODES[1:]]
+    capacity = {t: summary["targets"][t]["capacity_rps"] for t in targets}
+    for target in targets:
+        assert_capacity_from_the_steps(steps, target, capacity[target])
+    alone = {NODES[0]: capacity["N=1"], **{node: capacity[node] for node in NODES[1:]}}
+    points = summary["scaleout"]["points"]
+    assert [(p["n"], p["nodes"], p["capacity_rps"]) for p in points] == \
+        [(n, list(NODES[:n]), capacity[f"N={n}"]) for n in range(1, len(NODES) + 1)]
+    for p in points:
+        assert p["ideal_basis"] == "ΣX_i" and p["ideal_rps"] == pytest.approx(sum(alone[n] for n in p["nodes"]))
+        assert p["efficiency"] == round(p["capacity_rps"] / p["ideal_rps"], 3)
+        # PCP at each point's capacity: the balancer's and the generator's CPU, the machine's idle share.
+        assert p["lb_cpu_cores"] > 0 and p["generator_cpu_pct"] > 0 and 0 <= p["machine_idle_pct"] <= 100, p
+    # Three node counts cannot carry the USL's three parameters (four are needed to judge the fit): the run says
+    # so rather than inventing one; the fit over N itself is tested on synthetic curves (tests/report).
+    fit = summary["scaleout"]["fit"]
+    assert "too few points" in fit["error"] and "USL over N: no fit: too few points" in done.stdout, fit
+    assert "ideal: ΣX_i" in done.stdout
+    assert (run_dir / "figures" / "scaleout.png").is_file()
+    assert "Scale-out: capacity by nodes in rotation" in (run_dir / "report.html").read_text()
+    [line] = [json.loads(text) for text in (tmp_path / "history.jsonl").read_text().splitlines()]
+    assert line["scaleout"] == {str(p["n"]): p["efficiency"] for p in points}
+
+
 def test_quick_bench_variants_records_capacities_gc_and_locks(tmp_path):
     done = run(["make", "--no-print-directory", "bench-variants", "QUICK=1", "VARIANTS=v1 v3"],
                env={**ENV, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha"}, timeout=1800)
