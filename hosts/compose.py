@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -139,7 +140,11 @@ class Compose:
         pcp_tools_here(script, pcp_dir, out_dir)
 
     def down(self) -> int:
-        return subprocess.run([COMPOSE, "down", "--remove-orphans", "--timeout", "20"], cwd=ROOT).returncode
+        """Everything of the project, by its name alone: whatever NODES and PROFILE it was started with, and
+        whatever the settings now say (a profile that cannot describe NODES=4 must not keep node4 running)."""
+        with tempfile.TemporaryDirectory() as nowhere:  # no compose.yaml here: nothing to read or check
+            return subprocess.run(["docker", "compose", "--project-name", _project(), "down", "--remove-orphans",
+                                   "--timeout", "20"], cwd=nowhere).returncode
 
     def stats(self) -> int:
         published = _ports(_ps().get("lb", {}))

@@ -61,8 +61,8 @@ def nodes_alike(cluster_settings: dict[str, str], nodes: tuple[str, ...]) -> boo
 def ideal(nodes: tuple[str, ...], alone: dict[str, float], x1: float | None) -> tuple[float | None, str | None]:
     """ΣX_i of the nodes in rotation where each was measured alone, else N·X(1); and which of the two."""
     if nodes and all(alone.get(node) for node in nodes):
-        return sum(alone[node] for node in nodes), SUM_ALONE
-    return (len(nodes) * x1, SCALED_FIRST) if x1 else (None, None)
+        return round(sum(alone[node] for node in nodes), 1), SUM_ALONE
+    return (round(len(nodes) * x1, 1), SCALED_FIRST) if x1 else (None, None)
 
 
 def points(measured: list[dict], alone: dict[str, float] | None = None) -> list[ScaleoutPoint]:
