@@ -17,7 +17,6 @@ from rundata.records import StepRecord
 from rundata.summary import capacity_of
 
 
-
 def first_nodes(count: int) -> str:
     """bench-scaleout's target of the first `count` nodes in rotation: N=1, N=2, …"""
     return f"N={count}"

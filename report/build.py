@@ -93,20 +93,12 @@ def usl_section(summary: dict) -> dict:
     what = "closed connections on node1"
     fitted = summary.get("usl_fit")
     if points and fitted:
-        if "error" in fitted:
-            return {"what": what, "points": points, "fit": None, "error": fitted["error"],
-                    "failed": bool(fitted.get("failed"))}
-        return {"what": what, "points": points, "fit": usl.UslFit.from_dict(fitted), "error": None}
+        return recorded_fit(what, points, fitted)
     scaled = summary.get("scaleout")
     if scaled:  # bench-scaleout: every repeat the harness did not limit, and the fit the run made of them
-        what = "nodes in rotation"
         points = [{"n": p["n"], "throughput_rps": x} for p in scaled["points"] if not p["limited_by"]
                   for x in p["repeats"]]
-        fitted = scaled.get("fit") or {"error": "no fit recorded"}
-        if "error" in fitted:
-            return {"what": what, "points": points, "fit": None, "error": fitted["error"],
-                    "failed": bool(fitted.get("failed"))}
-        return {"what": what, "points": points, "fit": usl.UslFit.from_dict(fitted), "error": None}
+        return recorded_fit("nodes in rotation", points, scaled.get("fit") or {"error": "no fit recorded"})
     if not points and summary.get("kind") == "cluster":
         what = "nodes in rotation"
         points = [{"n": 1, "throughput_rps": summary["targets"].get("node1", {}).get("capacity_rps")},
@@ -122,6 +114,14 @@ def usl_section(summary: dict) -> dict:
     except usl.UslError as problem:
         return {"what": what, "points": points, "fit": None, "error": str(problem),
                 "failed": isinstance(problem, usl.UslFitFailed)}
+
+
+def recorded_fit(what: str, points: list[dict], fitted: dict) -> dict:
+    """The section for a fit the run made (summary.json's form: the fit, or its error)."""
+    if "error" in fitted:
+        return {"what": what, "points": points, "fit": None, "error": fitted["error"],
+                "failed": bool(fitted.get("failed"))}
+    return {"what": what, "points": points, "fit": usl.UslFit.from_dict(fitted), "error": None}
 
 
 def _inline(path: Path) -> str:

@@ -42,7 +42,7 @@ def config_hash(run: dict) -> str:
 
 
 def history_line(run: dict, summary: dict) -> dict:
-    targets = summary.get("targets", {})
+    targets, fit = summary.get("targets", {}), _usl_fit(summary)
     return {"schema": HISTORY_SCHEMA, "time": time.strftime(TIME_FORMAT, time.gmtime()),
             "run_id": summary.get("run_id"),
             "kind": summary.get("kind"), "status": summary.get("status"), "git_sha": run.get("git_sha"),
@@ -54,8 +54,7 @@ def history_line(run: dict, summary: dict) -> dict:
             "repeats": {t: v.get("repeats", []) for t, v in targets.items()},
             "cluster_rps": summary.get("cluster_rps"), "efficiency": summary.get("efficiency"),
             "cluster_over_node1": summary.get("cluster_over_node1"),
-            "usl": {k: _usl_fit(summary).get(k) for k in ("sigma", "kappa", "lam", "peak_n", "r_squared")}
-            if _usl_fit(summary) else None,
+            "usl": {k: fit.get(k) for k in ("sigma", "kappa", "lam", "peak_n", "r_squared")} if fit else None,
             # bench-scaleout's curve: E(N) at each N (its X(N) are the capacities of its targets N=1, N=2, …).
             "scaleout": {str(p["n"]): p["efficiency"] for p in summary["scaleout"]["points"]}
             if summary.get("scaleout") else None,
