@@ -8,7 +8,9 @@ as it reaches a real machine's: by its DOCKER_HOST.
 
 The join token travels in an API request's body, never on a command line. LAB_NAME names the lab (the
 tests run their own beside a user's); roles: the first engine is the manager with the controller, each node
-gets an engine of its own while there are engines, and spare engines take the load host, then the balancer."""
+gets an engine of its own while there are engines, and spare engines take the load hosts, then the balancer; load
+hosts beyond the spare engines go one to an engine (load, load2 … on the first, second … engine), so that two
+load hosts share an engine only in a lab of one."""
 from __future__ import annotations
 
 import argparse
@@ -23,7 +25,7 @@ import time
 from pathlib import Path
 
 from hosts import swarm_hosts
-from hosts.topology import NODES, ROOT
+from hosts.topology import LOAD_HOSTS, NODES, ROOT
 
 ENGINE_IMAGE = "capbench-engine:latest"
 ENGINE_DOCKERFILE = ROOT / "cluster" / "images" / "engine.Dockerfile"
@@ -76,8 +78,9 @@ def roles_for(count: int) -> list[list[str]]:
     for i, node in enumerate(NODES):
         engines[workers[i % len(workers)]].append(node)
     spare = list(range(1 + len(NODES), count))
-    for role in ("load", "lb"):
-        engines[spare.pop(0) if spare else 0].append(role)
+    for j, load in enumerate(LOAD_HOSTS):
+        engines[spare.pop(0) if spare else j % count].append(load)
+    engines[spare.pop(0) if spare else 0].append("lb")
     return engines
 
 

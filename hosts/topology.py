@@ -1,6 +1,6 @@
 """The hosts of a bench and their roles, from cluster/topology.env (the one place: the shell scripts and the
 Vagrantfile read the same file): NODES nodes named node1 … nodeN (NODES in the environment, or the file's
-default), then lb, load and controller. A node's profile keys are its name in capitals: node2's CPU quota is
+default), lb, LOAD_HOSTS load hosts named load, load2 … loadN (the same way), and controller. A node's profile keys are its name in capitals: node2's CPU quota is
 NODE2_CPUS."""
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent  # the capbench checkout
 TOPOLOGY = ROOT / "cluster" / "topology.env"
 # One host each, named after its role.
-SINGLE_ROLES = ("lb", "load", "controller")
+SINGLE_ROLES = ("lb", "controller")
 
 
 class NodesRefused(ValueError):
-    """NODES is not a number of nodes the bench allows."""
+    """NODES or LOAD_HOSTS is not a count the bench allows."""
 
 
 def _file_value(key: str, path: Path) -> str:
@@ -26,33 +26,46 @@ def _file_value(key: str, path: Path) -> str:
     raise ValueError(f"{path} has no {key}= line")
 
 
-def node_names(count: str | None = None, path: Path = TOPOLOGY) -> tuple[str, ...]:
-    """node1 … nodeN for NODES=N (the argument, else the environment, else the file's default)."""
-    text = count if count is not None else os.environ.get("NODES") or _file_value("NODES", path)
-    most = int(_file_value("MAX_NODES", path))
+def _count(key: str, what: str, count: str | None, path: Path) -> int:
+    """The count `key` sets (the argument, else the environment, else the file's default), checked."""
+    text = count if count is not None else os.environ.get(key) or _file_value(key, path)
+    most = int(_file_value(f"MAX_{key}", path))
     if not re.fullmatch(r"[1-9][0-9]*", text) or int(text) > most:
-        raise NodesRefused(f"NODES='{text}' is not allowed: use a number of nodes from 1 to {most}")
-    return tuple(f"node{i}" for i in range(1, int(text) + 1))
+        raise NodesRefused(f"{key}='{text}' is not allowed: use a number of {what} from 1 to {most}")
+    return int(text)
 
 
-def _nodes() -> tuple[str, ...]:
+def node_names(count: str | None = None, path: Path = TOPOLOGY) -> tuple[str, ...]:
+    """node1 … nodeN for NODES=N."""
+    return tuple(f"node{i}" for i in range(1, _count("NODES", "nodes", count, path) + 1))
+
+
+def load_host_names(count: str | None = None, path: Path = TOPOLOGY) -> tuple[str, ...]:
+    """load, load2 … loadN for LOAD_HOSTS=N: the first keeps the name of the one load host."""
+    return ("load", *(f"load{i}" for i in range(2, _count("LOAD_HOSTS", "load hosts", count, path) + 1)))
+
+
+def _checked(names) -> tuple[str, ...]:
     try:
-        return node_names()
+        return names()
     except NodesRefused as refused:  # before anything starts, as every other bad setting (exit 2)
         print(f"capbench: {refused}", file=sys.stderr)
         raise SystemExit(2) from refused
 
 
-NODES: tuple[str, ...] = _nodes()
-HOSTS: tuple[str, ...] = (*NODES, *SINGLE_ROLES)
+NODES: tuple[str, ...] = _checked(node_names)
+LOAD_HOSTS: tuple[str, ...] = _checked(load_host_names)
+HOSTS: tuple[str, ...] = (*NODES, "lb", *LOAD_HOSTS, "controller")
 # The hosts whose metrics the controller logs (everything but itself).
-MONITORED: tuple[str, ...] = (*NODES, "lb", "load")
+MONITORED: tuple[str, ...] = (*NODES, "lb", *LOAD_HOSTS)
 
 
 def role(host: str) -> str:
     """node, lb, load or controller."""
     if host in NODES:
         return "node"
+    if host in LOAD_HOSTS:
+        return "load"
     if host in SINGLE_ROLES:
         return host
     raise KeyError(f"'{host}' is not a host of this bench: use one of {', '.join(HOSTS)}")

@@ -13,8 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from hosts import stats_tunnel
-from hosts.backend import ClusterError, Done
-from hosts.topology import HOSTS, ROOT, role
+from hosts.backend import BackendError, ClusterError, Done
+from hosts.topology import HOSTS, LOAD_HOSTS, ROOT, role
 
 VM = str(ROOT / "cluster" / "vagrant" / "vm.sh")
 UP = str(ROOT / "cluster" / "vagrant" / "up.sh")
@@ -28,6 +28,11 @@ class Vagrant:
     name = "vagrant"
     built = "artifacts"  # the VMs install the WAR, oha and the JMX agent from the checkout
     setup = "vagrant-setup"  # Vagrant, libvirt, QEMU, the box
+
+    def __init__(self) -> None:
+        if len(LOAD_HOSTS) > 1:  # the Vagrantfile has one load VM, and emulated VMs could not carry more here
+            raise BackendError(f"LOAD_HOSTS='{len(LOAD_HOSTS)}' is not allowed on VMs: the Vagrantfile has one load "
+                               "host; use 1 here, or BACKEND=compose or BACKEND=swarm for several")
 
     @staticmethod
     def running() -> bool:

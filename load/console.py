@@ -51,12 +51,29 @@ def print_host_figures(summary: dict) -> None:
                                                    for v, (_, w) in zip(cells, columns)))
 
 
+def print_load_hosts(summary: dict) -> None:
+    """With several load hosts: each one's share at each capacity, its CPU, and how evenly they sent."""
+    shares = summary.get("load_hosts")
+    if not shares:
+        return
+    off, skew = shares["max_share_off_pct"], shares["max_start_skew_ms"]
+    print(f"\nload hosts {', '.join(shares['hosts'])}: one rate split evenly, histograms merged; over "
+          f"{shares['passed_steps']} passed steps a share of the achieved strayed at most "
+          f"{'n/a' if off is None else f'{off:.2f} %'} from even; latest start "
+          f"{'n/a' if skew is None else f'{skew:.1f} ms'} after the agreed instant")
+    for label, at in shares["at_capacity"].items():
+        cells = [f"{g['host']} {g['achieved_rps']:.1f}/s ({g['share_pct']:.2f} %, CPU {g['cpu_pct']} % of "
+                 f"{g['cpus']:g})" for g in at["rows"]]
+        print(f"  {label} at {at['rate']:g}/s: " + ", ".join(cells))
+
+
 def finish(kind, paths: RunPaths, summary: dict) -> None:
     """The kind's tables, the nodes' figures, one line in results/history.jsonl and report.html; a failure of
     the report loses nothing already written."""
     if kind.reports:
         kind.console(summary)
         print_host_figures(summary)
+        print_load_hosts(summary)
         try:
             from report import build, history  # matplotlib and jinja only when a report is made
             jsonl.append(history_path(), history.history_line(jsonl.read_json(paths.run_json) or {}, summary))

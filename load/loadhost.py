@@ -16,8 +16,11 @@ WORK_DIR = "/tmp/capbench"  # on the load host, writable by its user
 
 
 class LoadHost:
+    def __init__(self, name: str = "load"):
+        self.name = name  # one of LOAD_HOSTS (hosts/topology.py)
+
     def exec(self, argv: list[str], stdin: bytes | None = None, timeout: float = 120, check: bool = True) -> bytes:
-        return backend().exec("load", argv, stdin=stdin, timeout=timeout, check=check).stdout
+        return backend().exec(self.name, argv, stdin=stdin, timeout=timeout, check=check).stdout
 
     def put(self, path: str, data: bytes) -> None:
         self.exec(["sh", "-c", f'mkdir -p "$(dirname "{path}")" && cat > "{path}"'], stdin=data)
@@ -26,11 +29,14 @@ class LoadHost:
         self.put(path, local.read_bytes())
         self.exec(["chmod", "755", path])
 
-    def run_step(self, step_dir: str, argv: list[str], timeout: float) -> tuple[dict[str, bytes], Envelope]:
-        """Runs a generator under run-step; returns the files it left (by name) and the envelope. One call to
-        the host: run-step, then the folder as a tar on stdout, then the folder removed."""
-        script = 'dir=$1; "$0" "$@" && tar -C "$dir" -c . && rm -rf "$dir"'
-        archive = self.exec(["sh", "-c", script, RUN_STEP, step_dir, *argv], timeout=timeout + 60)
+    def run_step(self, step_dir: str, argv: list[str], timeout: float,
+                 start_at: float | None = None) -> tuple[dict[str, bytes], Envelope]:
+        """Runs a generator under run-step (from `start_at`, epoch seconds, if given); returns the files it left
+        (by name) and the envelope. One call to the host: run-step, then the folder as a tar on stdout, then the
+        folder removed."""
+        script = 'dir=$1; shift; "$0" "$@" && tar -C "$dir" -c . && rm -rf "$dir"'
+        at = ["--at", f"{start_at:.6f}"] if start_at is not None else []
+        archive = self.exec(["sh", "-c", script, RUN_STEP, step_dir, *at, step_dir, *argv], timeout=timeout + 60)
         files = {}
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             for member in tar.getmembers():

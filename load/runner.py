@@ -18,7 +18,8 @@ from load.calibration import calibrate
 from load.drivers import DriverError, StepPlan
 from load.drivers.wrk2 import LOADHOST_BINARY
 from load.kinds.base import Kind
-from load.loadhost import WORK_DIR, LoadHost
+from load.generators import LoadHosts
+from load.loadhost import WORK_DIR
 from load.monitoring import Monitoring
 from load.progress import STEPS_PER_SEARCH_GUESS, Progress, say
 from load.scenario import connections_for, target_url, user_ids
@@ -57,7 +58,8 @@ class Bench(Searching, Balancing, Monitoring):
         self.wrk2_local = wrk2_local
         self.run_id = run_id
         self.paths = paths
-        self.host = LoadHost()
+        self.loads = LoadHosts()
+        self.host = self.loads.first
         self.step_number = 0
         self.work_dir = f"{WORK_DIR}/{run_id}"
         self.version = "unknown"
@@ -79,25 +81,25 @@ class Bench(Searching, Balancing, Monitoring):
         self.monitor = Monitor(run_id, paths.pcp) if wanted else None
 
     def prepare(self) -> None:
-        """Copies the user's wrk2 and the scenario's dataset to the load host; records the driver version; times
+        """Copies the user's wrk2 and the scenario's dataset to each load host; records the driver version; times
         the machine (calibration)."""
         if self.wrk2_local is not None:
-            self.host.put_binary(self.wrk2_local, LOADHOST_BINARY)
-        self.version = " ".join(self.host.exec(self.driver.version_argv()).decode().split())
+            self.loads.put_binary(self.wrk2_local, LOADHOST_BINARY)
+        self.version = self.loads.record_versions(self.driver)
         if self.settings.scenario == "session" and self.kind.users:
             users = user_ids(self.settings.users)
             users_text = ("\n".join(users) + "\n").encode()
             self.paths.users.write_bytes(users_text)
             self.users_file = f"{self.work_dir}/users.txt"
             self.urls_file = f"{self.work_dir}/urls.txt"
-            self.host.put(self.users_file, users_text)
+            self.loads.put(self.users_file, users_text)
             self.write_urls()
         self.calibration = calibrate(self.host, NODES)
 
     def write_urls(self) -> None:
-        """The session scenario's URLs on the load host: one per user, for the settings' variant and level."""
+        """The session scenario's URLs on the load hosts: one per user, for the settings' variant and level."""
         base = target_url("lb", self.settings)
-        self.host.put(self.urls_file, "".join(f"{base}&user={u}\n" for u in user_ids(self.settings.users)).encode())
+        self.loads.put(self.urls_file, "".join(f"{base}&user={u}\n" for u in user_ids(self.settings.users)).encode())
 
     def run_json(self) -> dict:
         chosen = backend()
@@ -105,6 +107,7 @@ class Bench(Searching, Balancing, Monitoring):
                 "settings": self.settings.as_dict(),
                 "driver": {"name": self.driver.name, "version": self.version,
                            "binary": str(self.wrk2_local) if self.wrk2_local else None},
+                "load_hosts": self.loads.versions,
                 "profile": profile_name(), "cluster_settings": cluster_settings(),
                 "backend": chosen.name, "backend_version": chosen.version(),
                 "targets": list(self.kind.targets),
@@ -131,16 +134,12 @@ class Bench(Searching, Balancing, Monitoring):
                         ramp_s=min(self.RAMP_S, (duration_s or s.step_s) / 5) if phase in self.RAMPED_PHASES else 0.0)
         began = self.progress.begin(target, phase, self.step_number, rate, plan.duration_s, connections)
         step_dir = f"{self.work_dir}/step-{self.step_number:03d}"
-        try:
-            files, envelope = self.host.run_step(step_dir, self.driver.argv(plan),
-                                                 timeout=plan.duration_s + s.timeout_s + 120)
-        except KeyboardInterrupt:
-            self.host.stop_step(step_dir)
-            raise
-        for name in RAW_FILES:
-            if files.get(name):
-                (self.paths.raw / f"step-{self.step_number:03d}-{name}").write_bytes(files[name])
-        result = self.driver.parse(files, plan, envelope, self.version)
+        result, files_by_host = self.loads.send(self.driver, plan, step_dir, timeout=plan.duration_s + s.timeout_s + 120)
+        for host, files in files_by_host.items():
+            prefix = f"step-{self.step_number:03d}-" + (f"{host}-" if len(files_by_host) > 1 else "")
+            for name in RAW_FILES:
+                if files.get(name):
+                    (self.paths.raw / f"{prefix}{name}").write_bytes(files[name])
         record = judge(self.run_id, self.step_number, phase, target, repeat, plan.url, "single" if single
                        else s.scenario, result, s.slo)
         record.label = self.label or target

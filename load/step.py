@@ -12,24 +12,30 @@ def generator_problem(result: StepResult, slo: Slo) -> str | None:
     only with the generator's own lag behind its schedule in the latency: without that lag the p99 held. The
     latency runs from the schedule, so the generator's lag can only make the server look worse: a pass stands,
     and so does a failure that holds without the lag (on a machine whose cores the nodes share, an overloaded
-    node starves the generator too: that is the server's overload)."""
+    node starves the generator too: that is the server's overload). With several load hosts each one's CPU and
+    quota is checked and the reason names it; the lag's rule reads their merged figures."""
+    several = len(result.generators) > 1
+    checked = [(f"{g.host}: ", g.loadhost) for g in result.generators] if several else [("", result.loadhost)]
+    for name, usage in checked:
+        if usage is not None and usage.cpu_pct >= GENERATOR_CPU_PCT:
+            return (f"{name}load host CPU {usage.cpu_pct:.0f}% of its {usage.cpus_available:g} CPUs "
+                    f"(limit {GENERATOR_CPU_PCT:.0f}%)")
+        if usage is not None and usage.throttled_pct > GENERATOR_BEHIND_PCT:
+            return (f"{name}the load host's CPU quota ({usage.cpus_available:g} CPUs) throttled it in "
+                    f"{usage.throttled_periods} of {usage.quota_periods} periods ({usage.throttled_pct:.0f}%, "
+                    f"limit {GENERATOR_BEHIND_PCT:g}%)")
     usage = result.loadhost
-    if usage is not None and usage.cpu_pct >= GENERATOR_CPU_PCT:
-        return (f"load host CPU {usage.cpu_pct:.0f}% of its {usage.cpus_available:g} CPUs "
-                f"(limit {GENERATOR_CPU_PCT:.0f}%)")
-    if usage is not None and usage.throttled_pct > GENERATOR_BEHIND_PCT:
-        return (f"the load host's CPU quota ({usage.cpus_available:g} CPUs) throttled it in "
-                f"{usage.throttled_periods} of {usage.quota_periods} periods ({usage.throttled_pct:.0f}%, limit "
-                f"{GENERATOR_BEHIND_PCT:g}%)")
     p99, without_lag = result.latency_ms.get("p99"), result.p99_without_generator_lag_ms
     broken = slo_failures(result, slo)
     if (without_lag is not None and p99 is not None and len(broken) == 1 and p99 > slo.p99_ms
             and without_lag <= slo.p99_ms):
         waited = (f"; its threads waited for a CPU {usage.tool_cpu_wait_pct:.0f}% of the time they could run"
                   if usage is not None and usage.tool_cpu_wait_pct is not None else "")
+        behind = ("; behind: " + ", ".join(f"{g.host} {g.behind_schedule}" for g in result.generators)
+                  if several else "")
         return (f"p99 {p99:g} ms > {slo.p99_ms:g} ms only with the generator's own lag behind its schedule: "
                 f"without it {without_lag:g} ms ({result.behind_schedule} of {result.intended} requests handed "
-                f"out over {GENERATOR_LATE_MS:g} ms late, p99 {result.schedule_lag_ms_p99:g} ms){waited}")
+                f"out over {GENERATOR_LATE_MS:g} ms late, p99 {result.schedule_lag_ms_p99:g} ms){behind}{waited}")
     return None
 
 

@@ -8,6 +8,7 @@ import time
 from load.progress import say
 from load.searching import DOWN_WAIT_S, IN_ROTATION
 from rundata import jsonl
+from rundata.generators import load_hosts
 from rundata.summary import SUMMARY_SCHEMA, metrics_at, target_summary
 
 
@@ -35,6 +36,9 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
         summary["monitoring"] = bench.monitor.summary()
         for label, target in targets.items():
             target["metrics_at_capacity"] = metrics_at(records, label, target["capacity_rps"])
+    shares = load_hosts(records, targets)
+    if shares:
+        summary["load_hosts"] = shares
     try:
         bench.kind.summarize(bench, summary)
     except Exception as problem:  # noqa: BLE001 — what was measured is kept; the kind's analysis says it failed

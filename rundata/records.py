@@ -69,6 +69,32 @@ class LoadHostUsage:
         return 100.0 * self.cpu_seconds / (self.wall_seconds * self.cpus_available)
 
 
+@dataclass
+class Generator:
+    """One load host's share of a step (LOAD_HOSTS > 1 sends from several): what it was asked to send, what
+    it got, its own CPU and schedule, and how far after the agreed instant it started."""
+    host: str
+    tool: str  # name and version
+    offered_rps: float
+    connections: int
+    achieved_rps: float
+    responses: int
+    failures: int
+    unanswered: int | None
+    behind_schedule: int | None
+    start_skew_ms: float | None  # its start after the instant all were given (None: one generator, no instant)
+    loadhost: LoadHostUsage | None
+
+
+def usage_json(usage: LoadHostUsage | None) -> dict | None:
+    """A load host's usage as a record writes it: the fields and the shares computed from them."""
+    if usage is None:
+        return None
+    wait = usage.tool_cpu_wait_pct
+    return {**asdict(usage), "cpu_pct": round(usage.cpu_pct, 1), "throttled_pct": round(usage.throttled_pct, 1),
+            "tool_cpu_wait_pct": None if wait is None else round(wait, 1)}
+
+
 # The percentiles of the latency spectrum, as HdrHistogram plots them: denser towards the tail.
 SPECTRUM_PERCENTILES = (0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.995, 99.999)
 
@@ -118,6 +144,9 @@ class StepResult:
     # [percentile, ms] pairs of the corrected latency, SPECTRUM_PERCENTILES then [100, max] (the report's
     # percentile plot); empty where the tool gives none.
     latency_spectrum_ms: list[list[float]] = field(default_factory=list)
+    # Each load host's share, in the order of LOAD_HOSTS; with several, `loadhost` is the busiest one's and the
+    # figures above are all of theirs merged (load/drivers/merge.py).
+    generators: list[Generator] = field(default_factory=list)
 
     @property
     def failures(self) -> int:
@@ -165,10 +194,9 @@ class StepRecord:
     def to_json(self) -> dict:
         data = asdict(self)
         result = data.pop("result")
-        usage = self.result.loadhost
-        result["loadhost"] = None if usage is None else {
-            **asdict(usage), "cpu_pct": round(usage.cpu_pct, 1),
-            "throttled_pct": round(usage.throttled_pct, 1), "tool_cpu_wait_pct": None if usage.tool_cpu_wait_pct is None else round(usage.tool_cpu_wait_pct, 1)}
+        result["loadhost"] = usage_json(self.result.loadhost)
+        for written, generator in zip(result["generators"], self.result.generators):
+            written["loadhost"] = usage_json(generator.loadhost)
         result["failures"] = self.result.failures
         result["failure_pct"] = round(self.result.failure_pct, 3)
         result["achieved_pct"] = round(self.result.achieved_pct, 2)

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Runs `docker compose` on compose.yaml with the capbench settings in its environment (cluster/load-settings.sh:
 # the profile, the Tomcat tunables and the stats credentials, all validated first), and with the nodes: compose.yaml
-# describes one (service `node`), rendered here once per node of NODES into .capbench/compose/nodes-N.yaml (each
-# node's own hostname and profile values; the balancer's list of servers, their weights and maxconn, and its
-# wait for every node).
+# describes one (service `node`), rendered here once per node of NODES into .capbench/compose/nodes-N-load-L.yaml
+# (each node's own hostname and profile values; the balancer's list of servers, their weights and maxconn, and
+# its wait for every node), with the load hosts beyond the first (load2 … loadL of LOAD_HOSTS, as `load` is).
 #   cluster/compose/compose.sh ps       cluster/compose/compose.sh exec load curl -s http://lb:8080/grind
 set -euo pipefail
 # shellcheck source=cluster/load-settings.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../load-settings.sh"
 
 # The nodes' file refers to the values by name (Compose fills them in from the environment), so it depends on
-# the number of nodes alone.
+# the numbers of nodes and load hosts alone.
 render_nodes() {
-    local node upper
+    local node upper load
     echo "# Rendered by cluster/compose/compose.sh from compose.yaml's service node: do not edit."
     echo "services:"
     for node in "${CAPBENCH_NODES[@]}"; do
@@ -42,9 +42,14 @@ NODE
     for node in "${CAPBENCH_NODES[@]}"; do
         echo "      $node: {condition: service_healthy}"
     done
+    for load in "${CAPBENCH_LOADS[@]:1}"; do
+        echo "  $load:"
+        echo "    extends: {file: $root/compose.yaml, service: load}"
+        echo "    hostname: $load"
+    done
 }
 
-nodes_file=$root/.capbench/compose/nodes-${#CAPBENCH_NODES[@]}.yaml
+nodes_file=$root/.capbench/compose/nodes-${#CAPBENCH_NODES[@]}-load-${#CAPBENCH_LOADS[@]}.yaml
 mkdir -p "$(dirname "$nodes_file")"
 rendered=$(render_nodes)
 # Written only when it changes, and whole (several commands may run at once: tests, make status).

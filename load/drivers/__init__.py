@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from hdrh.histogram import HdrHistogram
+
+from load.drivers.latency import StepLatency
 from rundata.records import LoadHostUsage, StepResult
 
 # Where the load image keeps our files for the generators (cluster/provision/load.sh installs them).
@@ -64,6 +67,17 @@ class Envelope:
                              quota_periods=self.quota_periods, throttled_periods=self.throttled_periods)
 
 
+@dataclass
+class GeneratorRun:
+    """One load host's part of a step: its own result (its share, its self-check) and what an exact merge of
+    several adds up (load/drivers/merge.py): its latency book, and (oha) its lag behind its schedule and from
+    due to sent, as histograms."""
+    result: StepResult
+    book: StepLatency | None  # None: the tool gave no histogram to merge (an older capbench.lua)
+    lag: HdrHistogram | None = None
+    send_lag: HdrHistogram | None = None
+
+
 class DriverError(RuntimeError):
     """The tool did not run or left no results; the message says what it printed."""
 
@@ -71,12 +85,13 @@ class DriverError(RuntimeError):
 class Driver(Protocol):
     name: str
     min_step_s: int
+    whole_rates: bool  # its rate option takes whole requests/s only (load/drivers/merge.py's shares)
 
     def argv(self, plan: StepPlan) -> list[str]:
         """The tool's command line on the load host (run inside run-step, in $CAPBENCH_STEP_DIR)."""
 
-    def parse(self, files: dict[str, bytes], plan: StepPlan, envelope: Envelope, version: str) -> StepResult:
-        """The step's result from the files the tool left in its step folder."""
+    def parse(self, files: dict[str, bytes], plan: StepPlan, envelope: Envelope, version: str) -> GeneratorRun:
+        """This generator's part of the step from the files the tool left in its step folder."""
 
     def version_argv(self) -> list[str]:
         """A command printing the tool's version on the load host."""

@@ -87,6 +87,19 @@ class StepLatency:
         for age_ms in unanswered_ages_ms(unanswered, rate, self.duration_s):
             self.add(self.duration_s - age_ms / 1000.0, age_ms)
 
+    def add_steady(self, histogram: HdrHistogram) -> None:
+        """A tool's whole histogram of the steady part, where it gives no per-request times (wrk2)."""
+        self.steady.add(histogram)
+
+    def merge(self, other: "StepLatency") -> None:
+        """Adds another generator's book of the same step: every histogram count by count, so each percentile of
+        the sum is that of all their requests together (HdrHistogram's add is exact at its precision)."""
+        for mine, theirs in ((self.steady, other.steady), (self.without_lag, other.without_lag),
+                             (self.ramp, other.ramp), *zip(self.windows, other.windows)):
+            mine.add(theirs)
+        for second, histogram in other.by_second.items():
+            self.by_second.setdefault(second, new_histogram()).add(histogram)
+
     def window_p99s(self) -> list[float | None]:
         return [h.get_value_at_percentile(99) / 1000.0 if h.get_total_count() else None for h in self.windows]
 

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 
-from load.drivers import DriverError, Envelope, StepPlan, tool_failure
+from load.drivers import DriverError, Envelope, GeneratorRun, StepPlan, tool_failure
 from load.drivers.latency import StepLatency, figures, new_histogram, record_ms, unanswered_count
 from rundata.records import GENERATOR_LATE_MS, SLOW_MS, StepResult, Tool, empty_errors, socket_errors
 
@@ -43,6 +43,7 @@ def classify_error(message: str) -> str:
 class OhaDriver:
     name = "oha"
     min_step_s = 1
+    whole_rates = False  # -q takes a fraction
 
     def __init__(self, binary: str = "oha"):
         self.binary = binary
@@ -60,7 +61,7 @@ class OhaDriver:
     def version_argv(self) -> list[str]:
         return [self.binary, "--version"]
 
-    def parse(self, files: dict[str, bytes], plan: StepPlan, envelope: Envelope, version: str) -> StepResult:
+    def parse(self, files: dict[str, bytes], plan: StepPlan, envelope: Envelope, version: str) -> GeneratorRun:
         if SUMMARY_FILE not in files:
             raise tool_failure(self.name, files, envelope)
         with tempfile.TemporaryDirectory() as tmp:
@@ -69,8 +70,8 @@ class OhaDriver:
                 db_path = Path(tmp) / REQUESTS_DB
                 db_path.write_bytes(files[REQUESTS_DB])
                 rows = read_rows(db_path)
-        return parse_results(json.loads(files[SUMMARY_FILE]), rows, plan, envelope,
-                             Tool(self.name, version, self.argv(plan)))
+        return parse_run(json.loads(files[SUMMARY_FILE]), rows, plan, envelope,
+                         Tool(self.name, version, self.argv(plan)))
 
 
 def read_rows(db_path: Path) -> list[tuple[float, float, float, float, int]]:
@@ -96,6 +97,11 @@ def schedule_lags(stamps: list[float], failed: int, rate: float) -> list[float]:
 
 def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: Envelope, tool: Tool) -> StepResult:
     """One StepResult from oha's JSON summary and its per-response rows."""
+    return parse_run(summary, rows, plan, envelope, tool).result
+
+
+def parse_run(summary: dict, rows: list[tuple], plan: StepPlan, envelope: Envelope, tool: Tool) -> GeneratorRun:
+    """This generator's part of a step: its StepResult, and its histograms for a merge with others'."""
     if "summary" not in summary or "errorDistribution" not in summary:
         raise DriverError(f"oha's JSON has no summary or errorDistribution: keys {sorted(summary)}")
     status_total = sum(summary.get("statusCodeDistribution", {}).values())
@@ -130,7 +136,7 @@ def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: En
     book.add_unanswered(unanswered, plan.rate)
     latency, spectrum = figures(book.steady)
     late = sum(lag_ms > GENERATOR_LATE_MS for lag_ms in lags) if plan.rate > 0 else None
-    return StepResult(
+    result = StepResult(
         offered_rps=plan.rate, duration_s=plan.duration_s, connections=plan.connections,
         achieved_rps=round(responses / plan.duration_s, 2), responses=responses, latency_ms=latency,
         errors=errors, error_messages=messages, start_epoch=envelope.start_epoch, end_epoch=envelope.end_epoch,
@@ -146,3 +152,4 @@ def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: En
         notes=[f"{unanswered} requests unanswered at the end of the step (in flight, queued or never sent), in the "
                f"latency tail at their least possible age; oha cut {cut} connections, idle or busy"]
         if unanswered or cut else [])
+    return GeneratorRun(result, book, lag if late is not None else None, send_lag)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import math
 
-from load.drivers import LOADHOST_LIB, DriverError, Envelope, StepPlan, tool_failure
-from load.drivers.latency import add_unanswered, figures, new_histogram, record_ms, unanswered_count
+from load.drivers import LOADHOST_LIB, DriverError, Envelope, GeneratorRun, StepPlan, tool_failure
+from load.drivers.latency import StepLatency, add_unanswered, figures, new_histogram, record_ms, unanswered_count
 from load.settings import WRK2_CALIBRATION_S, WRK2_MIN_STEP_S
 from rundata.records import StepResult, Tool, empty_errors, socket_errors
 
@@ -28,6 +28,7 @@ def thread_count(wanted: int, connections: int, rate: float) -> int:
 class Wrk2Driver:
     name = "wrk2"
     min_step_s = WRK2_MIN_STEP_S
+    whole_rates = True  # -R takes whole requests/s only ("-R 362.5" stops it with its usage text)
 
     def __init__(self, binary: str = LOADHOST_BINARY):
         self.binary = binary
@@ -42,14 +43,18 @@ class Wrk2Driver:
         # wrk2 prints its version (it calls itself wrk 4.0.0) with the usage text, and exits 1.
         return ["sh", "-c", f"{self.binary} -v 2>&1 | head -1; sha256sum {self.binary} | cut -c1-16"]
 
-    def parse(self, files: dict[str, bytes], plan: StepPlan, envelope: Envelope, version: str) -> StepResult:
+    def parse(self, files: dict[str, bytes], plan: StepPlan, envelope: Envelope, version: str) -> GeneratorRun:
         if REPORT_FILE not in files:
             raise tool_failure(self.name, files, envelope)
-        return parse_report(json.loads(files[REPORT_FILE]), plan, envelope, Tool(self.name, version, self.argv(plan)))
+        return parse_run(json.loads(files[REPORT_FILE]), plan, envelope, Tool(self.name, version, self.argv(plan)))
 
 
 def parse_report(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -> StepResult:
-    """One StepResult from the JSON our done() reporter wrote. With the reporter's whole histogram the requests
+    return parse_run(report, plan, envelope, tool).result
+
+
+def parse_run(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -> GeneratorRun:
+    """This generator's part of a step from the JSON our done() reporter wrote. With the reporter's whole histogram the requests
     unanswered at the end go into the latency at their least possible age (load/drivers/latency.py); a report
     of an older capbench.lua has only wrk2's own percentiles, and says so."""
     for key in ("duration_us", "requests", "errors", "latency_us", "latency_count", "slow_share"):
@@ -66,12 +71,15 @@ def parse_report(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -
     intended = round(plan.rate * plan.duration_s)
     unanswered = unanswered_count(intended, responses, no_response)
     notes = [f"latency from {report['latency_count']} responses after wrk2's 10 s calibration"]
+    book = None
     if "histogram_us" in report:
         histogram = new_histogram()
         for value_us, count in report["histogram_us"]:
             record_ms(histogram, value_us / 1000.0, count)
         add_unanswered(histogram, unanswered, plan.rate, plan.duration_s)
         latency, spectrum = figures(histogram)
+        book = StepLatency(plan.duration_s, float(WRK2_CALIBRATION_S))
+        book.add_steady(histogram)
         if unanswered:
             notes.append(f"{unanswered} requests unanswered at the end of the step, in the latency tail at their "
                          "least possible age")
@@ -81,10 +89,10 @@ def parse_report(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -
             name: latency_us[name] / 1000.0 for name in ("p50", "p90", "p99", "p99.9", "max")}
         spectrum = [[p, us / 1000.0] for p, us in report.get("spectrum_us", [])] if latency else []
         notes.append(f"an older capbench.lua: {unanswered} unanswered requests are not in the latency figures")
-    return StepResult(
+    return GeneratorRun(StepResult(
         offered_rps=plan.rate, duration_s=plan.duration_s, connections=plan.connections,
         achieved_rps=round(responses / duration_s, 2) if duration_s else 0.0, responses=responses,
         latency_ms=latency, errors=errors, error_messages={}, start_epoch=envelope.start_epoch,
         end_epoch=envelope.end_epoch, tool=tool, intended=intended, sent=responses + no_response,
         unanswered=unanswered, loadhost=envelope.usage(), latency_spectrum_ms=spectrum, notes=notes,
-        ramp_s=float(WRK2_CALIBRATION_S))
+        ramp_s=float(WRK2_CALIBRATION_S)), book)

@@ -53,7 +53,7 @@ def assert_spectrum(result) -> None:
 
 def test_oha_session_step():
     files, envelope = files_of("oha-session-ok")
-    result = OhaDriver().parse(files, plan(200, 3, 16, urls_file="urls.txt"), envelope, "oha 1.16.0")
+    result = OhaDriver().parse(files, plan(200, 3, 16, urls_file="urls.txt"), envelope, "oha 1.16.0").result
     assert_complete(result)
     assert result.responses == 600
     assert result.achieved_rps == pytest.approx(200.0)
@@ -80,7 +80,7 @@ def test_oha_session_draws_many_users(tmp_path):
 
 def test_oha_status_errors():
     files, envelope = files_of("oha-status-400")
-    result = OhaDriver().parse(files, plan(50, 2, 4), envelope, "oha 1.16.0")
+    result = OhaDriver().parse(files, plan(50, 2, 4), envelope, "oha 1.16.0").result
     assert_complete(result)
     assert result.responses == 100 and result.errors["status"] == 100
     assert result.failure_pct == 100
@@ -88,7 +88,7 @@ def test_oha_status_errors():
 
 def test_oha_connection_refused():
     files, envelope = files_of("oha-refused")
-    result = OhaDriver().parse(files, plan(50, 2, 4), envelope, "oha 1.16.0")
+    result = OhaDriver().parse(files, plan(50, 2, 4), envelope, "oha 1.16.0").result
     assert result.responses == 0 and result.latency_ms == {}
     assert result.errors["connect"] == 100 and result.failure_pct == 100
     assert result.achieved_rps == 0
@@ -96,7 +96,7 @@ def test_oha_connection_refused():
 
 def test_oha_timeouts_and_requests_cut_at_the_end():
     files, envelope = files_of("oha-timeout")
-    result = OhaDriver().parse(files, plan(20, 3, 4), envelope, "oha 1.16.0")
+    result = OhaDriver().parse(files, plan(20, 3, 4), envelope, "oha 1.16.0").result
     assert result.errors["timeout"] == 8
     assert result.failures == 8
     # 60 due at 20/s: 8 timed out, the other 52 (queued behind the paused node, or in flight) had no answer.
@@ -192,7 +192,7 @@ def test_unanswered_requests_enter_the_tail_so_the_p99_is_never_better_than_the_
 def test_wrk2_requests_never_answered_are_counted_and_in_the_tail():
     # node3 paused for the whole step: 240 due at 20/s, no response, no error (the timeout was longer).
     files, envelope = files_of("wrk2-unanswered")
-    result = Wrk2Driver().parse(files, plan(20, 12, 4), envelope, "wrk 4.0.0")
+    result = Wrk2Driver().parse(files, plan(20, 12, 4), envelope, "wrk 4.0.0").result
     assert result.responses == 0 and result.failures == 0 and result.unanswered == 240
     # At their least possible age (the whole schedule here): the p50 request was due 6 s before the end.
     assert result.latency_ms["p50"] == pytest.approx(6000, rel=0.01)
@@ -204,7 +204,7 @@ def test_a_generator_starved_by_its_cpu_quota_is_found_by_both_checks():
     # throttled it in most periods. Its latency from its own late stamps stays under a p99 bound of 500 ms;
     # from the schedule it does not.
     files, envelope = files_of("oha-starved")
-    result = OhaDriver().parse(files, plan(200, 5, 20), envelope, "oha 1.16.0")
+    result = OhaDriver().parse(files, plan(200, 5, 20), envelope, "oha 1.16.0").result
     assert result.behind_schedule == 341 and result.schedule_lag_ms_p99 == pytest.approx(243, rel=0.01)
     assert result.p99_without_generator_lag_ms == pytest.approx(310, rel=0.01)
     assert result.latency_ms["p99"] == pytest.approx(384, rel=0.01)
@@ -221,7 +221,7 @@ def test_oha_without_results_is_an_error():
 
 def test_wrk2_session_step():
     files, envelope = files_of("wrk2-session-ok")
-    result = Wrk2Driver().parse(files, plan(200, 12, 16, users_file="users.txt"), envelope, "wrk 4.0.0")
+    result = Wrk2Driver().parse(files, plan(200, 12, 16, users_file="users.txt"), envelope, "wrk 4.0.0").result
     assert_complete(result)
     assert result.responses == 2402 and result.intended == 2400 and result.unanswered == 0
     report = json.loads(files["wrk2.json"])
@@ -236,7 +236,7 @@ def test_wrk2_session_step():
 
 def test_wrk2_status_errors():
     files, envelope = files_of("wrk2-status-400")
-    result = Wrk2Driver().parse(files, plan(50, 12, 4), envelope, "wrk 4.0.0")
+    result = Wrk2Driver().parse(files, plan(50, 12, 4), envelope, "wrk 4.0.0").result
     assert result.errors["status"] == 601 and result.failure_pct == 100
 
 

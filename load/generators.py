@@ -1,0 +1,81 @@
+"""The load hosts of a run (LOAD_HOSTS: load, load2 …): each gets the tool and the scenario's files, and each step
+is sent from all of them together: the step's plan split into their shares (rate and connections), one start
+instant handed to every host (run-step waits for it), the tools run side by side, and their parts merged into
+the step's one result exactly (load/drivers/merge.py). With one load host a step is sent as it always was: at
+once, the whole plan, no instant."""
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from hosts.topology import LOAD_HOSTS
+from load.drivers import GeneratorRun, StepPlan
+from load.drivers.merge import combine, shares
+from load.loadhost import LoadHost
+from rundata.records import StepResult
+
+# From choosing the start instant to the instant itself: every host's command must have reached it by then (an
+# exec takes a fraction of a second here; through an engine on another machine, more). Each generator's start
+# after the instant is recorded (its start_skew_ms).
+START_MARGIN_S = 2.0
+
+
+class LoadHosts:
+    def __init__(self, names: tuple[str, ...] = LOAD_HOSTS):
+        self.hosts = [LoadHost(name) for name in names]
+        self.versions: dict[str, str] = {}  # the tool's version on each host
+
+    @property
+    def first(self) -> LoadHost:
+        """The host that also makes the harness's small checks (calibration, who answers)."""
+        return self.hosts[0]
+
+    @property
+    def names(self) -> list[str]:
+        return [host.name for host in self.hosts]
+
+    def put(self, path: str, data: bytes) -> None:
+        for host in self.hosts:
+            host.put(path, data)
+
+    def put_binary(self, local: Path, path: str) -> None:
+        for host in self.hosts:
+            host.put_binary(local, path)
+
+    def record_versions(self, driver) -> str:
+        """The tool's version on each host; returns the first's (they come from one image or one binary)."""
+        for host in self.hosts:
+            self.versions[host.name] = " ".join(host.exec(driver.version_argv()).decode().split())
+        return self.versions[self.first.name]
+
+    def send(self, driver, plan: StepPlan, step_dir: str,
+             timeout: float) -> tuple[StepResult, dict[str, dict[str, bytes]]]:
+        """One step from every load host; returns the merged result and the files each host's tool left (by
+        host). On an interrupt or a failure every host's tool is stopped before it propagates."""
+        plans = shares(plan, len(self.hosts), driver.whole_rates)
+        start_at = time.time() + START_MARGIN_S if len(self.hosts) > 1 else None
+
+        def one(host: LoadHost, share: StepPlan) -> tuple[dict[str, bytes], GeneratorRun]:
+            files, envelope = host.run_step(step_dir, driver.argv(share), timeout, start_at)
+            return files, driver.parse(files, share, envelope, self.versions.get(host.name, "unknown"))
+
+        pool = ThreadPoolExecutor(len(self.hosts)) if len(self.hosts) > 1 else None
+        try:
+            if pool is None:
+                outcomes = [one(self.first, plans[0])]
+            else:
+                futures = [pool.submit(one, host, share) for host, share in zip(self.hosts, plans)]
+                outcomes = [future.result() for future in futures]
+        except BaseException:
+            self.stop(step_dir)
+            raise
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+        result = combine(self.names, [run for _, run in outcomes], plan.rate, start_at)
+        return result, {host.name: files for host, (files, _) in zip(self.hosts, outcomes)}
+
+    def stop(self, step_dir: str) -> None:
+        for host in self.hosts:
+            host.stop_step(step_dir)
