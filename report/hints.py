@@ -77,8 +77,10 @@ def hints_for(host_metrics: dict | None, record: dict | None = None) -> list[Hin
     if (lb.get("backend_queue_max") or 0) > 0:
         found.append(Hint("lb-queue", "lb", f"lb: the backend queue held up to {lb['backend_queue_max']:g} requests",
                           {"backend_queue_max": lb["backend_queue_max"]}))
-    load = metrics.get("load") or {}
     record = record or {}
+    # The load host whose machine was busiest (one of several where LOAD_HOSTS > 1).
+    host, load = max(((h, metrics.get(h) or {}) for h in [g["host"] for g in record.get("generators") or []]
+                      or ["load"]), key=lambda entry: entry[1].get("machine_cpu_busy_pct") or 0)
     late, intended = record.get("behind_schedule"), record.get("intended") or 0
     late_pct = round(100 * late / intended, 2) if late is not None and intended else None
     machine = load.get("machine_cpu_busy_pct")
@@ -87,9 +89,9 @@ def hints_for(host_metrics: dict | None, record: dict | None = None) -> list[Hin
         without = record.get("p99_without_generator_lag_ms")
         lag_note = (f"; p99 {record.get('latency_ms', {}).get('p99')} ms with that lag, {without} ms without"
                     if without is not None else "")
-        found.append(Hint("generator", "load", f"load: generator-bound? {late_pct} % of the requests went out behind "
-                                               f"the generator's own schedule, the machine's CPU was {machine} % busy"
-                                               f"{lag_note}",
+        found.append(Hint("generator", host, f"{host}: generator-bound? {late_pct} % of the requests went out behind "
+                                             f"the generator's own schedule, the machine's CPU was {machine} % busy"
+                                             f"{lag_note}",
                           {"behind_schedule_pct": late_pct, "machine_cpu_busy_pct": machine,
                            "generator_cpu_cores": load.get("generator_cpu_cores")}))
     return found

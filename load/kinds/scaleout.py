@@ -8,7 +8,7 @@ balancer's and the generator's CPU and the machine's idle CPU at each X(N), and 
 from __future__ import annotations
 
 from hosts.settings import cluster_settings
-from hosts.topology import NODES
+from hosts.topology import LOAD_HOSTS, NODES
 from load.console import print_capacities, print_usl_fit
 from load.kinds.base import Kind
 from load.searching import IN_ROTATION, first_nodes
@@ -30,12 +30,14 @@ def next_guess(found: list[float]) -> float | None:
 
 
 def harness_figures(metrics: dict | None) -> dict:
-    """At a point's capacity step (PCP): the balancer's and the generator's CPU in cores, and the CPU the load
-    host's machine had left (%): on one machine, what every host shares."""
+    """At a point's capacity step (PCP): the balancer's and the generators' CPU in cores (all load hosts'), and
+    the CPU the busiest load host's machine had left (%): on one machine, what every host shares."""
     metrics = metrics or {}
-    busy = (metrics.get("load") or {}).get("machine_cpu_busy_pct")
+    loads = [metrics[host] for host in LOAD_HOSTS if metrics.get(host)]
+    busy = max((f["machine_cpu_busy_pct"] for f in loads if f.get("machine_cpu_busy_pct") is not None), default=None)
+    cores = [f["generator_cpu_cores"] for f in loads if f.get("generator_cpu_cores") is not None]
     return {"lb_cpu_cores": (metrics.get("lb") or {}).get("haproxy_cpu_cores"),
-            "generator_cpu_cores": (metrics.get("load") or {}).get("generator_cpu_cores"),
+            "generator_cpu_cores": round(sum(cores), 3) if cores else None,
             "machine_idle_pct": round(100 - busy, 1) if busy is not None else None}
 
 

@@ -1,7 +1,7 @@
 """The Swarm backend for real, on a lab of four Docker engines in containers on this machine (make swarm-lab),
 with a lab, a stack name, a bench network and a hosts file of its own (capbench-it-lab, capbench-it-swarm,
 10.89.4.0/24), so a user's lab or stack is untouched: up with each node on its own engine and the profile's
-limits, one QUICK bench-cluster, a failover kill timed by node1's own engine, the isolation of the overlay, no
+limits, two load hosts on two engines, one QUICK bench-cluster sent from both, a failover kill timed by node1's own engine, the isolation of the overlay, no
 secret where it should not be, and nothing left behind by down and the lab's teardown, pass or fail."""
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, assert_capacity_from_the_steps, run
-from hosts.topology import HOSTS, MONITORED, NODES
+from hosts.topology import NODES, load_host_names
 
 LAB = "capbench-it-lab"
 STACK = "capbench-it-swarm"
 ENGINES = 4
+LOADS = load_host_names("2")  # the lab's load hosts: load and load2, each on an engine of its own
+HOSTS = (*NODES, "lb", *LOADS, "controller")
+MONITORED = (*NODES, "lb", *LOADS)
 
 
 def make(target: str, env: dict[str, str], timeout: float = 1800, check: bool = True, **settings: str):
@@ -36,7 +39,8 @@ def docker_on(env: dict[str, str], index: int, *args: str, check: bool = True) -
 def lab(tmp_path_factory):
     hosts_file = tmp_path_factory.mktemp("swarm") / "hosts"
     env = {"LAB_NAME": LAB, "SWARM_HOSTS": str(hosts_file), "COMPOSE_PROJECT_NAME": STACK, "BACKEND": "swarm",
-           "BENCH_NET_PREFIX": "10.89.4", "STATS_PORT": "0", "QUICK_PRECISION_PCT": "15"}
+           "BENCH_NET_PREFIX": "10.89.4", "STATS_PORT": "0", "QUICK_PRECISION_PCT": "15",
+           "LOAD_HOSTS": str(len(LOADS))}
     run(["python3", "-m", "hosts.swarm_lab", "down"], env=env, check=False)  # what a killed session left
     try:
         run(["python3", "-m", "hosts.swarm_lab", "up", str(ENGINES)], env=env, timeout=900)
@@ -69,6 +73,7 @@ def test_each_node_runs_on_its_own_engine_with_the_profiles_limits(stack_up):
             placed[name.removeprefix(f"{STACK}_")] = index
     assert sorted(placed) == sorted(HOSTS), placed
     assert len({placed[node] for node in NODES}) == len(NODES) and placed["controller"] == 1
+    assert len({placed[load] for load in LOADS}) == len(LOADS), placed
     quota = docker_on(stack_up, placed["node3"], "inspect", "--format", "{{.HostConfig.NanoCpus}}",
                       docker_on(stack_up, placed["node3"], "ps", "--quiet", "--filter",
                                 f"label=com.docker.swarm.service.name={STACK}_node3").strip())
@@ -100,6 +105,14 @@ def test_quick_bench_cluster_on_the_swarm_records_capacities_archives_and_the_ba
         assert capacity, (target, summary["targets"][target])
         assert_capacity_from_the_steps(steps, target, capacity)
     assert sorted(p.name for p in (run_dir / "pcp").iterdir() if p.is_dir()) == sorted(MONITORED)
+    # Every step sent from both load hosts, in even shares, their results merged into the step's.
+    for step in steps:
+        shares = step["generators"]
+        assert [g["host"] for g in shares] == list(LOADS), shares
+        assert sum(g["responses"] for g in shares) == step["responses"], step
+        assert all(g["offered_rps"] == pytest.approx(step["offered_rps"] / len(LOADS)) for g in shares), shares
+        assert all(g["tool"].startswith("oha") and g["start_skew_ms"] is not None for g in shares), shares
+    assert summary["load_hosts"]["hosts"] == list(LOADS)
     assert json.loads((run_dir / "run.json").read_text())["backend"] == "swarm"
     history = [json.loads(line) for line in (tmp_path / "history.jsonl").read_text().splitlines()]
     assert history[-1]["backend"] == "swarm"
