@@ -15,6 +15,7 @@ import sys
 from hosts import runlock
 from hosts.backend import backend
 from hosts.settings import SettingsRefused, cluster_settings
+from hosts.topology import LOAD_HOSTS
 from load import console
 from load.drivers import find_wrk2
 from load.drivers.oha import OhaDriver
@@ -34,6 +35,10 @@ def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False):
             raise SettingsError("LOADGEN='wrk2' cannot run make bench-usl: its steps are closed loops (each "
                                 "connection sends when answered) and wrk2 always paces at a rate; use LOADGEN=oha "
                                 "or auto")
+        if len(LOAD_HOSTS) > min(settings.usl_levels):
+            raise SettingsError(f"LOAD_HOSTS='{len(LOAD_HOSTS)}' cannot run make bench-usl with USL_LEVELS "
+                                f"starting at {min(settings.usl_levels)}: each load host needs a connection of "
+                                f"every level; use LOAD_HOSTS=1, or levels of at least {len(LOAD_HOSTS)} connections")
         return OhaDriver(), None
     wrk2 = find_wrk2(environ.get("WRK2"))
     if environ.get("WRK2") and not (wrk2.is_file() and os.access(wrk2, os.X_OK)):

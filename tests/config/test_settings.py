@@ -63,6 +63,17 @@ def test_small_profile_fits_our_two_core_hosts():
     assert len(set(quotas)) == 3, f"the nodes should differ: {quotas}"
 
 
+def test_load_hosts_beyond_the_first_are_rendered_as_the_first_with_their_own_name():
+    services = json.loads(compose("config", "--format", "json", env={"LOAD_HOSTS": "3"}).stdout)["services"]
+    loads = [name for name in services if name.startswith("load")]
+    assert loads == ["load", "load2", "load3"], list(services)
+    for load in loads:
+        assert services[load]["hostname"] == load and services[load]["image"] == services["load"]["image"]
+        assert services[load]["cap_drop"] == ["ALL"] and list(services[load]["networks"]) == ["bench"]
+        assert "ports" not in services[load]
+    assert services["controller"]["environment"]["CAPBENCH_MONITORED"].endswith("lb load load2 load3")
+
+
 def test_hosts_profile_sets_no_cpu_quota():
     """PROFILE=hosts, for nodes on machines of their own: a quota of 0 is none, and Compose renders none."""
     services = json.loads(compose("config", "--format", "json", env={"PROFILE": "hosts"}).stdout)["services"]
@@ -76,6 +87,8 @@ def test_hosts_profile_sets_no_cpu_quota():
     ({"NODES": "0"}, "NODES='0' is not allowed: use a number of nodes from 1 to 16"),
     ({"NODES": "17"}, "NODES='17' is not allowed: use a number of nodes from 1 to 16"),
     ({"NODES": "4"}, "node4 has no settings: profile small describes its nodes one by one and not node4"),
+    ({"LOAD_HOSTS": "0"}, "LOAD_HOSTS='0' is not allowed: use a number of load hosts from 1 to 8"),
+    ({"LOAD_HOSTS": "two"}, "LOAD_HOSTS='two' is not allowed: use a number of load hosts from 1 to 8"),
     ({"PROFILE": "../etc"}, "PROFILE='../etc' is not a profile"),
     ({"TOMCAT_PROTOCOL": "apr"}, "TOMCAT_PROTOCOL='apr' is not allowed: use one of nio nio2"),
     ({"TOMCAT_MAX_THREADS": "0"}, "TOMCAT_MAX_THREADS='0' is not allowed: use an integer from 1 to 10000"),

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from hosts.swarm_hosts import HostsFileError, parse
+from hosts import swarm_lab
 from hosts.swarm_lab import roles_for
-from hosts.topology import HOSTS, NODES, ROOT
+from hosts.topology import HOSTS, NODES, ROOT, NodesRefused, load_host_names, role
 
 SOURCE = Path("hosts")
 
@@ -53,6 +54,24 @@ def test_the_lab_places_every_role_once_and_each_node_on_its_own_engine_while_th
     assert len(set(node_engines)) == min(len(NODES), max(engines - 1, 1))
     if engines > 1:
         assert 0 not in node_engines  # the nodes never share the manager's engine when there is another
+
+
+@pytest.mark.parametrize("engines", range(2, 9))
+def test_the_lab_puts_two_load_hosts_on_two_engines(engines, monkeypatch):
+    monkeypatch.setattr(swarm_lab, "LOAD_HOSTS", ("load", "load2"))
+    plan = roles_for(engines)
+    placed = [next(i for i, roles in enumerate(plan) if load in roles) for load in ("load", "load2")]
+    assert placed[0] != placed[1], plan
+    assert sum(len(roles) for roles in plan) == len(HOSTS) + 1  # every role once, load2 among them
+
+
+def test_load_hosts_are_named_after_the_first_and_have_its_role():
+    assert load_host_names("1") == ("load",)
+    assert load_host_names("3") == ("load", "load2", "load3")
+    for refused in ("0", "9", "x", "02"):
+        with pytest.raises(NodesRefused, match=f"LOAD_HOSTS='{refused}' is not allowed"):
+            load_host_names(refused)
+    assert role("load") == "load"
 
 
 def test_the_example_for_real_machines_is_a_valid_hosts_file():

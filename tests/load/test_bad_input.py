@@ -43,6 +43,8 @@ BAD = [
     ("bench single", {"LEVEL": "ten"}, "LEVEL='ten' is not allowed"),
     ("bench usl", {"USL_LEVELS": "1 2 3"}, "USL_LEVELS='1 2 3' is not allowed: use at least 4 rising integers"),
     ("bench usl", {"USL_LEVELS": "8 4 2 1"}, "USL_LEVELS='8 4 2 1' is not allowed"),
+    ("bench usl", {"LOAD_HOSTS": "2"}, "LOAD_HOSTS='2' cannot run make bench-usl with USL_LEVELS starting at 1: each load host"),
+    ("bench cluster", {"LOAD_HOSTS": "9"}, "LOAD_HOSTS='9' is not allowed: use a number of load hosts from 1 to 8"),
     # profiles and cluster settings
     ("bench cluster", {"PROFILE": "huge"},
      "PROFILE='huge' is not a profile: use one of homogeneous, hosts, lab, small"),
