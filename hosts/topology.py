@@ -1,7 +1,7 @@
 """The hosts of a bench and their roles, from cluster/topology.env (the one place: the shell scripts and the
 Vagrantfile read the same file): NODES nodes named node1 … nodeN (NODES in the environment, or the file's
-default), lb, LOAD_HOSTS load hosts named load, load2 … loadN (the same way), and controller. A node's profile keys are its name in capitals: node2's CPU quota is
-NODE2_CPUS."""
+default), lb, LOAD_HOSTS load hosts named load, load2 … loadN (the same way), and controller. A node's profile
+keys are its name in capitals: node2's CPU quota is NODE2_CPUS."""
 from __future__ import annotations
 
 import os

@@ -134,7 +134,8 @@ class Bench(Searching, Balancing, Monitoring):
                         ramp_s=min(self.RAMP_S, (duration_s or s.step_s) / 5) if phase in self.RAMPED_PHASES else 0.0)
         began = self.progress.begin(target, phase, self.step_number, rate, plan.duration_s, connections)
         step_dir = f"{self.work_dir}/step-{self.step_number:03d}"
-        result, files_by_host = self.loads.send(self.driver, plan, step_dir, timeout=plan.duration_s + s.timeout_s + 120)
+        result, files_by_host = self.loads.send(self.driver, plan, step_dir,
+                                                timeout=plan.duration_s + s.timeout_s + 120)
         for host, files in files_by_host.items():
             prefix = f"step-{self.step_number:03d}-" + (f"{host}-" if len(files_by_host) > 1 else "")
             for name in RAW_FILES:

@@ -27,8 +27,9 @@ def shares(plan: StepPlan, count: int, whole_rates: bool) -> list[StepPlan]:
 
 
 def generator(host: str, result: StepResult, start_at: float | None) -> Generator:
-    version = result.tool.version
-    return Generator(host=host, tool=version if version.startswith(result.tool.name) else f"{result.tool.name} {version}",
+    named = result.tool.version  # oha's version line names it; wrk2's calls itself "wrk"
+    named = named if named.startswith(result.tool.name) else f"{result.tool.name} {named}"
+    return Generator(host=host, tool=named,
                      offered_rps=result.offered_rps, connections=result.connections,
                      achieved_rps=result.achieved_rps, responses=result.responses, failures=result.failures,
                      unanswered=result.unanswered, behind_schedule=result.behind_schedule,

@@ -54,9 +54,10 @@ def parse_report(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -
 
 
 def parse_run(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -> GeneratorRun:
-    """This generator's part of a step from the JSON our done() reporter wrote. With the reporter's whole histogram the requests
-    unanswered at the end go into the latency at their least possible age (load/drivers/latency.py); a report
-    of an older capbench.lua has only wrk2's own percentiles, and says so."""
+    """This generator's part of a step from the JSON our done() reporter wrote. With the reporter's whole
+    histogram the requests unanswered at the end go into the latency at their least possible age
+    (load/drivers/latency.py), and the histogram is what a merge with other load hosts adds up; a report of an
+    older capbench.lua has only wrk2's own percentiles, says so, and cannot be merged."""
     for key in ("duration_us", "requests", "errors", "latency_us", "latency_count", "slow_share"):
         if key not in report:
             raise DriverError(f"wrk2 report lacks '{key}': keys {sorted(report)}")
