@@ -41,7 +41,7 @@ def load_hosts(records: list[dict], targets: dict[str, dict]) -> dict | None:
     skews = [g["start_skew_ms"] for r in several for g in r["generators"] if g.get("start_skew_ms") is not None]
     at_capacity = {}
     for label, target in targets.items():
-        at = [r for r in steps_at(several, label, target.get("capacity_rps"))]
+        at = steps_at(several, label, target.get("capacity_rps"))
         at = [r for r in at if "host_metrics" in r] or at  # the step the PCP figures at capacity come from
         if at:
             at_capacity[label] = {"step": at[-1]["step"], "rate": at[-1]["offered_rps"], "rows": share_rows(at[-1])}

@@ -95,13 +95,9 @@ def schedule_lags(stamps: list[float], failed: int, rate: float) -> list[float]:
     return lags
 
 
-def parse_results(summary: dict, rows: list[tuple], plan: StepPlan, envelope: Envelope, tool: Tool) -> StepResult:
-    """One StepResult from oha's JSON summary and its per-response rows."""
-    return parse_run(summary, rows, plan, envelope, tool).result
-
-
 def parse_run(summary: dict, rows: list[tuple], plan: StepPlan, envelope: Envelope, tool: Tool) -> GeneratorRun:
-    """This generator's part of a step: its StepResult, and its histograms for a merge with others'."""
+    """This generator's part of a step from oha's JSON summary and its per-response rows: its StepResult, and
+    its histograms for a merge with other load hosts'."""
     if "summary" not in summary or "errorDistribution" not in summary:
         raise DriverError(f"oha's JSON has no summary or errorDistribution: keys {sorted(summary)}")
     status_total = sum(summary.get("statusCodeDistribution", {}).values())

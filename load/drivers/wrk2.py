@@ -49,10 +49,6 @@ class Wrk2Driver:
         return parse_run(json.loads(files[REPORT_FILE]), plan, envelope, Tool(self.name, version, self.argv(plan)))
 
 
-def parse_report(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -> StepResult:
-    return parse_run(report, plan, envelope, tool).result
-
-
 def parse_run(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -> GeneratorRun:
     """This generator's part of a step from the JSON our done() reporter wrote. With the reporter's whole
     histogram the requests unanswered at the end go into the latency at their least possible age

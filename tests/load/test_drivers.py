@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from load.drivers import DriverError, Envelope, StepPlan
-from load.drivers.oha import OhaDriver, classify_error, parse_results, schedule_lags
+from load.drivers.oha import OhaDriver, classify_error, parse_run, schedule_lags
 from load.drivers.wrk2 import Wrk2Driver, thread_count
 from load.settings import Slo
 from load.step import generator_problem
@@ -149,7 +149,7 @@ def oha_rows_step(rows: list[tuple], rate: float, duration: int, connections: in
     envelope = Envelope(start_epoch=0.0, end_epoch=float(duration), cpu_start=0.0, cpu_end=1.0, cpus=2.0,
                         exit_status=0)
     step_plan = replace(plan(rate, duration, connections), ramp_s=ramp_s)
-    return parse_results(summary, rows, step_plan, envelope, Tool("oha", "oha", ["oha"]))
+    return parse_run(summary, rows, step_plan, envelope, Tool("oha", "oha", ["oha"])).result
 
 
 def test_latency_runs_from_when_each_request_was_due_not_from_when_it_was_sent():
