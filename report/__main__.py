@@ -1,12 +1,13 @@
-"""python -m report build RUN | compare [A B] | history — the report, run comparison and capacity history,
-from the results folder alone (no cluster needed). Exit status: 0 done, 2 bad input (what was wrong is said)."""
+"""python -m report build RUN | compare [A B] | history | baseline [RUN] [--tag TAG] — the report, run
+comparison, capacity history and make gate's accepted baselines, from the results folder alone (no cluster
+needed). Exit status: 0 done, 2 bad input (what was wrong is said)."""
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
 
-from report import build, calibration, efficiency, history, tune
+from report import baselines, build, calibration, efficiency, history, tune
 from rundata import jsonl
 from rundata.layout import history_path, results_dir
 
@@ -68,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     cmp.add_argument("a", nargs="?")
     cmp.add_argument("b", nargs="?")
     sub.add_parser("history", help="plot capacity over the runs in results/history.jsonl")
+    accept = sub.add_parser("baseline", help="accept a run (default: the last complete one) as make gate's baseline")
+    accept.add_argument("run", nargs="?")
+    accept.add_argument("--tag")
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
@@ -75,10 +79,15 @@ def main(argv: list[str] | None = None) -> int:
             out = tune.rebuild(folder) if (folder / "tune.json").is_file() else build.build(folder)
             print(f"report: {out}")
         elif args.command == "compare":
-            a, b = history.pick(jsonl.read(history_path()), args.a, args.b)
+            a, b = history.pick(baselines.runs(jsonl.read(history_path())), args.a, args.b)
             print_compare(a, b)
+        elif args.command == "baseline":
+            line = baselines.mark(jsonl.read(history_path()), args.run, args.tag)
+            jsonl.append(history_path(), line)
+            print(f"baseline: {line['run_id']} ({line['git_sha']}) accepted for its bench ({line['bench_hash']})"
+                  + (f" as {line['tag']}" if line["tag"] else "") + f" in {history_path()}")
         else:
-            lines = jsonl.read(history_path())
+            lines = baselines.runs(jsonl.read(history_path()))
             if not lines:
                 raise history.CompareError(f"no runs in {history_path()} yet: run a bench first")
             out = history.plot(lines, results_dir() / "history.png")
@@ -89,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{calibration.describe(calibration.of(line)):<28} {caps}"
                       + (f"   [{'; '.join(flags[i])}]" if i in flags else ""))
             print(f"history: {out}")
-    except (build.ReportError, history.CompareError) as problem:
+    except (build.ReportError, history.CompareError, baselines.BaselineError) as problem:
         print(f"report: {problem}", file=sys.stderr)
         return 2
     return 0

@@ -49,8 +49,9 @@ def shift_pct(a: dict | None, b: dict | None, key=node_ms) -> float | None:
     return 100 * (after / before - 1) if before and after else None
 
 
-def differences(a: dict | None, b: dict | None) -> list[str]:
-    """What differs between the machines of two runs, as short tags; nothing where it is the same, or unknown."""
+def differences(a: dict | None, b: dict | None, load_host: bool = True) -> list[str]:
+    """What differs between the machines of two runs, as short tags; nothing where it is the same, or unknown.
+    load_host=False: the nodes' machine only."""
     tags = []
     if machine(a) and machine(b) and machine(a) != machine(b):
         tags.append("different machines")
@@ -58,7 +59,7 @@ def differences(a: dict | None, b: dict | None) -> list[str]:
     if nodes is not None and abs(nodes) > CALIBRATION_NOISE_PCT:
         tags.append(f"node calibration {nodes:+.1f} %")
     load = shift_pct(a, b, key=lambda c: _positive((c or {}).get("load_ms")))
-    if load is not None and abs(load) > CALIBRATION_NOISE_PCT:
+    if load_host and load is not None and abs(load) > CALIBRATION_NOISE_PCT:
         tags.append(f"load host calibration {load:+.1f} %")
     return tags
 

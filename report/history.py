@@ -12,6 +12,7 @@ from __future__ import annotations
 import calendar
 import hashlib
 import json
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,15 @@ FAR_APART_H = 24.0
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
-def config_hash(run: dict) -> str:
+# The build under test, for make gate: what ships with the application rather than how it is measured. The
+# servlet's code (VARIANT stands for it here: the study's variants are successive versions of one servlet),
+# Tomcat's connector and pool, and each JVM's heap and collector. The rest (workload, SLO, driver, quotas,
+# balancer, topology, backend) is the bench, which must be the same for a gate to compare two builds.
+BUILD_SETTINGS = ("variant",)
+BUILD_CLUSTER_SETTINGS = re.compile(r"TOMCAT_\w+|NODE\d*_(HEAP|GC)")
+
+
+def _basis(run: dict) -> dict:
     """What makes two runs comparable: the kind, the bench settings, the driver, the cluster's settings and what
     runs the hosts (VMs are not containers; runs from before the Vagrant backend are Compose runs)."""
     settings = {k: v for k, v in run.get("settings", {}).items() if k not in NOT_CONFIG
@@ -38,7 +47,30 @@ def config_hash(run: dict) -> str:
              "profile": run.get("profile"), "cluster": run.get("cluster_settings", {})}
     if backend_of(run) != EARLIER_BACKEND:  # the hash of a run from before backends were recorded stays as it was
         basis["backend"] = backend_of(run)
+    return basis
+
+
+def _hash(basis: dict) -> str:
     return hashlib.sha256(json.dumps(basis, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def config_hash(run: dict) -> str:
+    return _hash(_basis(run))
+
+
+def build_of(run: dict) -> dict[str, str]:
+    """The run's build settings (BUILD_SETTINGS, BUILD_CLUSTER_SETTINGS) by name, as the user sets them."""
+    settings, cluster = run.get("settings", {}), run.get("cluster_settings", {})
+    return {**{name.upper(): str(settings[name]) for name in BUILD_SETTINGS if name in settings},
+            **{name: value for name, value in cluster.items() if BUILD_CLUSTER_SETTINGS.fullmatch(name)}}
+
+
+def bench_hash(run: dict) -> str:
+    """The configuration without the build: two runs of one bench on two builds share it (make gate)."""
+    basis = _basis(run)
+    basis["settings"] = {k: v for k, v in basis["settings"].items() if k not in BUILD_SETTINGS}
+    basis["cluster"] = {k: v for k, v in basis["cluster"].items() if not BUILD_CLUSTER_SETTINGS.fullmatch(k)}
+    return _hash(basis)
 
 
 def history_line(run: dict, summary: dict) -> dict:
@@ -47,7 +79,8 @@ def history_line(run: dict, summary: dict) -> dict:
             "run_id": summary.get("run_id"),
             "kind": summary.get("kind"), "status": summary.get("status"), "git_sha": run.get("git_sha"),
             "backend": backend_of(run),
-            "config_hash": config_hash(run), "driver": summary.get("driver"),
+            "config_hash": config_hash(run), "bench_hash": bench_hash(run), "build": build_of(run),
+            "driver": summary.get("driver"),
             "workload": "{variant} level {level}".format(**{"variant": "?", "level": "?", **run.get("settings", {})}),
             "precision_pct": run.get("settings", {}).get("precision_pct"),
             "capacities": {t: v.get("capacity_rps") for t, v in targets.items()},
@@ -70,19 +103,27 @@ class CompareError(ValueError):
     """The runs asked for are not in the history, or cannot be compared."""
 
 
+def find_run(history: list[dict], run_id: str) -> dict:
+    """The run line whose id is `run_id` or starts with it; CompareError unless exactly one does."""
+    matches = [h for h in history if h.get("run_id", "").startswith(run_id)]
+    if len(matches) != 1:
+        known = ", ".join(h.get("run_id", "?") for h in history[-5:]) or "none"
+        raise CompareError(f"'{run_id}' matches {len(matches)} runs in the history (last ones: {known})")
+    return matches[0]
+
+
+def complete_runs(history: list[dict]) -> list[dict]:
+    """The runs that ended normally and found a capacity."""
+    return [h for h in history if h.get("status") == "complete" and any((h.get("capacities") or {}).values())]
+
+
 def pick(history: list[dict], a: str | None, b: str | None) -> tuple[dict, dict]:
     """Runs A and B by id (or unique prefix); by default the last two complete runs with the same config."""
-    def find(run_id: str) -> dict:
-        matches = [h for h in history if h.get("run_id", "").startswith(run_id)]
-        if len(matches) != 1:
-            known = ", ".join(h.get("run_id", "?") for h in history[-5:]) or "none"
-            raise CompareError(f"'{run_id}' matches {len(matches)} runs in the history (last ones: {known})")
-        return matches[0]
     if a and b:
-        return find(a), find(b)
+        return find_run(history, a), find_run(history, b)
     if a or b:
         raise CompareError("give both A= and B=, or neither (then the last two comparable runs are compared)")
-    complete = [h for h in history if h.get("status") == "complete" and any(h.get("capacities", {}).values())]
+    complete = complete_runs(history)
     for newer in reversed(complete):
         older = [h for h in complete if h["config_hash"] == newer["config_hash"] and h is not newer
                  and complete.index(h) < complete.index(newer)]
