@@ -16,6 +16,7 @@ OHA := .capbench/tools/oha/bin/oha
 # The Prometheus JMX exporter java agent the nodes load (JVM and Tomcat metrics for PCP), from Maven Central.
 JMX_AGENT_VERSION := 1.0.1
 JMX_AGENT := .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar
+JUNIT_XSD := .capbench/tools/junit/junit-10.xsd
 # Where the cluster runs: compose (containers here), vagrant (VMs, see Vagrantfile) or swarm (a stack on a
 # Docker Swarm of several machines, placed by the hosts file: hosts/swarm_hosts.py). Unset, the one whose hosts
 # are running (a VM of the Vagrantfile, or the stack on the swarm), else compose; everything below gets it.
@@ -26,7 +27,8 @@ export BACKEND
 BUILT := $(shell BACKEND='$(BACKEND)' $(HOSTCTL) built)
 
 .PHONY: help setup artifacts images up down status stats logs test test-fast test-unit test-python test-load \
-	test-config test-integration node-maint node-ready tune report compare history vagrant-setup vagrant-box \
+	test-config test-integration node-maint node-ready tune report compare history gate gate-ready baseline vagrant-setup \
+	vagrant-box \
 	swarm-lab swarm-lab-down
 
 help: ## list the targets
@@ -44,6 +46,15 @@ $(VENV)/.installed: requirements.txt requirements-test.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-test.txt
 	touch $@
+
+# The common JUnit schema (Jenkins' junit-10.xsd, the one pytest's own tests validate against), from the source
+# release of the pytest that requirements-test.txt pins: tests/report/test_pipeline.py validates make gate's JUnit
+# file against it.
+$(JUNIT_XSD): requirements-test.txt | $(VENV)/.installed
+	@mkdir -p $(@D) && rm -rf $(@D)/sdist && $(VENV)/bin/pip download -q --disable-pip-version-check --no-deps \
+		--no-binary :all: -d $(@D)/sdist "$$(grep -E '^pytest==' requirements-test.txt)" \
+		&& tar -xzf $(@D)/sdist/pytest-*.tar.gz -C $(@D) --strip-components=3 --wildcards \
+		'*/testing/example_scripts/junit-10.xsd' && rm -rf $(@D)/sdist && touch $@
 
 $(OHA): load/install-oha.sh
 	@load/install-oha.sh
@@ -122,7 +133,7 @@ test: $(VENV)/.installed ## every test: JUnit, config, harness, cluster and QUIC
 	if [ -n "$$launched" ]; then cluster/engine.sh stop; fi; \
 	exit $$status
 
-test-fast: $(VENV)/.installed images ## for the edit loop, no cluster (under a minute): JUnit, then every pytest but tests/integration
+test-fast: $(VENV)/.installed images $(JUNIT_XSD) ## for the edit loop, no cluster (under a minute): JUnit, then every pytest but tests/integration
 	cd webapp && mvn -B -q package
 	$(PYTHON) -m pytest -q tests --ignore=tests/integration
 
@@ -131,7 +142,7 @@ test-unit: ## the webapp's JUnit 5 tests (and its WAR)
 
 # Every pytest in one run, so its summary line covers all: on two workers, the Compose cluster's tests on one and
 # the rest (the VM under emulation among it) on the other (tests/conftest.py); the slowest tests listed.
-test-python: $(VENV)/.installed images
+test-python: $(VENV)/.installed images $(JUNIT_XSD)
 	$(PYTHON) -m pytest -n 2 --dist loadgroup --durations=12 tests
 
 test-load: $(VENV)/.installed ## the load harness alone: parsers on captured output, search logic, settings (seconds)
@@ -151,3 +162,15 @@ compare: $(VENV)/.installed ## capacity change between runs A= and B= (default: 
 
 history: $(VENV)/.installed ## capacity across runs: a table and results/history.png
 	@$(PYTHON) -m report history
+
+# The gate's settings, and a BASELINE it names, are checked before the cluster is touched (load/gate.py). make
+# turns any failing recipe into its own exit status 2: the gate's own (3 fell, 4 cannot tell, 5 p99 over) comes
+# from `make gate-ready` then `.venv/bin/python -m load.gate`, which examples/ci/capacity-gate.sh runs.
+gate-ready: $(VENV)/.installed
+	@$(PYTHON) -m load.gate --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up
+
+gate: gate-ready ## measure this build (REPEATS=3) against its accepted baseline (exit statuses: README, Capacity gate)
+	@$(PYTHON) -m load.gate
+
+baseline: $(VENV)/.installed ## accept RUN= (default: the last complete run) as the gate's baseline of its bench [TAG=name]
+	@$(PYTHON) -m report baseline $${RUN:+"$$RUN"} $${TAG:+--tag "$$TAG"}

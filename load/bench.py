@@ -24,7 +24,7 @@ from load.kinds import KINDS
 from load.progress import say
 from load.runner import Bench, execute
 from load.settings import SettingsError, check_for_driver, load_settings
-from rundata.layout import new_run
+from rundata.layout import RunPaths, new_run
 
 
 def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False):
@@ -81,6 +81,38 @@ def interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+def run(kind, settings, driver, wrk2_local, command: str, check_only: bool = False,
+        after=None) -> tuple[int, RunPaths | None]:
+    """The kind's run on the cluster under its lock, to the end (tables, history line, report): its exit status
+    and results folder (none with check_only: the lock is only tried). `after(bench)` measures more once the kind's
+    run is done (make gate's thresholds), inside the same run."""
+    try:
+        # Held until this process exits. --check-only (make's first call, before make up) takes it too and
+        # lets it go: a running bench's cluster is not changed under it by the next one's `up`.
+        lock = runlock.acquire(command)
+    except runlock.Busy as busy:
+        return refuse(busy), None
+    if check_only:
+        return 0, None
+    if cluster_not_up():
+        return 2, None
+    run_id, paths = new_run(kind.name)
+    bench = Bench(kind, settings, driver, wrk2_local, run_id, paths)
+    say(f"run {run_id}: {kind.name} with {driver.name}, {settings.variant} level {settings.level}, "
+        f"{settings.scenario} scenario, steps of {settings.step_s} s → {paths.root}")
+    signal.signal(signal.SIGTERM, interrupt)
+
+    def body():
+        outcome = kind.run(bench)
+        if after is not None:
+            after(bench)
+        return outcome
+    summary, code = execute(bench, body)
+    console.finish(kind, paths, summary)
+    lock.close()
+    return code, paths
+
+
 def main(argv: list[str] | None = None) -> int:
     kinds = "\n".join(f"  {kind.name:<10} {kind.description}" for kind in KINDS.values())
     parser = argparse.ArgumentParser(prog="python -m load.bench", description=__doc__.split("\n\n")[0],
@@ -96,25 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         settings, driver, wrk2_local = checked(kind.closed_loop)
     except (SettingsError, SettingsRefused) as problem:
         return refuse(problem)
-    try:
-        # Held until this process exits. --check-only (make's first call, before make up) takes it too and
-        # lets it go: a running bench's cluster is not changed under it by the next one's `up`.
-        lock = runlock.acquire(f"make bench-{kind.name}")
-    except runlock.Busy as busy:
-        return refuse(busy)
-    if args.check_only:
-        return 0
-    if cluster_not_up():
-        return 2
-    run_id, paths = new_run(kind.name)
-    bench = Bench(kind, settings, driver, wrk2_local, run_id, paths)
-    say(f"run {run_id}: {kind.name} with {driver.name}, {settings.variant} level {settings.level}, "
-        f"{settings.scenario} scenario, steps of {settings.step_s} s → {paths.root}")
-    signal.signal(signal.SIGTERM, interrupt)
-    summary, code = execute(bench)
-    console.finish(kind, paths, summary)
-    lock.close()
-    return code
+    return run(kind, settings, driver, wrk2_local, f"make bench-{kind.name}", args.check_only)[0]
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ class Bench(Searching, Balancing, Monitoring):
     # node1 the first two seconds' p99 was 450 ms against 5-50 ms for most of the rest, and decided the step's
     # p99 (345 ms). wrk2 leaves out its first 10 s the same way (its calibration).
     RAMP_S = 2.0
-    RAMPED_PHASES = ("warmup", *SEARCH_PHASES, "selfcheck")
+    RAMPED_PHASES = ("warmup", *SEARCH_PHASES, "selfcheck", "gate")
     SETTLE_AFTER_PASS_S = 1
     SETTLE_AFTER_FAIL_S = 5
     DRAIN_MAX_S = 120

@@ -142,13 +142,19 @@ class _Checker:
         return value
 
 
-def load_settings(environ: dict[str, str] | None = None, env_file: Path = BENCH_ENV) -> BenchSettings:
-    """Reads bench.env, lets the environment override each of its keys, validates everything."""
+def raw_settings(environ: dict[str, str] | None = None, env_file: Path = BENCH_ENV) -> dict[str, str]:
+    """bench.env's keys, each as the environment gives it or else as the file does, unchecked."""
     environ = os.environ if environ is None else environ
     raw = read_env_file(env_file)
     for key in list(raw):
         if key in environ:
             raw[key] = environ[key].strip()
+    return raw
+
+
+def load_settings(environ: dict[str, str] | None = None, env_file: Path = BENCH_ENV) -> BenchSettings:
+    """Reads bench.env, lets the environment override each of its keys, validates everything."""
+    raw = raw_settings(environ, env_file)
     check = _Checker(raw)
     quick = check.choice("QUICK", ("0", "1")) == "1"
     connections = None if raw.get("CONNECTIONS") == "auto" else check.integer(

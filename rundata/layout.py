@@ -72,6 +72,11 @@ def history_path() -> Path:
     return results_dir() / "history.jsonl"
 
 
+def gate_latest_dir() -> Path:
+    """make gate's outputs of the latest gate, at a path a pipeline can name before it knows the run's id."""
+    return results_dir() / "gate"
+
+
 def git_sha() -> str:
     done = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     sha = done.stdout.strip() if done.returncode == 0 else "nogit"

@@ -24,6 +24,7 @@ class Kind:
     closed_loop = False  # its steps are closed loops, which wrk2 cannot run
     users = True  # its requests are the scenario's (the user dataset goes to the load host), not a fixed URL
     reports = True  # tables, a history line and report.html at the end
+    gated = False  # make gate may measure a build with it: its targets' capacities are searched, with repeats
 
     def planned_searches(self, settings: BenchSettings) -> int:
         """How many capacity searches a run makes (for the ETA)."""

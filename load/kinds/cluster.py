@@ -22,6 +22,7 @@ class Cluster(Kind):
     name = "cluster"
     description = "capacity of each node alone, then of all three: ΣX_i, X_cluster, E (WEIGHTS=auto: 3 balancings)"
     targets = (*NODES, "cluster")
+    gated = True
 
     def planned_searches(self, settings) -> int:
         if settings.weights == "auto":

@@ -8,6 +8,7 @@ class Single(Kind):
     name = "single"
     description = "capacity of node1 alone through HAProxy (VARIANT= LEVEL= QUICK=1 LOADGEN= WRK2= ...)"
     targets = ("node1",)
+    gated = True
 
     def run(self, bench) -> None:
         bench.search("node1")

@@ -1,0 +1,87 @@
+"""python -m load.gate (make gate): measure the build as it is now with a bench that searches capacities
+(GATE_BENCH, default cluster; GATE_REPEATS=3 repeats unless REPEATS is given; load/bench.env), measure the p99
+thresholds (GATE_P99_MS), and judge it against the baseline (report/gate.py, report/baselines.py). Writes
+results/<run>/gate/ (report/pipeline.py: JUnit, JSON, OpenMetrics, Prometheus text) and a copy in results/gate/.
+Every setting, and a BASELINE named, is checked before anything starts.
+
+Exit status: 0 holds, 3 capacity fell beyond GATE_DROP_PCT, 5 a p99 threshold broken, 4 cannot tell, 2 bad
+settings or cluster not up, 130 interrupted."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from hosts.settings import SettingsRefused
+from load import bench as bench_command
+from load.kinds import KINDS
+from load.progress import say
+from load.settings import SettingsError, raw_settings
+from report import baselines, calibration, gate
+from report.history import history_line
+from rundata import jsonl
+from rundata.layout import gate_latest_dir, history_path
+
+INTERRUPTED = 130
+
+
+def measure_thresholds(bench, thresholds: tuple[gate.P99Threshold, ...]) -> None:
+    """Each threshold's rate on its target, one step per repeat, recorded under the threshold's label."""
+    for threshold in thresholds:
+        bench.label = threshold.label
+        bench.route(threshold.target)
+        for repeat in range(1, bench.settings.repeats + 1):
+            bench.measure(threshold.target, repeat, threshold.rate, "gate")
+
+
+def print_gate(result: gate.Gate, folder: Path, names: tuple[str, ...]) -> None:
+    print(f"\ngate: {result.run_id} against " + (f"baseline {result.baseline_id} ({result.baseline_how})"
+                                                 if result.baseline_id else "no baseline"))
+    for check in result.checks:
+        print(f"  {check.verdict.upper():<16}{check.name:<24}{check.message}")
+    for note in result.notes:
+        print(f"  note: {note}")
+    failing = [c.name for c in result.checks if c.verdict == result.verdict] if result.code else []
+    print(f"gate: {result.verdict.upper()} (exit {result.code})" + (f": {', '.join(failing)}" if failing else ""))
+    print(f"gate: {', '.join(names)} in {folder}, copied to {gate_latest_dir()}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m load.gate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check-only", action="store_true", help="check the settings and the baseline, run nothing")
+    args = parser.parse_args(argv)
+    benches = {kind.name: kind.targets for kind in KINDS.values() if kind.gated}
+    try:
+        chosen = gate.gate_settings(raw_settings(), benches)
+        os.environ.setdefault("REPEATS", str(chosen.repeats))  # the gate's own default, checked with the rest
+        kind = KINDS[chosen.bench]
+        settings, driver, wrk2_local = bench_command.checked(kind.closed_loop)
+        if chosen.baseline:  # a baseline named must exist before minutes are spent measuring
+            baselines.find(jsonl.read(history_path()), chosen.baseline, "", None)
+    except (gate.GateSettingsError, SettingsError, SettingsRefused, baselines.BaselineError) as problem:
+        return bench_command.refuse(problem)
+    code, paths = bench_command.run(kind, settings, driver, wrk2_local, "make gate", args.check_only,
+                                    after=lambda bench: measure_thresholds(bench, chosen.p99))
+    if paths is None or code == INTERRUPTED:
+        return code
+    summary = jsonl.read_json(paths.summary) or {}
+    now = history_line(jsonl.read_json(paths.run_json) or {}, summary)
+    try:
+        found = baselines.find(jsonl.read(history_path()), chosen.baseline, now["bench_hash"],
+                               calibration.machine(calibration.of(now)))
+    except baselines.BaselineError as problem:  # a run id's prefix that now matches this run too
+        found = baselines.Found(None, str(problem))
+    searches = {label: target.get("searches", []) for label, target in (summary.get("targets") or {}).items()}
+    steps = jsonl.read(paths.steps)
+    result = gate.judge(now, searches, steps, found.line, found.how, chosen)
+    from report import pipeline  # its libraries only once there is a verdict to write
+    pipeline.write(result, kind.name, summary, steps, paths.root / "gate", gate_latest_dir())
+    print_gate(result, paths.root / "gate", pipeline.FILES)
+    if result.baseline_id is None:
+        say(f"accept this run as the baseline with: make baseline RUN={result.run_id}")
+    return result.code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
