@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# A delivery pipeline's capacity stage: measure this build with capbench's gate and pass or fail on its verdict.
+# Any CI can call it from the repository, on a machine where `make setup` has run (once: Docker, the tools):
+#   examples/ci/capacity-gate.sh [make settings ...]     e.g.  GATE_BENCH=single QUICK=1 GATE_P99_MS=250@400
+# Exit status: the gate's (0 holds, 3 fell, 5 p99 above its threshold, 2 bad settings), except "cannot tell" (4),
+# which stays 4 unless GATE_CANNOT_TELL=pass lets the build through (a machine that changed, too few repeats).
+# Afterwards: $RESULTS_DIR/gate/junit.xml (RESULTS_DIR defaults to results) for the CI's test report; metrics.prom
+# beside it (Prometheus text) copied into TEXTFILE_DIR for node_exporter's textfile collector and pushed to
+# PUSHGATEWAY_URL, when those are set.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out="${RESULTS_DIR:-results}/gate"
+
+for setting in "$@"; do
+    if ! [[ $setting =~ ^[A-Z][A-Z0-9_]*= ]]; then
+        echo "capacity-gate: '$setting' is not a setting: give KEY=VALUE, e.g. GATE_BENCH=single" >&2
+        exit 2
+    fi
+    export "${setting?}"
+done
+# make turns a failing recipe into its own status 2, so the gate itself runs outside make, once make has
+# checked the settings, built what changed and brought the cluster up.
+rm -f "$out"/junit.xml "$out"/gate.json "$out"/metrics.om "$out"/metrics.prom  # never report an earlier gate's
+if make --no-print-directory gate-ready; then
+    .venv/bin/python -m load.gate
+    code=$?
+else
+    code=2
+fi
+
+if [ -f "$out/metrics.prom" ]; then
+    if [ -n "${TEXTFILE_DIR:-}" ]; then
+        # Written beside, then renamed: the collector never reads half a file.
+        cp "$out/metrics.prom" "$TEXTFILE_DIR/capbench.prom.$$" && mv "$TEXTFILE_DIR/capbench.prom.$$" "$TEXTFILE_DIR/capbench.prom"
+    fi
+    if [ -n "${PUSHGATEWAY_URL:-}" ]; then
+        curl --fail --silent --show-error --data-binary @"$out/metrics.prom" \
+            "$PUSHGATEWAY_URL/metrics/job/capbench_gate" || echo "capacity-gate: the push to $PUSHGATEWAY_URL failed" >&2
+    fi
+fi
+
+case $code in
+    0) echo "capacity-gate: capacity holds" ;;
+    3) echo "capacity-gate: capacity fell beyond the tolerance: failing the build" >&2 ;;
+    5) echo "capacity-gate: a p99 threshold was broken: failing the build" >&2 ;;
+    4) if [ "${GATE_CANNOT_TELL:-fail}" = pass ]; then
+           echo "capacity-gate: the gate cannot tell (see its checks); GATE_CANNOT_TELL=pass lets the build through"
+           code=0
+       else
+           echo "capacity-gate: the gate cannot tell (see its checks): failing; GATE_CANNOT_TELL=pass would let it through" >&2
+       fi ;;
+    *) echo "capacity-gate: make gate exited $code (2: bad settings or the cluster not up; 130: interrupted)" >&2 ;;
+esac
+exit "$code"
