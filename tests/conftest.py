@@ -72,12 +72,15 @@ def cluster():
         it_down()
 
 
-def assert_capacity_from_the_steps(steps: list[dict], label: str, capacity: float | None) -> None:
+def assert_capacity_from_the_steps(steps: list[dict], label: str, capacity: float | None,
+                                   repeat: int | None = None) -> None:
     """A search's capacity as the steps of its run show it: a passing search or confirm step at that rate and a
     failing one above it (the bracket the search found), no failure of that search at or below it after its
-    first recheck (a transient set aside) or its vote (an unsteady rate measured again). A positive number alone would pass a search that never found an
-    edge."""
-    own = [s for s in steps if s.get("label") == label and s["phase"] in ("search", "recheck", "confirm", "repeat")]
+    first recheck (a transient set aside) or its vote (an unsteady rate measured again). A positive number alone
+    would pass a search that never found an edge. With repeats, give `repeat`: each repeat's search has its own
+    bracket (a lower repeat's failure sits below the median)."""
+    own = [s for s in steps if s.get("label") == label and s["phase"] in ("search", "recheck", "confirm", "repeat")
+           and (repeat is None or s["repeat"] == repeat)]
     assert capacity, (label, capacity)
     assert any(s["passed"] and s["offered_rps"] == capacity for s in own), (label, capacity)
     above = [s["offered_rps"] for s in own if not s["passed"] and s["offered_rps"] > capacity]

@@ -82,6 +82,14 @@ BAD = [
     ("make swarm-lab", {"HOSTS": "9"}, "HOSTS='9' is not allowed: a whole number of engines from 1 to 8"),
     ("make bench-everything", {}, "'bench-everything' is not a bench: use one of bench-single, bench-cluster"),
     ("bench cluster", {"NODE2_WEIGHT": "0"}, "NODE2_WEIGHT='0' is not allowed: use an integer from 1 to 256"),
+    # make gate
+    ("gate", {"GATE_BENCH": "usl"}, "GATE_BENCH='usl' is not allowed: use one of single, cluster"),
+    ("gate", {"GATE_DROP_PCT": "100"}, "GATE_DROP_PCT='100' is not allowed: a number from 0 to below 100"),
+    ("gate", {"GATE_P99_MS": "250ms"}, "GATE_P99_MS item '250ms' is not allowed: [TARGET:]MS@RATE"),
+    ("gate", {"GATE_BENCH": "single", "GATE_P99_MS": "cluster:250@800"}, "TARGET one of node1"),
+    ("gate", {"BASELINE": "release-9"}, "BASELINE='release-9' is neither a baseline tag (tags: none) nor a run"),
+    ("gate", {"REPEATS": "0"}, "REPEATS='0' is not allowed: use an integer from 1 to 20"),
+    ("gate", {"GATE_REPEATS": "three"}, "GATE_REPEATS='three' is not allowed: an integer from 1 to 20"),
 ]
 
 
@@ -91,6 +99,8 @@ def command(what: str) -> list[str]:
         return [sys.executable, "-m", "load.bench", arg, "--check-only"]
     if kind == "tune":
         return [sys.executable, "-m", "load.tune", "--check-only"]
+    if kind == "gate":
+        return [sys.executable, "-m", "load.gate", "--check-only"]
     return ["make", "--no-print-directory", arg]
 
 

@@ -1,0 +1,81 @@
+"""make gate's outputs read back by parsers we did not write: the JUnit XML file validated against the common JUnit
+schema (Jenkins' junit-10.xsd, as pytest's own tests use it; make test fetches it from pytest's source release)
+with xmlschema, and the OpenMetrics text parsed by prometheus_client's own parser."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ElementTree
+
+import xmlschema
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+from conftest import ROOT
+from report import gate, pipeline
+
+XSD = ROOT / ".capbench" / "tools" / "junit" / "junit-10.xsd"
+CHECKS = [
+    gate.Check("capacity node1", gate.FELL, "node1: 525/s now (3 repeats: 500, 525, 550) against 1050/s …",
+               {"target": "node1", "baseline_rps": 1050.0, "rps": 525.0}),
+    gate.Check("capacity cluster", gate.HOLDS, "cluster: 1400/s now … not wholly below the tolerance",
+               {"target": "cluster", "baseline_rps": 1380.0, "rps": 1400.0}),
+    gate.Check("capacity node2", gate.CANNOT_TELL, "node2: … repeat 2: invalid (the generator fell behind)",
+               {"target": "node2", "baseline_rps": 600.0, "rps": None}),
+    gate.Check("cluster p99 at 800/s", gate.ABOVE, "cluster p99 at 800/s: p99 612 ms … against 250 ms & <more>",
+               {"target": "cluster"}),
+]
+GATE = gate.Gate("20261124T190000Z-abc1234-cluster", "20261124T180000Z-def5678-cluster", "named", 10.0, CHECKS,
+                 ["build settings changed since the baseline: VARIANT v2 → v1"])
+SUMMARY = {"efficiency": 0.91, "calibration": {"ms_per_call": {"node1": 0.35, "node2": 0.4}},
+           "targets": {"node1": {"capacity_rps": 525.0, "min_rps": 500.0},
+                       "cluster": {"capacity_rps": 1400.0, "min_rps": 1350.0}, "node2": {"capacity_rps": None}}}
+STEPS = [{"label": "cluster", "passed": True, "offered_rps": 1400.0, "phase": "confirm", "latency_ms": {"p99": 250.0}}]
+
+
+def test_junit_validates_against_the_common_schema_and_says_each_verdict(tmp_path):
+    assert XSD.is_file(), f"{XSD} is missing: make test fetches it (the Makefile's JUNIT_XSD rule)"
+    files = pipeline.write(GATE, "cluster", SUMMARY, STEPS, tmp_path / "run" / "gate", tmp_path / "latest")
+    junit = tmp_path / "run" / "gate" / "junit.xml"
+    xmlschema.XMLSchema(str(XSD)).validate(str(junit))  # raises on the first violation
+    cases = {case.get("name"): case for case in ElementTree.parse(junit).iter("testcase")}
+    assert set(cases) == {c.name for c in CHECKS}
+    assert cases["capacity node1"].find("failure").get("message").startswith("node1: 525/s now")
+    assert cases["cluster p99 at 800/s"].find("failure").get("type") == gate.ABOVE
+    assert cases["capacity node2"].find("error").get("type") == gate.CANNOT_TELL
+    assert list(cases["capacity cluster"]) == [cases["capacity cluster"].find("system-out")]  # passed
+    suite = next(ElementTree.parse(junit).iter("testsuite"))
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("4", "2", "1")
+    assert [f.name for f in files] == list(pipeline.FILES)
+    assert all((tmp_path / "latest" / name).read_bytes() == (tmp_path / "run" / "gate" / name).read_bytes()
+               for name in pipeline.FILES)
+    said = json.loads((tmp_path / "latest" / "gate.json").read_text())
+    assert said["verdict"] == gate.FELL and said["exit_code"] == 3 and len(said["checks"]) == 4
+
+
+def test_openmetrics_parses_with_prometheus_client():
+    text = pipeline.openmetrics(GATE, "cluster", SUMMARY, STEPS)
+    assert text.endswith("# EOF\n")
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    def samples(name):
+        return {tuple(sorted(s.labels.items())): s.value for s in families[name].samples}
+    assert samples("capbench_capacity_requests_per_second") == {(("target", "node1"),): 525.0,
+                                                                (("target", "cluster"),): 1400.0}
+    assert samples("capbench_baseline_capacity_requests_per_second")[(("target", "node2"),)] == 600.0
+    assert samples("capbench_p99_at_capacity_seconds") == {(("target", "cluster"),): 0.25}
+    assert samples("capbench_scaleout_efficiency") == {(): 0.91}
+    assert samples("capbench_calibration_call_seconds")[(("node", "node1"),)] == 0.00035
+    assert samples("capbench_gate_exit_code") == {(): 3.0}
+    passed = samples("capbench_gate_check_passed")
+    assert passed[(("check", "capacity cluster"), ("verdict", "holds"))] == 1.0
+    assert passed[(("check", "capacity node1"), ("verdict", "fell"))] == 0.0
+    [info] = families["capbench_run"].samples
+    assert info.labels["baseline"] == GATE.baseline_id and info.labels["verdict"] == gate.FELL
+
+
+def test_prometheus_text_for_the_textfile_collector_parses_too(tmp_path):
+    from prometheus_client.parser import text_string_to_metric_families as prometheus_families
+    pipeline.write(GATE, "cluster", SUMMARY, STEPS, tmp_path / "gate", tmp_path / "latest")
+    families = {f.name: f for f in prometheus_families((tmp_path / "gate" / "metrics.prom").read_text())}
+    [exit_code] = families["capbench_gate_exit_code"].samples
+    assert exit_code.value == 3.0
+    assert {s.labels["target"]: s.value for s in families["capbench_capacity_requests_per_second"].samples} == \
+        {"node1": 525.0, "cluster": 1400.0}
