@@ -77,11 +77,11 @@ artifacts: $(WAR) $(OHA) $(JMX_AGENT) ## build what the hosts install: the WAR, 
 # What the images are built from (cluster/images/*.Dockerfile copy these; .dockerignore admits no more).
 IMAGE_INPUTS := compose.yaml .dockerignore $(shell git ls-files cluster/images cluster/provision cluster/settings.sh \
 	tomcat-conf haproxy metrics/hosts metrics/pmlogger metrics/with-pmcd metrics/pcp-loggers metrics/jmx-exporter.yaml \
-	metrics/pmrep.conf load/run-step load/wrk2 2>/dev/null)
+	metrics/pmrep.conf load/run-step load/wrk2 db 2>/dev/null)
 IMAGES_BUILT := .capbench/images.built
-IMAGE_NAMES := capbench-node capbench-lb capbench-load capbench-controller
+IMAGE_NAMES := capbench-node capbench-lb capbench-load capbench-db capbench-controller
 
-images: artifacts ## build the four images (only when what they are built from changed, or one is missing)
+images: artifacts ## build the five images (only when what they are built from changed, or one is missing)
 	@docker image inspect $(IMAGE_NAMES) >/dev/null 2>&1 || rm -f $(IMAGES_BUILT)
 	@$(MAKE) --no-print-directory $(IMAGES_BUILT)
 

@@ -22,10 +22,8 @@ if [[ ! $PROFILE =~ ^[a-z0-9_-]+$ ]] || [ ! -f "$profile_file" ]; then
     echo "capbench: PROFILE='$PROFILE' is not a profile: use one of $allowed (files in cluster/profiles/)" >&2
     exit 2
 fi
-secrets_file=$root/.capbench/secrets.env
-if [ ! -f "$secrets_file" ]; then
-    "$root/cluster/secrets.sh" >/dev/null
-fi
+# Created once (idempotent): a checkout from before the database gets its password here.
+secrets_file=$("$root/cluster/secrets.sh")
 
 settings_load_file "$profile_file"
 settings_load_file "$root/tomcat-conf/tunables.env"
@@ -42,6 +40,8 @@ check_tunables
 check_int STATS_PORT 0 65535
 check_net_prefix BENCH_NET_PREFIX
 settings_report || exit 2
+# The database admits every node's whole pool.
+export DB_MAX_CONNECTIONS=$(( ${#CAPBENCH_NODES[@]} * DB_POOL_SIZE ))
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     [ "${1:-}" = print ] || { echo "usage: $0 print  (or source it)" >&2; exit 2; }

@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# Creates .capbench/secrets.env once: the HAProxy stats/metrics credentials, random per checkout, readable
-# only by its owner and ignored by git, so no password is ever in the repository. Prints the file's path.
+# Creates the checkout's generated secrets once, random per checkout and ignored by git, so no password is ever
+# in the repository:
+#   .capbench/secrets.env          the HAProxy stats/metrics credentials, readable only by its owner
+#   .capbench/secrets/db_password  the database password of the nodes' role, handed to the database and the nodes
+#                                  as a Compose secret (a file under /run/secrets, never in the environment or on a
+#                                  command line); readable inside the containers' unprivileged users, on this
+#                                  machine only through the owner's 700 folder.
+# Prints the path of secrets.env.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 file=$root/.capbench/secrets.env
+db_dir=$root/.capbench/secrets
+random_password() { head -c 18 /dev/urandom | base64 | tr '+/' '-_'; }
+mkdir -p "$root/.capbench"
 if [ ! -s "$file" ]; then
-    mkdir -p "$root/.capbench"
-    umask 077
-    password=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
-    printf 'STATS_USER=capbench\nSTATS_PASSWORD=%s\n' "$password" > "$file.tmp"
+    (umask 077; printf 'STATS_USER=capbench\nSTATS_PASSWORD=%s\n' "$(random_password)" > "$file.tmp")
     mv "$file.tmp" "$file"
+fi
+if [ ! -s "$db_dir/db_password" ]; then
+    install -d -m 700 "$db_dir"
+    (umask 022; random_password > "$db_dir/db_password.tmp")
+    mv "$db_dir/db_password.tmp" "$db_dir/db_password"
 fi
 echo "$file"

@@ -104,6 +104,9 @@ check_tunables() {
         check_int TOMCAT_KEEP_ALIVE_TIMEOUT 1 3600000 -1
     fi
     check_int TOMCAT_MAX_KEEP_ALIVE_REQUESTS 1 1000000 -1
+    check_int DB_POOL_SIZE 1 200
+    check_int DB_POOL_TIMEOUT_MS 250 600000
+    check_choice DB_CONNECTION_SCOPE request call
 }
 
 # One node's JVM settings: heap and collector.
@@ -162,6 +165,8 @@ check_profile() {
     check_size LB_MEM 64
     check_size LOAD_MEM 64
     check_size CONTROLLER_MEM 64
+    check_cpus DB_CPUS
+    check_size DB_MEM 128
 }
 
 # check_net_prefix NAME: the first three numbers of an IPv4 /24 network, e.g. 10.89.0.

@@ -4,9 +4,9 @@
 # the background from the start, beside the rest:
 #   1. the Docker engine and Compose v2 (installed/started only where missing: see engine.sh)
 #   2. the base image debian:bookworm-slim (pulled, or built with debootstrap where no registry answers)
-#   3. the stats credentials (.capbench/secrets.env), the Python tools (.venv) and headless Chromium (the report
+#   3. the generated secrets (.capbench/secrets.env, .capbench/secrets/), the Python tools (.venv) and headless Chromium (the report
 #      test renders report.html in it)
-#   4. the webapp WAR, the JMX exporter agent and the images that do not carry oha (node, lb, controller)
+#   4. the webapp WAR, the JMX exporter agent and the images that do not carry oha (node, lb, db, controller)
 #   5. oha (waited for) and the load image
 # What another backend needs beyond this only when that backend is asked for: BACKEND=vagrant adds the Vagrant
 # backend's tools (Vagrant, libvirt, QEMU and the box; or make vagrant-setup; README.md, 'On virtual machines').
@@ -56,12 +56,12 @@ step "[3/5] stats credentials, the Python tools (.venv) and headless Chromium"
 cluster/secrets.sh >/dev/null
 make --no-print-directory --silent .venv/.installed
 report/install-chromium.sh
-step "[4/5] webapp, JMX agent and the node, lb and controller images"
+step "[4/5] webapp, JMX agent and the node, lb, db and controller images"
 # (Debian's Maven 3.8 prints colour resets on both streams even when quiet: dropped, its messages kept.)
 make --no-print-directory --silent webapp/target/grinder.war .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar \
     2>&1 | sed 's/\x1b\[0m//g'
 # The nodes share one image: building the first node's builds it.
-"$compose" --progress quiet build "${CAPBENCH_NODES[0]}" lb controller
+"$compose" --progress quiet build "${CAPBENCH_NODES[0]}" lb db controller
 step "[5/5] load generator oha and the load image"
 if ! wait "$oha_build"; then
     say "building oha failed; its log ($oha_log) ends:" >&2

@@ -14,6 +14,8 @@ What Swarm ignores or needs, and what is done about it:
   of one machine, so the stats page is reached through a tunnel on the manager's loopback instead (make stats);
 - `security_opt` (no-new-privileges) has no Swarm equivalent: the images' processes run as unprivileged users
   with every capability dropped, which Swarm keeps.
+- the shared database (service db, /query) is not deployed yet: the hosts file has no role for it, and the nodes
+  answer /query 503 without it;
 - the nodes are not restarted by Swarm (as with Compose): a killed node stays down until the harness starts it,
   so a failover measures HAProxy, not Swarm's restart delay; nor is any task replaced for a failing health
   check (HEALTH_RETRIES)."""
@@ -29,6 +31,8 @@ STACK_FORMAT = "3.9"
 # more retries than any run lasts (3 s apart: about a month).
 HEALTH_RETRIES = 1_000_000
 LABEL_PREFIX = "capbench."
+# The shared database and the network that joins the nodes to it, which Swarm does not run yet.
+NOT_ON_SWARM = ("db", "data")
 KEPT = ("image", "hostname", "environment", "healthcheck", "cap_drop", "command", "entrypoint")
 
 
@@ -40,6 +44,8 @@ def render(config: dict, hosts: SwarmHosts, registry: str = "") -> dict:
     """The stack file for `docker stack deploy`, from `docker compose config --format json`."""
     services = {}
     for name, service in config["services"].items():
+        if name in NOT_ON_SWARM:
+            continue
         if not any(name in machine.roles for machine in hosts.machines):
             raise ValueError(f"compose.yaml's service '{name}' has no machine in {hosts.path}")
         out = {key: service[key] for key in KEPT if service.get(key) not in (None, [], {})}
@@ -75,4 +81,5 @@ def render(config: dict, hosts: SwarmHosts, registry: str = "") -> dict:
 
 def _swarm_networks(config: dict) -> dict:
     """The internal networks: the bench network. `edge` only publishes the stats port, which Swarm does not."""
-    return {name: net for name, net in (config.get("networks") or {}).items() if net.get("internal")}
+    return {name: net for name, net in (config.get("networks") or {}).items()
+            if net.get("internal") and name not in NOT_ON_SWARM}

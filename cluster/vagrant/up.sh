@@ -33,9 +33,8 @@ settings_of() {
     echo "PCP_ALLOW_HOSTS=$BENCH_NET_PREFIX.*"
     case $host in
         node*)
-            for key in TOMCAT_PROTOCOL TOMCAT_MAX_THREADS TOMCAT_MIN_SPARE_THREADS TOMCAT_ACCEPT_COUNT \
-                TOMCAT_MAX_CONNECTIONS TOMCAT_CONNECTION_TIMEOUT TOMCAT_KEEP_ALIVE_TIMEOUT \
-                TOMCAT_MAX_KEEP_ALIVE_REQUESTS; do
+            # Every tunable (tomcat-conf/tunables.env names them), as compose.yaml's x-tunables passes them.
+            for key in $(settings_keys "$root/tomcat-conf/tunables.env"); do
                 echo "$key=${!key-}"
             done
             local heap=${upper}_HEAP gc=${upper}_GC

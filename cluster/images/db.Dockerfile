@@ -1,0 +1,11 @@
+# The shared database: PostgreSQL 15 from Debian; runs as user postgres. Reached only from the bench network.
+# Build context: the repository root (compose.yaml). Provisioned by cluster/provision/db.sh, as a VM would be.
+FROM debian:bookworm-slim
+COPY cluster/provision/lib.sh cluster/provision/db.sh /opt/capbench/src/cluster/provision/
+RUN /opt/capbench/src/cluster/provision/db.sh packages
+COPY db/ /opt/capbench/src/db/
+COPY cluster/provision/healthy /opt/capbench/src/cluster/provision/
+RUN /opt/capbench/src/cluster/provision/db.sh install /opt/capbench/src
+USER postgres
+EXPOSE 5432
+ENTRYPOINT ["/usr/bin/tini", "--", "/opt/capbench/bin/db-start"]
