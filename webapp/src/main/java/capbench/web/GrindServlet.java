@@ -26,9 +26,6 @@ import java.util.Optional;
  */
 public class GrindServlet extends HttpServlet {
 
-    /** The request attribute Tomcat sets when it skipped parameters it could not parse (Globals in catalina). */
-    static final String PARAMETER_PARSE_FAILED = "org.apache.catalina.parameter_parse_failed";
-
     /** Retry-After of a refusal, in seconds: room comes back within milliseconds, as calls end, and 1 is the
      *  shortest wait the header can ask for (0 would invite an immediate retry into the same full budget). */
     static final int RETRY_AFTER_SECONDS = 1;
@@ -49,17 +46,7 @@ public class GrindServlet extends HttpServlet {
     protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
         GrindRequest request;
         try {
-            // Read first: Tomcat parses the query on this first access and only then sets the flag below.
-            Map<String, String[]> parameters = req.getParameterMap();
-            // Tomcat skips a parameter it cannot decode (a bad %-escape, more than maxParameterCount) and only
-            // flags the request: without this check "level=%zz" would grind the default level and answer 200,
-            // as if the client had asked for nothing. (Bytes that are not UTF-8 decode to U+FFFD and are refused
-            // by the value checks.)
-            if (req.getAttribute(PARAMETER_PARSE_FAILED) != null) {
-                throw new BadRequestException("the query string could not be decoded (a bad %-escape"
-                        + " or too many parameters); allowed: variant, level, user");
-            }
-            request = GrindRequest.parse(parameters);
+            request = GrindRequest.parse(Parameters.of(req, GrindRequest.PARAMETERS));
         } catch (BadRequestException e) {
             Responses.text(resp, HttpServletResponse.SC_BAD_REQUEST, e.getMessage());
             return;

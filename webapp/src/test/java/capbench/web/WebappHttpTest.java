@@ -89,6 +89,13 @@ class WebappHttpTest {
         "/grind?level=|level must be an integer from 1 to 16, got ''",
         "/grind?debug=1|unknown parameter 'debug'; allowed: variant, level, user",
         "/grind?level=3&level=4|parameter 'level' given 2 times; give it once",
+        // /query refuses before it asks the pool for anything (no database is needed to be told no).
+        "/query?rows=0|rows must be an integer from 1 to 1000, got '0'",
+        "/query?calls=21|calls must be an integer from 1 to 20, got '21'",
+        "/query?write=101|write must be an integer from 0 to 100, got '101'",
+        "/query?join=2|join must be an integer from 0 to 1, got '2'",
+        "/query?user=a%20b|user 'a b' is not an id of 1 to 64 characters from A-Z a-z 0-9 _ . -",
+        "/query?table=x|unknown parameter 'table'; allowed: rows, join, write, calls, user",
     })
     void clientMistakesGet400WithAOneLineReason(String path, String reason) throws Exception {
         HttpResponse<String> response = get(path);

@@ -1,0 +1,162 @@
+package capbench.db;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The node's connection pool to the shared database (HikariCP) and the work of one query request.
+ *
+ * <p>The pool is made at deployment ({@link #open}) without waiting for the database: a node serves /grind
+ * without one, and a database that starts after the nodes is simply found. Made then, its statistics
+ * ({@code com.zaxxer.hikari} MBeans: active and idle connections, threads waiting for one) exist when PCP's
+ * loggers start, which log only the metrics that exist at their start.
+ */
+public final class Database implements AutoCloseable {
+
+    private static final String READ = "SELECT o.id, o.amount FROM orders o WHERE o.id >= ? ORDER BY o.id LIMIT ?";
+    private static final String READ_JOINED = "SELECT o.id, o.amount, a.name, a.balance FROM orders o"
+            + " JOIN accounts a ON a.id = o.account_id WHERE o.id >= ? ORDER BY o.id LIMIT ?";
+    private static final String WRITE = "UPDATE accounts SET balance = balance + 1 WHERE id = ?";
+    private static final String SIZES = "SELECT (SELECT max(id) FROM orders), (SELECT max(id) FROM accounts)";
+
+    private final DatabaseSettings settings;
+    private final String node;
+    private HikariDataSource pool;
+    private volatile int[] sizes;  // the largest order and account ids, read once
+
+    public Database(DatabaseSettings settings, String node) {
+        this.settings = settings;
+        this.node = node;
+    }
+
+    /** Makes the pool now; when it cannot (no password file: a host without the database), the first query
+     *  tries again and answers why. */
+    public void open() {
+        try {
+            pool();
+        } catch (IOException e) {
+            java.util.logging.Logger.getLogger(Database.class.getName()).warning(
+                    "no connection pool yet: " + e.getMessage());
+        }
+    }
+
+    public DatabaseSettings settings() {
+        return settings;
+    }
+
+    /** What one request asks: `calls` statements, each reading `rows` orders (joined to their accounts or
+     *  not) from a start that follows the user (or is random), and with a chance of `writePct` % an update of
+     *  the user's account (the same row for the same user: writes of one user contend). */
+    public record Work(int rows, boolean join, int writePct, int calls, String user) {
+    }
+
+    /** What the request cost: rows read, updates made, and the time spent waiting for a pooled connection. */
+    public record Done(int rows, int writes, long poolWaitNanos) {
+    }
+
+    /** Runs the work with the configured scope. Throws {@link java.sql.SQLTransientConnectionException} when
+     *  the pool gives no connection within its timeout. */
+    public Done run(Work work) throws SQLException, IOException {
+        HikariDataSource source = pool();
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        int rows = 0;
+        int writes = 0;
+        long waited = 0;
+        if (settings.scope() == DatabaseSettings.Scope.REQUEST) {
+            long asked = System.nanoTime();
+            try (Connection connection = source.getConnection()) {
+                waited += System.nanoTime() - asked;
+                for (int call = 0; call < work.calls(); call++) {
+                    int[] done = oneCall(connection, work, call, random);
+                    rows += done[0];
+                    writes += done[1];
+                }
+            }
+        } else {
+            for (int call = 0; call < work.calls(); call++) {
+                long asked = System.nanoTime();
+                try (Connection connection = source.getConnection()) {
+                    waited += System.nanoTime() - asked;
+                    int[] done = oneCall(connection, work, call, random);
+                    rows += done[0];
+                    writes += done[1];
+                }
+            }
+        }
+        return new Done(rows, writes, waited);
+    }
+
+    private int[] oneCall(Connection connection, Work work, int call, ThreadLocalRandom random) throws SQLException {
+        int[] size = sizes(connection);
+        int orders = size[0];
+        int accounts = size[1];
+        int key = work.user() == null ? random.nextInt(Integer.MAX_VALUE) : Math.floorMod(work.user().hashCode(), Integer.MAX_VALUE);
+        int start = 1 + Math.floorMod(key + call * work.rows(), Math.max(1, orders - work.rows() + 1));
+        int read = 0;
+        try (PreparedStatement statement = connection.prepareStatement(work.join() ? READ_JOINED : READ)) {
+            statement.setInt(1, start);
+            statement.setInt(2, work.rows());
+            try (ResultSet result = statement.executeQuery()) {
+                while (result.next()) {
+                    read++;
+                }
+            }
+        }
+        int wrote = 0;
+        if (work.writePct() > 0 && random.nextInt(100) < work.writePct()) {
+            try (PreparedStatement statement = connection.prepareStatement(WRITE)) {
+                statement.setInt(1, 1 + Math.floorMod(key, accounts));
+                wrote = statement.executeUpdate();
+            }
+        }
+        return new int[] {read, wrote};
+    }
+
+    private int[] sizes(Connection connection) throws SQLException {
+        int[] known = sizes;
+        if (known == null) {
+            try (PreparedStatement statement = connection.prepareStatement(SIZES);
+                 ResultSet result = statement.executeQuery()) {
+                result.next();
+                known = new int[] {result.getInt(1), result.getInt(2)};
+            }
+            sizes = known;
+        }
+        return known;
+    }
+
+    private synchronized HikariDataSource pool() throws IOException {
+        if (pool == null) {
+            HikariConfig config = new HikariConfig();
+            config.setPoolName("capbench");
+            // By class name: DriverManager, loaded outside the webapp, does not see drivers in WEB-INF/lib.
+            config.setDriverClassName("org.postgresql.Driver");
+            config.setJdbcUrl(settings.jdbcUrl());
+            config.setUsername(settings.user());
+            config.setPassword(Files.readString(settings.passwordFile(), StandardCharsets.UTF_8).strip());
+            config.setMaximumPoolSize(settings.poolSize());
+            config.setConnectionTimeout(settings.poolTimeoutMs());
+            // Start without the database (it may come later); each borrow waits for it as for a busy pool.
+            config.setInitializationFailTimeout(-1);
+            config.setRegisterMbeans(true);
+            config.addDataSourceProperty("ApplicationName", "capbench-" + node);
+            pool = new HikariDataSource(config);
+        }
+        return pool;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (pool != null) {
+            pool.close();
+        }
+    }
+}

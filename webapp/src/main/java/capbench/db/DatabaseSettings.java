@@ -1,0 +1,35 @@
+package capbench.db;
+
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * The node's settings for the shared database: its pool (tomcat-conf/tunables.env: DB_POOL_SIZE,
+ * DB_POOL_TIMEOUT_MS, DB_CONNECTION_SCOPE, checked by cluster/settings.sh before the node starts) and where the
+ * database is. The password is never a setting: it is read from a file when the pool is made.
+ *
+ * @param scope whether a request holds one connection for all its statements or borrows one per statement
+ */
+public record DatabaseSettings(String jdbcUrl, String user, Path passwordFile, int poolSize, long poolTimeoutMs,
+                               Scope scope) {
+
+    /** How long a request holds a connection (seed 004: BLOCKED in getConnection, fixed by one per request). */
+    public enum Scope {
+        REQUEST, CALL;
+
+        public String wireName() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    /** The settings as the node's environment gives them (compose.yaml, the VM's unit), with their defaults. */
+    public static DatabaseSettings from(Map<String, String> env) {
+        return new DatabaseSettings(
+                env.getOrDefault("DB_URL", "jdbc:postgresql://db:5432/capbench"),
+                env.getOrDefault("DB_USER", "capbench"),
+                Path.of(env.getOrDefault("DB_PASSWORD_FILE", "/run/secrets/db_password")),
+                Integer.parseInt(env.getOrDefault("DB_POOL_SIZE", "10")),
+                Long.parseLong(env.getOrDefault("DB_POOL_TIMEOUT_MS", "30000")),
+                Scope.valueOf(env.getOrDefault("DB_CONNECTION_SCOPE", "call").toUpperCase(java.util.Locale.ROOT)));
+    }
+}
