@@ -6,6 +6,9 @@ dumps during the step at capacity and records this summary.
 A request thread (http-exec-N, the Executor of tomcat-conf/server.xml) is, in one dump:
   idle      waiting in the executor's queue for a request (TaskQueue.take/poll);
   grinding  RUNNABLE inside capbench.grinder (doing the servlet's work);
+  pool      waiting for a connection from the node's database pool (inside HikariCP's getConnection: seed 004's
+            threads BLOCKED in BasicDataSource.getConnection, in today's pool);
+  database  inside the JDBC driver (org.postgresql): talking to the database or waiting for its answer;
   running   RUNNABLE elsewhere (reading, writing, Tomcat's own code);
   blocked   BLOCKED on a monitor ("waiting to lock <addr> (a Class)"): the class is recorded;
   waiting   WAITING/TIMED_WAITING on something other than the queue (a monitor's wait(), a park).
@@ -25,7 +28,9 @@ _BLOCKED_ON = re.compile(r"^\s+- waiting to lock " + _OBJECT)
 _WAITING_ON = re.compile(r"^\s+- (?:parking to wait for|waiting on) +" + _OBJECT)
 _HOLDS = re.compile(r"^\s+- locked " + _OBJECT)
 _FRAME = re.compile(r"^\s+at (?P<frame>\S+)\(")
-KINDS = ("idle", "grinding", "running", "blocked", "waiting")
+KINDS = ("idle", "grinding", "pool", "database", "running", "blocked", "waiting")
+POOL_BORROW = "com.zaxxer.hikari.pool.HikariPool.getConnection"
+JDBC_DRIVER = "org.postgresql."
 
 
 class DumpError(ValueError):
@@ -62,6 +67,10 @@ def _classify(name: str, state: str, lines: list[str]) -> ThreadState:
     waited = next((m.group("cls") for m in map(_WAITING_ON.match, lines) if m), None)
     if any(".TaskQueue.take" in f or ".TaskQueue.poll" in f for f in frames):
         return ThreadState(name, state, "idle", None, holds)
+    if state in ("WAITING", "TIMED_WAITING") and any(f.startswith(POOL_BORROW) for f in frames):
+        return ThreadState(name, state, "pool", "the connection pool", holds)
+    if any(f.startswith(JDBC_DRIVER) for f in frames):
+        return ThreadState(name, state, "database", None, holds)
     in_grinder = any(f.startswith("capbench.grinder.") for f in frames)
     # A thread that has just entered a monitor can still read BLOCKED, with "- locked" and no "waiting to
     # lock" line (HotSpot updates the state after the dump's snapshot of the stack): it is the holder.
@@ -106,7 +115,9 @@ def describe(summary: dict) -> str:
     if not summary.get("dumps"):
         return "no thread dump could be read"
     kinds = summary["mean_by_kind"]
-    parts = [f"{kinds[k]:g} {k}" for k in ("grinding", "running", "idle") if kinds[k]]
+    names = {"pool": "waiting for a pooled connection", "database": "in the database"}
+    parts = [f"{kinds.get(k, 0):g} {names.get(k, k)}" for k in ("grinding", "pool", "database", "running", "idle")
+             if kinds.get(k)]
     parts += [f"{count:g} blocked on {cls}" for cls, count in summary["blocked_on"].items()]
     parts += [f"{count:g} waiting on {cls}" for cls, count in summary["waiting_on"].items()]
     return (f"of {summary['request_threads']:g} request threads: " + (", ".join(parts) or "none busy")

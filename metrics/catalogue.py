@@ -133,6 +133,11 @@ NODE = (
     Figure("grind_requests_per_s", _mean(OM + "tomcat_servlet_requestcount_total", _label("servlet", "grind")), 2),
     Figure("grind_ms_per_request", _grind_ms_per_request, 3),
     Figure("processing_ms_per_s", _mean(OM + "tomcat_requests_processingtime_total"), 1),
+    Figure("query_requests_per_s", _mean(OM + "tomcat_servlet_requestcount_total", _label("servlet", "query")), 2),
+    Figure("db_pool_size", _peak(OM + "db_pool_totalconnections")),
+    Figure("db_pool_active_mean", _mean(OM + "db_pool_activeconnections"), 2),
+    Figure("db_pool_waiting_mean", _mean(OM + "db_pool_threadsawaitingconnection"), 2),
+    Figure("db_pool_waiting_max", _peak(OM + "db_pool_threadsawaitingconnection")),
 )
 
 

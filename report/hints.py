@@ -8,6 +8,9 @@ named, so a reader can see why a hint fired or did not:
                   JVM's own threads, JIT and GC, spend a small quota too);
   lock-bound      many threads busy (≥ LOCK_BUSY_THREADS) while the CPU stays ≤ LOCK_CPU_PCT of the quota:
                   requests wait for something other than the CPU (a lock, I/O);
+  pool-bound      request threads waited for a database connection (≥ POOL_WAITING_THREADS on average) while
+                  the node's pool had ≥ POOL_BUSY_PCT of its connections in use: the pool (DB_POOL_SIZE), not
+                  the node's CPU, set the pace (seeds 003 and 004); it stands in for the lock rule's question;
   GC-bound        ≥ GC_BOUND_PCT of the time in GC pauses;
   LB queueing     HAProxy queued requests for a server (its maxconn reached) or for the backend;
   generator-bound the generator sent more than GENERATOR_LATE_PCT of the intended requests behind its own
@@ -30,13 +33,15 @@ THROTTLED_PCT = 25.0
 LOCK_BUSY_THREADS = 8.0
 LOCK_CPU_PCT = 60.0
 GC_BOUND_PCT = 10.0
+POOL_WAITING_THREADS = 1.0
+POOL_BUSY_PCT = 90.0
 GENERATOR_LATE_PCT = GENERATOR_BEHIND_PCT
 GENERATOR_MACHINE_CPU_PCT = GENERATOR_CPU_PCT
 
 
 @dataclass(frozen=True)
 class Hint:
-    kind: str  # cpu | throttled | lock | gc | lb-queue | generator
+    kind: str  # cpu | throttled | lock | pool | gc | lb-queue | generator
     host: str
     text: str
     figures: dict = field(default_factory=dict)
@@ -61,7 +66,10 @@ def hints_for(host_metrics: dict | None, record: dict | None = None) -> list[Hin
                                                  f"up in {throttled:g} % of the periods, {f.get('throttled_ms_per_s')} "
                                                  f"ms per second waited for the next one (the java process showed "
                                                  f"{cpu} % of the quota)", basis))
-        if busy is not None and cpu is not None and busy >= LOCK_BUSY_THREADS and cpu <= LOCK_CPU_PCT:
+        pool = _pool_hint(node, f)
+        if pool:
+            found.append(pool)
+        elif busy is not None and cpu is not None and busy >= LOCK_BUSY_THREADS and cpu <= LOCK_CPU_PCT:
             found.append(Hint("lock", node, f"{node}: lock-bound? {busy:g} threads busy on average while the CPU "
                                             f"stayed at {cpu:g} % of its quota: requests wait for something "
                                             "other than the CPU", basis))
@@ -95,3 +103,16 @@ def hints_for(host_metrics: dict | None, record: dict | None = None) -> list[Hin
                           {"behind_schedule_pct": late_pct, "machine_cpu_busy_pct": machine,
                            "generator_cpu_cores": load.get("generator_cpu_cores")}))
     return found
+
+
+def _pool_hint(node: str, f: dict) -> Hint | None:
+    waiting, active, size = f.get("db_pool_waiting_mean"), f.get("db_pool_active_mean"), f.get("db_pool_size")
+    if waiting is None or active is None or not size or waiting < POOL_WAITING_THREADS \
+            or 100 * active / size < POOL_BUSY_PCT:
+        return None
+    return Hint("pool", node, f"{node}: pool-bound — {waiting:g} request threads waited for a database connection "
+                              f"on average while {active:g} of the pool's {size:g} were in use: the connection pool "
+                              f"(DB_POOL_SIZE), not the CPU ({f.get('cpu_pct_of_quota')} % of its quota), set the "
+                              "pace", {"db_pool_waiting_mean": waiting, "db_pool_active_mean": active,
+                                       "db_pool_size": size, "cpu_pct_of_quota": f.get("cpu_pct_of_quota"),
+                                       "busy_threads_mean": f.get("busy_threads_mean")})

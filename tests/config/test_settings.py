@@ -56,11 +56,14 @@ def test_haproxy_config_with_the_vms_fixed_addresses_passes_haproxy_check():
 
 
 def test_small_profile_fits_our_two_core_hosts():
-    cpus = compose("config", "--format", "json").stdout
-    quotas = [float(q) for q in re.findall(r'"cpus":\s*([0-9.]+)', cpus)]
+    services = json.loads(compose("config", "--format", "json").stdout)["services"]
+    quotas = [float(s["cpus"]) for name, s in services.items() if name.startswith("node")]
     assert len(quotas) == 3, quotas
     assert sum(quotas) <= 1.2 + 1e-9, quotas
     assert len(set(quotas)) == 3, f"the nodes should differ: {quotas}"
+    # The database's quota is a ceiling for the database-bound benches: idle, it costs the Grinder's nothing.
+    assert {name for name, s in services.items() if s.get("cpus")} == {"node1", "node2", "node3", "db"}
+    assert float(services["db"]["cpus"]) <= 0.5
 
 
 def test_load_hosts_beyond_the_first_are_rendered_as_the_first_with_their_own_name():
@@ -185,4 +188,6 @@ def test_tunables_start_from_tomcats_own_defaults():
         "TOMCAT_PROTOCOL": "nio", "TOMCAT_MAX_THREADS": "200", "TOMCAT_MIN_SPARE_THREADS": "25",
         "TOMCAT_ACCEPT_COUNT": "100", "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_CONNECTION_TIMEOUT": "60000",
         "TOMCAT_KEEP_ALIVE_TIMEOUT": "", "TOMCAT_MAX_KEEP_ALIVE_REQUESTS": "100",
+        # HikariCP's own defaults: maximumPoolSize 10, connectionTimeout 30000 ms; a connection per statement.
+        "DB_POOL_SIZE": "10", "DB_POOL_TIMEOUT_MS": "30000", "DB_CONNECTION_SCOPE": "call",
     }

@@ -39,6 +39,18 @@ def test_many_busy_threads_with_cpu_to_spare_is_lock_bound():
     assert hints.hints_for({"node1": node(cpu=95.0, busy=40.0)})[0].kind == "cpu"  # busy because CPU-bound
 
 
+def test_threads_waiting_on_a_full_database_pool_is_pool_bound_instead_of_lock_bound():
+    pooled = {**node(cpu=30.0, busy=40.0), "db_pool_size": 10, "db_pool_active_mean": 9.8,
+              "db_pool_waiting_mean": 27.5}
+    [found] = hints.hints_for({"node1": pooled})
+    assert (found.kind, found.host) == ("pool", "node1")
+    assert "27.5 request threads waited" in found.text and "9.8 of the pool's 10" in found.text
+    # Threads waiting while connections sit idle (a pool that is not the limit), or none waiting: not the pool.
+    assert kinds(hints.hints_for({"node1": {**pooled, "db_pool_active_mean": 4.0}})) == [("lock", "node1")]
+    assert hints.hints_for({"node1": {**node(), "db_pool_size": 10, "db_pool_active_mean": 10.0,
+                                      "db_pool_waiting_mean": 0.2}}) == []
+
+
 def test_gc_lb_queue_and_generator_rules():
     found = hints.hints_for({"node2": node(gc=12.5), "lb": {"servers": {"node2": {"queue_max": 7.0,
                                                                                   "queue_mean": 1.2}},
