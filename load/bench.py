@@ -22,6 +22,7 @@ from load.drivers.oha import OhaDriver
 from load.drivers.wrk2 import Wrk2Driver
 from load.kinds import KINDS
 from load.progress import say
+from load.scenario import workload_name
 from load.runner import Bench, execute
 from load.settings import SettingsError, check_for_driver, load_settings
 from rundata.layout import RunPaths, new_run
@@ -98,7 +99,7 @@ def run(kind, settings, driver, wrk2_local, command: str, check_only: bool = Fal
         return 2, None
     run_id, paths = new_run(kind.name)
     bench = Bench(kind, settings, driver, wrk2_local, run_id, paths)
-    say(f"run {run_id}: {kind.name} with {driver.name}, {settings.variant} level {settings.level}, "
+    say(f"run {run_id}: {kind.name} with {driver.name}, {workload_name(settings)}, "
         f"{settings.scenario} scenario, steps of {settings.step_s} s → {paths.root}")
     signal.signal(signal.SIGTERM, interrupt)
 

@@ -10,15 +10,26 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import asdict
 
 from load.settings import MAX_CONNECTIONS, BenchSettings
+from rundata import workload
 
 DATASET_SEED = 20081212  # fixed, so every run asks for the same users
 MIN_CONNECTIONS = 16
 
 
 def target_url(host: str, settings: BenchSettings) -> str:
+    """The URL every request of the bench asks for (the scenario adds the user)."""
+    if settings.workload == "query":
+        q = settings.query
+        return f"http://{host}:8080/query?rows={q.rows}&join={q.join}&write={q.write_pct}&calls={q.calls}"
     return f"http://{host}:8080/grind?variant={settings.variant}&level={settings.level}"
+
+
+def workload_name(settings: BenchSettings) -> str:
+    """The workload in a few words, for the console and the report: "v1 level 13", "query 10 rows × 1"."""
+    return workload.describe(asdict(settings))
 
 
 def user_ids(count: int, seed: int = DATASET_SEED) -> list[str]:

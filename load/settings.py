@@ -12,6 +12,7 @@ from hosts.topology import NODES
 BENCH_ENV = Path(__file__).resolve().parent / "bench.env"
 VARIANTS = ("v1", "v1-nosync", "v2", "v3")
 SCENARIOS = ("session", "single")
+WORKLOADS = ("grind", "query")
 LOADGENS = ("auto", "oha", "wrk2")
 WEIGHTS = ("profile", "equal", "auto")
 FAULTS = ("kill", "freeze")
@@ -31,6 +32,15 @@ class Slo:
     failure_pct: float
     p99_ms: float
     achieved_pct: float
+
+
+@dataclass(frozen=True)
+class Query:
+    """What each /query request asks of the shared database (webapp: QueryRequest's bounds)."""
+    rows: int = 10
+    join: int = 0
+    write_pct: int = 0
+    calls: int = 1
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,8 @@ class BenchSettings:
     quick: bool
     monitor: bool
     selfcheck_rate: float | None  # None: auto, twice the highest cluster capacity measured so far
+    workload: str = "grind"  # grind: the Grinder (VARIANT, LEVEL); query: the shared database (QUERY_*)
+    query: Query = Query()
     usl_levels: tuple[int, ...] = (1, 2, 4, 8, 16, 32)  # make bench-usl: closed connections per step
     variants: tuple[str, ...] = VARIANTS  # make bench-variants
     weights: str = "profile"  # make bench-cluster: the balancer's weights (WEIGHTS)
@@ -162,6 +174,9 @@ def load_settings(environ: dict[str, str] | None = None, env_file: Path = BENCH_
     settings = BenchSettings(
         variant=check.choice("VARIANT", VARIANTS),
         level=check.integer("LEVEL", 1, 16),
+        workload=check.choice("WORKLOAD", WORKLOADS),
+        query=Query(rows=check.integer("QUERY_ROWS", 1, 1000), join=check.integer("QUERY_JOIN", 0, 1),
+                    write_pct=check.integer("QUERY_WRITE_PCT", 0, 100), calls=check.integer("QUERY_CALLS", 1, 20)),
         scenario=check.choice("SCENARIO", SCENARIOS),
         session_requests=check.integer("SESSION_REQUESTS", 1, 1000),
         think_ms=check.integer("THINK_MS", 0, 60000),

@@ -25,6 +25,9 @@ PARAMETERS = {
     "ACCEPTCOUNT": "TOMCAT_ACCEPT_COUNT",
     "MAXCONNECTIONS": "TOMCAT_MAX_CONNECTIONS",
     "MAXKEEPALIVEREQUESTS": "TOMCAT_MAX_KEEP_ALIVE_REQUESTS",
+    "POOLSIZE": "DB_POOL_SIZE",  # the database pool (WORKLOAD=query)
+    "POOLTIMEOUT": "DB_POOL_TIMEOUT_MS",
+    "POOLSCOPE": "DB_CONNECTION_SCOPE",
     "BALANCE": "LB_BALANCE",
     "WEIGHTS": " ".join(profile_key(node, "WEIGHT") for node in NODES),  # equal | profile | capacity | a:b:c
     "SERVERMAXCONN": " ".join(profile_key(node, "MAXCONN") for node in NODES),  # the same maxconn on each node

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from hosts.topology import NODES
 from load.progress import say
+from load.scenario import workload_name
 from rundata import jsonl
 from rundata.layout import history_path
 
@@ -36,7 +37,7 @@ def agree(a: float | None, b: float | None) -> bool:
 
 def expected_rps(settings, label: str) -> float | None:
     """The label's capacity in the last complete run of this workload (results/history.jsonl), if any."""
-    workload = f"{settings.variant} level {settings.level}"
+    workload = workload_name(settings)
     found = [line["capacities"][label] for line in jsonl.read(history_path()) if line.get("status") == "complete"
              and line.get("workload") == workload and (line.get("capacities") or {}).get(label)]
     return found[-1] if found else None

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from report import calibration, significance
+from rundata import workload
 from rundata.run import EARLIER_BACKEND, backend_of
 from rundata.summary import HISTORY_SCHEMA
 
@@ -32,10 +33,10 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 # The build under test, for make gate: what ships with the application rather than how it is measured. The
 # servlet's code (VARIANT stands for it here: the study's variants are successive versions of one servlet),
-# Tomcat's connector and pool, and each JVM's heap and collector. The rest (workload, SLO, driver, quotas,
+# Tomcat's connector and pool, the database pool, and each JVM's heap and collector. The rest (workload, SLO, driver, quotas,
 # balancer, topology, backend) is the bench, which must be the same for a gate to compare two builds.
 BUILD_SETTINGS = ("variant",)
-BUILD_CLUSTER_SETTINGS = re.compile(r"TOMCAT_\w+|NODE\d*_(HEAP|GC)")
+BUILD_CLUSTER_SETTINGS = re.compile(r"TOMCAT_\w+|DB_POOL_\w+|DB_CONNECTION_SCOPE|NODE\d*_(HEAP|GC)")
 
 
 def _basis(run: dict) -> dict:
@@ -81,7 +82,7 @@ def history_line(run: dict, summary: dict) -> dict:
             "backend": backend_of(run),
             "config_hash": config_hash(run), "bench_hash": bench_hash(run), "build": build_of(run),
             "driver": summary.get("driver"),
-            "workload": "{variant} level {level}".format(**{"variant": "?", "level": "?", **run.get("settings", {})}),
+            "workload": workload.describe(run.get("settings", {})),
             "precision_pct": run.get("settings", {}).get("precision_pct"),
             "capacities": {t: v.get("capacity_rps") for t, v in targets.items()},
             "repeats": {t: v.get("repeats", []) for t, v in targets.items()},

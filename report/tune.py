@@ -123,7 +123,7 @@ def analyse(points: list[dict], precision_pct: float) -> dict:
     within = [p["label"] for p in measured if p["capacity_rps"] >= floor]
     return {"best": best["label"], "best_rps": best["capacity_rps"], "runner_up": runner["label"] if runner else None,
             "margin_pct": margin, "band_pct": round(band, 1), "verdict": verdict, "within_band": within,
-            "little": little(best), "recommendation": recommend(points, best, baseline, within)}
+            "little": little(best), "recommendation": recommend(points, best, baseline, within, band)}
 
 
 def little(point: dict) -> dict | None:
@@ -140,7 +140,23 @@ def little(point: dict) -> dict | None:
             "busy_threads_measured": f.get("busy_threads_mean")}
 
 
-def recommend(points: list[dict], best: dict, baseline: dict | None, within: list[str]) -> str:
+# Settings where fewer is better at the same capacity, and what each more one costs.
+FEWEST_WINS = {
+    "MAXTHREADS": "threads (more only add requests waiting inside the node)",
+    "POOLSIZE": "pooled connections (each node's pool stays open in the shared database, which holds NODES × it)",
+}
+
+
+def _fewest_within(by_label: dict, within: list[str]) -> tuple[str, dict] | None:
+    """The point within the band with the fewest of the first FEWEST_WINS setting the sweep varied."""
+    for name in FEWEST_WINS:
+        candidates = [by_label[label] for label in within if name in by_label[label].get("values", {})]
+        if candidates:
+            return name, min(candidates, key=lambda p: int(p["values"][name]))
+    return None
+
+
+def recommend(points: list[dict], best: dict, baseline: dict | None, within: list[str], band: float) -> str:
     by_label = {p["label"]: p for p in points}
     text = []
     law = little(best)
@@ -149,16 +165,22 @@ def recommend(points: list[dict], best: dict, baseline: dict | None, within: lis
                     f"{law['cpu_ms_per_request']:g} ms of CPU per request = {law['threads_needed']:g} threads "
                     f"running on average; PCP measured {law['busy_threads_measured']} busy (the others waited: "
                     "for a lock, the CPU quota or I/O).")
-    threads = [by_label[label] for label in within if "MAXTHREADS" in by_label[label].get("values", {})]
-    if threads:
-        fewest = min(threads, key=lambda p: int(p["values"]["MAXTHREADS"]))
-        n = int(fewest["values"]["MAXTHREADS"])
-        need = math.ceil(law["threads_needed"]) if law else None
-        relation = ("" if need is None else f", at least the {need} that Little's law asks for" if n >= need
-                    else f", below the {need} of Little's law: requests waited in the connector's queue instead "
-                         "of on a thread, at no cost to capacity within the band")
-        text.append(f"Recommended: {fewest['label']}, the fewest threads whose capacity is within the noise band of "
-                    f"the best{relation}; more threads only add requests waiting inside the node.")
+    fewest = _fewest_within(by_label, within)
+    if fewest:
+        name, point = fewest
+        n = int(point["values"][name])
+        if name == "MAXTHREADS":
+            need = math.ceil(law["threads_needed"]) if law else None
+            relation = ("" if need is None else f", at least the {need} that Little's law asks for" if n >= need
+                        else f", below the {need} of Little's law: requests waited in the connector's queue instead "
+                             "of on a thread, at no cost to capacity within the band")
+        else:
+            active = (best.get("figures") or {}).get("db_pool_active_mean")
+            relation = "" if active is None else f" (the best point had {active:g} of its connections in use on average)"
+        below = round(100 * (1 - point["capacity_rps"] / best["capacity_rps"]), 1)
+        text.append(f"Recommended: {point['label']}, the fewest {FEWEST_WINS[name]} whose capacity is within the noise "
+                    f"band of the best{relation}: {point['capacity_rps']:g}/s, {below:g} % under the best "
+                    f"{best['capacity_rps']:g}/s, inside the band of ±{band:g} %.")
     elif baseline is not None and baseline["label"] in within:
         text.append("Keep the baseline: no setting beat it beyond the noise band.")
     else:

@@ -34,6 +34,16 @@ def node_numbers(cluster_settings: dict[str, str], field: str, nodes: tuple[str,
     return numbers
 
 
+def db_cpus(run: dict) -> dict[str, float]:
+    """The database host's CPU quota (the profile's DB_CPUS) as {"db": cores}; {} where it has none (its whole
+    machine) or the run had no database."""
+    try:
+        cpus = float(run.get("cluster_settings", {}).get("DB_CPUS") or 0)
+    except ValueError:
+        cpus = 0.0
+    return {"db": cpus} if cpus > 0 else {}
+
+
 def node_cpus(run: dict) -> dict[str, float]:
     """The cores each node may use: its CPU quota (NODEn_CPUS), or where the profile sets none (0, the hosts
     profile: each node its whole machine) the processors its JVM saw at the run's start. A node with neither is

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from load import warmup
+from load.settings import load_settings
 from rundata import jsonl
 
 
@@ -54,7 +55,7 @@ def test_without_a_service_time_the_p50_is_the_figure():
 
 def test_the_runs_warm_rate_is_half_the_last_cluster_capacity_of_the_workload(tmp_path, monkeypatch):
     monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
-    settings = SimpleNamespace(start_rate=50.0, variant="v1", level=13)
+    settings = load_settings({"START_RATE": "50", "VARIANT": "v1", "LEVEL": "13"})
     assert warmup.run_warm_rate(settings) == 150.0  # no history: START_RATE per node
     for line in ({"status": "complete", "workload": "v1 level 13", "capacities": {"cluster": 900.0, "node1": 300.0}},
                  {"status": "complete", "workload": "v3 level 13", "capacities": {"cluster": 3000.0}},

@@ -46,6 +46,21 @@ def test_a_margin_beyond_the_precision_with_one_repeat_is_cannot_tell_and_with_r
     assert "at least the 12 that Little's law asks for" in result["recommendation"]
 
 
+def test_a_pool_sweep_recommends_the_fewest_connections_within_the_band_with_its_margin():
+    # A database-bound node: 1 connection serialises the queries; from 4 on, the database, not the pool, limits.
+    figs = {"cpu_cores": 0.1, "busy_threads_mean": 6.0, "db_pool_active_mean": 3.1}
+    points = [point("POOLSIZE=1", 120, {"POOLSIZE": "1"}),
+              point("POOLSIZE=4", 395, {"POOLSIZE": "4"}, figures=figs),
+              point("POOLSIZE=16", 410, {"POOLSIZE": "16"}, figures=figs),
+              point("baseline", 400, {}, baseline=True, figures=figs)]
+    result = tune.analyse(points, precision_pct=10)
+    assert result["best"] == "POOLSIZE=16" and result["within_band"] == ["POOLSIZE=4", "POOLSIZE=16", "baseline"]
+    assert ("Recommended: POOLSIZE=4, the fewest pooled connections (each node's pool stays open in the shared "
+            "database, which holds NODES × it) whose capacity is within the noise band of the best (the best point had "
+            "3.1 of its connections in use on average): 395/s, 3.7 % under the best 410/s, inside the band of ±10 %."
+            ) in result["recommendation"]
+
+
 def test_keep_the_baseline_when_nothing_beats_it_beyond_the_band():
     points = [point("baseline", 500, {}, baseline=True), point("PROTOCOL=nio2", 510, {"PROTOCOL": "nio2"})]
     result = tune.analyse(points, precision_pct=5)

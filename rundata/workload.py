@@ -1,0 +1,12 @@
+"""A run's workload in a few words, from its settings as run.json records them (load/settings.py's BenchSettings):
+what the console, the report and the history call it."""
+from __future__ import annotations
+
+
+def describe(settings: dict) -> str:
+    """ "v1 level 13" for the Grinder, "query 10 rows joined × 5, 20 % writes" for the shared database."""
+    if settings.get("workload") == "query":
+        q = settings.get("query") or {}
+        return (f"query {q.get('rows', '?')} rows{' joined' if q.get('join') else ''} × {q.get('calls', '?')}"
+                + (f", {q['write_pct']} % writes" if q.get("write_pct") else ""))
+    return f"{settings.get('variant', '?')} level {settings.get('level', '?')}"
