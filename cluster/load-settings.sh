@@ -32,6 +32,12 @@ settings_fill_nodes "${CAPBENCH_NODES[@]}"
 # BENCH_NET_PREFIX: the bench network is $BENCH_NET_PREFIX.0/24, fixed so that each host's pmcd can admit
 # exactly that network (the controller) and nothing else. Compose's is 10.89.0, the Vagrantfile's 10.89.2.
 export PROFILE STATS_PORT=${STATS_PORT:-8404} BENCH_NET_PREFIX=${BENCH_NET_PREFIX:-10.89.0}
+# DATA_NET_PREFIX: the nodes' network to the database, beside the bench network (10.89.0 → 10.90.0), so each
+# cluster's pair of networks differs from another's as their bench networks do.
+if [ -z "${DATA_NET_PREFIX:-}" ] && [[ $BENCH_NET_PREFIX =~ ^([0-9]+)\.([0-9]+)\.([0-9]+)$ ]]; then
+    DATA_NET_PREFIX=${BASH_REMATCH[1]}.$(( (BASH_REMATCH[2] + 1) % 256 )).${BASH_REMATCH[3]}
+fi
+export DATA_NET_PREFIX
 # The hosts, for the controller's health check (compose.yaml).
 export CAPBENCH_NODES_LIST="${CAPBENCH_NODES[*]}" CAPBENCH_MONITORED_LIST="${CAPBENCH_MONITORED[*]}"
 
@@ -39,6 +45,7 @@ check_profile "${CAPBENCH_NODES[@]}"
 check_tunables
 check_int STATS_PORT 0 65535
 check_net_prefix BENCH_NET_PREFIX
+check_net_prefix DATA_NET_PREFIX
 settings_report || exit 2
 # The database admits every node's whole pool.
 export DB_MAX_CONNECTIONS=$(( ${#CAPBENCH_NODES[@]} * DB_POOL_SIZE ))

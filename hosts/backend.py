@@ -40,6 +40,8 @@ class Backend(Protocol):
     built: str
     # The make target that installs what this backend needs beyond make setup's own (None: nothing more).
     setup: str | None
+    # Whether it runs the shared database host (hosts/topology.py's DATABASE) beside the others.
+    database: bool
 
     def exec(self, host: str, argv: list[str], stdin: bytes | None = None, timeout: float = 120,
              check: bool = True, user: str | None = None) -> subprocess.CompletedProcess:

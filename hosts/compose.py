@@ -71,6 +71,7 @@ class Compose:
     name = "compose"
     built = "images"
     setup = None  # make setup is this backend's setup
+    database = True
 
     @staticmethod
     def running() -> bool:

@@ -50,6 +50,7 @@ class Swarm:
     name = "swarm"
     built = "images"  # built here, then sent to the machines that run them (hosts/swarm_images.py)
     setup = None
+    database = False  # not deployed to the swarm yet (hosts/stack.py)
 
     def __init__(self) -> None:
         self.hosts = swarm_hosts.load()

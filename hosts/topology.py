@@ -58,10 +58,16 @@ LOAD_HOSTS: tuple[str, ...] = _checked(load_host_names)
 HOSTS: tuple[str, ...] = (*NODES, "lb", *LOAD_HOSTS, "controller")
 # The hosts whose metrics the controller logs (everything but itself).
 MONITORED: tuple[str, ...] = (*NODES, "lb", *LOAD_HOSTS)
+# The shared database behind the nodes: a host of the backends that run it (a backend's `database`), monitored
+# there too; HOSTS above are the ones every backend runs.
+DATABASE = "db"
+ARCHIVED: tuple[str, ...] = (*MONITORED, DATABASE)  # the hosts a run's archives may hold
 
 
 def role(host: str) -> str:
-    """node, lb, load or controller."""
+    """node, lb, load, db or controller."""
+    if host == DATABASE:
+        return DATABASE
     if host in NODES:
         return "node"
     if host in LOAD_HOSTS:

@@ -28,6 +28,7 @@ class Vagrant:
     name = "vagrant"
     built = "artifacts"  # the VMs install the WAR, oha and the JMX agent from the checkout
     setup = "vagrant-setup"  # Vagrant, libvirt, QEMU, the box
+    database = False  # no VM for it yet (db/README.md)
 
     def __init__(self) -> None:
         if len(LOAD_HOSTS) > 1:  # the Vagrantfile has one load VM, and emulated VMs could not carry more here

@@ -19,6 +19,8 @@ PROC_MS = ("proc.psinfo.utime", "proc.psinfo.stime")
 JAVA = re.compile(r"(^|/)java$")
 PCP_AGENTS = re.compile(r"(^|/)(pmcd|pmdalinux|pmdaproc|python3)$")  # python3: the openmetrics agent
 GENERATORS = re.compile(r"(^|/)(oha|wrk2?)$")
+POSTGRES = re.compile(r"(^|/)postgres:?$")  # the server and its backends ("postgres: capbench capbench … idle")
+PG = "openmetrics.postgres."
 YOUNG_POOLS = re.compile(r"Eden|ZHeap")  # where new objects are allocated: its allocation rate is the JVM's
 
 
@@ -195,6 +197,29 @@ LOAD = (
     Figure("machine_cpu_busy_pct", _machine_busy_pct, 1),
 )
 
+
+
+def _postgres(instance: str) -> bool:
+    return bool(POSTGRES.search(process_name(instance)))
+
+
+# The shared database host (host_metrics["db"]): PostgreSQL's CPU against the host's quota, its throttling, the
+# nodes' connections at work, lock waits and what it did per second.
+DB = (
+    Figure("cpu_quota", lambda w: w.cpu_quota),
+    Figure("cpu_cores", _mean(PROC_MS, _postgres, 1 / 1000), 3),
+    Figure("cpu_pct_of_quota", lambda w: _pct_of_quota(w, scaled(mean(w.rows(PROC_MS, _postgres)), 1 / 1000)), 1),
+    Figure("throttled_pct", _throttled_pct, 1),
+    Figure("connections_active_mean", _mean(PG + "db_connections", _label("state", "active")), 2),
+    Figure("connections_idle_mean", _mean(PG + "db_connections", _label("state", "idle")), 2),
+    Figure("lock_waits_mean", _mean(PG + "db_lock_waits"), 2),
+    Figure("lock_waits_max", _peak(PG + "db_lock_waits")),
+    Figure("transactions_per_s", _mean(PG + "db_transactions_total"), 1),
+    Figure("rows_fetched_per_s", _mean(PG + "db_rows_fetched_total"), 1),
+    Figure("rows_updated_per_s", _mean(PG + "db_rows_updated_total"), 1),
+    Figure("monitoring_cpu_cores", _mean(PROC_MS, _agents, 1 / 1000), 3),
+)
+
 # The node figures the tables of figures at capacity show (each has a heading), in this order.
 SHOWN = tuple(next(f for f in NODE if f.name == name) for name in
               ("cpu_pct_of_quota", "cpu_ms_per_request", "throttled_pct", "gc_time_pct", "alloc_mb_per_s",
@@ -214,6 +239,11 @@ def lb_figures(series: Series, nodes: tuple[str, ...]) -> dict:
             continue  # no row for this server: not in the archive
         servers[node] = {f.name: f.of(window) for f in SERVER}
     return {"servers": servers, **{f.name: f.of(Window(series)) for f in LB}}
+
+
+def db_figures(series: Series, cpu_quota: float | None) -> dict:
+    window = Window(series, cpu_quota)
+    return {f.name: f.of(window) for f in DB}
 
 
 def load_figures(series: Series) -> dict:

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from hosts.backend import ClusterError
-from hosts.topology import MONITORED, NODES, role
+from hosts.topology import ARCHIVED, MONITORED, NODES, role
 from metrics import pmrep
-from metrics.catalogue import lb_figures, load_figures, node_figures
+from metrics.catalogue import db_figures, lb_figures, load_figures, node_figures
 from metrics.counts import RawRows, cross_check
 from metrics.series import read_csv, row_epochs
 
@@ -20,7 +20,7 @@ class ExportError(RuntimeError):
 
 def figures_for_window(window_dir: Path, window: pmrep.Window, cpu_quotas: dict[str, float]) -> dict:
     figures: dict = {}
-    for host in MONITORED:
+    for host in ARCHIVED:
         path = window_dir / f"{host}.csv"
         if not path.is_file():
             continue
@@ -29,6 +29,8 @@ def figures_for_window(window_dir: Path, window: pmrep.Window, cpu_quotas: dict[
             figures[host] = node_figures(series, cpu_quotas.get(host))
         elif role(host) == "lb":
             figures[host] = lb_figures(series, NODES)
+        elif role(host) == "db":
+            figures[host] = db_figures(series, cpu_quotas.get(host))
         else:
             figures[host] = load_figures(series)
     nodes = {h: f for h, f in figures.items() if role(h) == "node"}
@@ -41,7 +43,8 @@ def figures_for_window(window_dir: Path, window: pmrep.Window, cpu_quotas: dict[
 
 def export_run(pcp_dir: Path, export_dir: Path, records: list[dict], node_cpus: dict[str, float]) -> list[dict]:
     """The step records with `host_metrics` added (records outside the archives' time get none); node_cpus:
-    the cores each node may use (rundata.run.node_cpus), what its CPU share is counted against."""
+    the cores each node (and the database) may use (rundata.run.node_cpus, db_cpus), what its CPU share is
+    counted against."""
     windows = pmrep.windows_for(records)
     try:
         pmrep.run(pcp_dir, export_dir, windows)

@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hosts.backend import ClusterError, backend
-from hosts.topology import MONITORED, role
+from hosts.backend import ClusterError, backend, backend_class
+from hosts.topology import DATABASE, MONITORED, role
 
 LOGGERS = "/opt/capbench/bin/pcp-loggers"
 REMOTE_RUNS = "/home/capbench/runs"  # on the controller
@@ -27,13 +27,19 @@ def _controller_cpu_ns() -> int | None:
     return int(text) if text.isdigit() else None
 
 
+def monitored_hosts() -> dict[str, str]:
+    """Each host the controller logs and its role: the topology's, and the database where the backend runs it."""
+    hosts = [*MONITORED, *([DATABASE] if backend_class().database else [])]
+    return {host: role(host) for host in hosts}
+
+
 @dataclass
 class Monitor:
     """pmloggers for one run; start() and stop() may alternate (bench-overhead logs only some searches)."""
     run_id: str
     pcp_dir: Path
     # Each monitored host and its role, which names its pmlogger config (metrics/pmlogger/<role>.conf).
-    hosts: dict[str, str] = field(default_factory=lambda: {host: role(host) for host in MONITORED})
+    hosts: dict[str, str] = field(default_factory=monitored_hosts)
     logging: bool = False
     sessions: list[dict] = field(default_factory=list)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hosts.backend import backend
-from hosts.topology import MONITORED, role
+from hosts.topology import ARCHIVED, role
 from metrics.series import RAW_TIME_FORMAT
 
 PMREP_CONF = "/opt/capbench/pcp/pmrep.conf"  # in the controller image and on the controller VM
@@ -87,7 +87,7 @@ def _pmrep(pcp: str, out_dir: str, host: str, start: int, end: int, out: str, me
 
 def run(pcp_dir: Path, out_dir: Path, windows: list[Window]) -> list[str]:
     """Exports every window of every host archived in pcp_dir; returns the hosts exported."""
-    hosts = [h for h in MONITORED if (pcp_dir / h).is_dir()]
+    hosts = [h for h in ARCHIVED if (pcp_dir / h).is_dir()]
     if not hosts or not windows:
         return []
     out_dir.mkdir(parents=True, exist_ok=True)

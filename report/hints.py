@@ -11,6 +11,10 @@ named, so a reader can see why a hint fired or did not:
   pool-bound      request threads waited for a database connection (≥ POOL_WAITING_THREADS on average) while
                   the node's pool had ≥ POOL_BUSY_PCT of its connections in use: the pool (DB_POOL_SIZE), not
                   the node's CPU, set the pace (seeds 003 and 004); it stands in for the lock rule's question;
+  database-bound  the shared database's PostgreSQL used ≥ CPU_SATURATED_PCT of its host's CPU quota, or the quota
+                  was used up in ≥ THROTTLED_PCT of its periods: the database, not the nodes, set the pace, and
+                  more nodes only queue on it (the USL's κ);
+  lock waits      backends waited for a lock (≥ DB_LOCK_WAITS on average): contended writes serialise;
   GC-bound        ≥ GC_BOUND_PCT of the time in GC pauses;
   LB queueing     HAProxy queued requests for a server (its maxconn reached) or for the backend;
   generator-bound the generator sent more than GENERATOR_LATE_PCT of the intended requests behind its own
@@ -35,13 +39,14 @@ LOCK_CPU_PCT = 60.0
 GC_BOUND_PCT = 10.0
 POOL_WAITING_THREADS = 1.0
 POOL_BUSY_PCT = 90.0
+DB_LOCK_WAITS = 1.0
 GENERATOR_LATE_PCT = GENERATOR_BEHIND_PCT
 GENERATOR_MACHINE_CPU_PCT = GENERATOR_CPU_PCT
 
 
 @dataclass(frozen=True)
 class Hint:
-    kind: str  # cpu | throttled | lock | pool | gc | lb-queue | generator
+    kind: str  # cpu | throttled | lock | pool | database | db-locks | gc | lb-queue | generator
     host: str
     text: str
     figures: dict = field(default_factory=dict)
@@ -76,6 +81,7 @@ def hints_for(host_metrics: dict | None, record: dict | None = None) -> list[Hin
         if gc is not None and gc >= GC_BOUND_PCT:
             found.append(Hint("gc", node, f"{node}: GC-bound — {gc:g} % of the time in GC, "
                                           f"{f.get('alloc_mb_per_s')} MB/s allocated", basis))
+    found += _database_hints(metrics.get("db") or {})
     lb = metrics.get("lb") or {}
     for server, s in (lb.get("servers") or {}).items():
         if (s.get("queue_max") or 0) > 0:
@@ -116,3 +122,19 @@ def _pool_hint(node: str, f: dict) -> Hint | None:
                               "pace", {"db_pool_waiting_mean": waiting, "db_pool_active_mean": active,
                                        "db_pool_size": size, "cpu_pct_of_quota": f.get("cpu_pct_of_quota"),
                                        "busy_threads_mean": f.get("busy_threads_mean")})
+
+
+def _database_hints(db: dict) -> list[Hint]:
+    found = []
+    cpu, throttled, locks = db.get("cpu_pct_of_quota"), db.get("throttled_pct"), db.get("lock_waits_mean")
+    basis = {k: db.get(k) for k in ("cpu_pct_of_quota", "cpu_quota", "throttled_pct", "connections_active_mean",
+                                    "lock_waits_mean", "transactions_per_s")}
+    if (cpu is not None and cpu >= CPU_SATURATED_PCT) or (throttled is not None and throttled >= THROTTLED_PCT):
+        found.append(Hint("database", "db", f"db: database-bound — PostgreSQL used {cpu} % of the database host's "
+                                            f"{db.get('cpu_quota')} CPU quota (throttled in {throttled} % of its "
+                                            f"periods), {db.get('connections_active_mean')} connections at work on "
+                                            "average: the shared database, not the nodes, set the pace", basis))
+    if locks is not None and locks >= DB_LOCK_WAITS:
+        found.append(Hint("db-locks", "db", f"db: {locks:g} backends waited for a lock on average (up to "
+                                            f"{db.get('lock_waits_max')}): contended writes take turns", basis))
+    return found

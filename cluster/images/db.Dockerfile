@@ -4,8 +4,10 @@ FROM debian:bookworm-slim
 COPY cluster/provision/lib.sh cluster/provision/db.sh /opt/capbench/src/cluster/provision/
 RUN /opt/capbench/src/cluster/provision/db.sh packages
 COPY db/ /opt/capbench/src/db/
+COPY metrics/ /opt/capbench/src/metrics/
 COPY cluster/provision/healthy /opt/capbench/src/cluster/provision/
 RUN /opt/capbench/src/cluster/provision/db.sh install /opt/capbench/src
 USER postgres
-EXPOSE 5432
-ENTRYPOINT ["/usr/bin/tini", "--", "/opt/capbench/bin/db-start"]
+EXPOSE 5432 44321
+# with-pmcd starts PCP's pmcd first, then execs the database's start script.
+ENTRYPOINT ["/usr/bin/tini", "--", "/opt/capbench/bin/with-pmcd", "/opt/capbench/bin/db-start"]

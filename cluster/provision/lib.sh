@@ -44,7 +44,7 @@ tool_host_packages() {
     install -d -m 750 -o capbench -g capbench /home/capbench
 }
 
-# PCP for a monitored host (node, lb, load): Debian's pcp and, for its openmetrics agent, python3-requests.
+# PCP for a monitored host (node, lb, load, db): Debian's pcp and, for its openmetrics agent, python3-requests.
 PCP_PACKAGES=(pcp python3-requests)
 
 # install_pcp_host ROLE USER SRC: the role's pmcd agents, hotproc predicate and openmetrics sources from
@@ -59,7 +59,11 @@ install_pcp_host() {
     local namespaces=(/usr/lib/pcp/pmns/root_pmcd /usr/lib/pcp/pmns/root_linux /usr/lib/pcp/pmns/root_proc)
     if [ -d "$hosts/openmetrics" ]; then
         install -d -m 755 "$dir/openmetrics"
-        install -m 644 "$hosts"/openmetrics/*.url "$dir/openmetrics/"
+        # A .url file names an endpoint; an executable is a script whose output the agent reads (its mode kept).
+        local source
+        for source in "$hosts"/openmetrics/*; do
+            install -m "$([ -x "$source" ] && echo 755 || echo 644)" "$source" "$dir/openmetrics/"
+        done
         # The openmetrics agent's names are dynamic: the whole subtree belongs to its domain (144).
         printf 'root {\n\topenmetrics\t144:*:*\n}\n' > "$dir/root_openmetrics"
         namespaces+=("$dir/root_openmetrics")

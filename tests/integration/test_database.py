@@ -1,6 +1,6 @@
 """The shared database on the real cluster (the session's shared one, tests/conftest.py): healthy with the rest;
 /query answered by every node through its own pool and through the balancer; the database reachable from the
-nodes alone (its data network); its password in no process's command line or environment and in no container's
+nodes alone (PostgreSQL listens on the data network only); its password in no process's command line or environment and in no container's
 configuration. Then a pool too small for the concurrency (seeds 003 and 004): the node's request threads wait in
 the pool's borrow (its thread dumps, read by load/threaddump.py) and requests that wait past DB_POOL_TIMEOUT_MS
 are answered 503, naming the pool."""
@@ -38,14 +38,18 @@ def test_the_database_is_healthy_serves_every_node_and_only_the_nodes():
     through_lb = query("load", "http://lb:8080/query?rows=3&calls=2")
     assert through_lb["rows"] == 6 and through_lb["node"] in NODES, through_lb
 
-    address = next(iter(json.loads(run(["docker", "inspect", db["ID"]]).stdout)[0]["NetworkSettings"]["Networks"]
-                        .values()))["IPAddress"]
+    networks = json.loads(run(["docker", "inspect", db["ID"]]).stdout)[0]["NetworkSettings"]["Networks"]
+    address = networks[f"{ENV['COMPOSE_PROJECT_NAME']}_data"]["IPAddress"]
+    assert address.startswith("10.90.1.")  # the IT bench network is 10.89.1: the data network beside it
     probe = "exec 3<>/dev/tcp/{}/5432"
-    assert exec_in("node1", "timeout", "3", "bash", "-c", probe.format("db")).returncode == 0
+    assert exec_in("node1", "timeout", "3", "bash", "-c", probe.format("database")).returncode == 0
     for host in OTHERS:
-        by_name = exec_in(host, "getent", "hosts", "db", check=False)
+        # Not on the data network: no name "database", no route to its address, and the database host's
+        # bench-network address (its pmcd's, which the controller logs) has no PostgreSQL.
+        by_alias = exec_in(host, "getent", "hosts", "database", check=False)
         by_address = exec_in(host, "timeout", "3", "bash", "-c", probe.format(address), check=False)
-        assert by_name.returncode != 0 and by_address.returncode != 0, (host, by_name, by_address)
+        on_bench = exec_in(host, "timeout", "3", "bash", "-c", probe.format("db"), check=False)
+        assert by_alias.returncode != 0 and by_address.returncode != 0 and on_bench.returncode != 0, host
 
 
 def test_the_database_password_is_in_no_process_configuration_or_repository_file():

@@ -51,6 +51,19 @@ def test_threads_waiting_on_a_full_database_pool_is_pool_bound_instead_of_lock_b
                                       "db_pool_waiting_mean": 0.2}}) == []
 
 
+def test_a_saturated_or_throttled_database_and_its_lock_waits_are_named():
+    db = {"cpu_pct_of_quota": 97.5, "cpu_quota": 0.4, "throttled_pct": 61.0, "connections_active_mean": 7.2,
+          "lock_waits_mean": 0.1, "lock_waits_max": 1.0, "transactions_per_s": 1500.0}
+    found = hints.hints_for({"node1": node(cpu=30.0), "db": db})
+    assert kinds(found) == [("database", "db")]
+    assert "PostgreSQL used 97.5 % of the database host's 0.4 CPU quota" in found[0].text
+    assert kinds(hints.hints_for({"db": {**db, "cpu_pct_of_quota": 60.0, "throttled_pct": 30.0}})) == [("database", "db")]
+    assert hints.hints_for({"db": {**db, "cpu_pct_of_quota": 60.0, "throttled_pct": 2.0}}) == []
+    locked = hints.hints_for({"db": {**db, "cpu_pct_of_quota": 20.0, "throttled_pct": 0.0, "lock_waits_mean": 3.4,
+                                     "lock_waits_max": 9.0}})
+    assert kinds(locked) == [("db-locks", "db")] and "3.4 backends waited for a lock" in locked[0].text
+
+
 def test_gc_lb_queue_and_generator_rules():
     found = hints.hints_for({"node2": node(gc=12.5), "lb": {"servers": {"node2": {"queue_max": 7.0,
                                                                                   "queue_mean": 1.2}},

@@ -25,7 +25,7 @@ public record DatabaseSettings(String jdbcUrl, String user, Path passwordFile, i
     /** The settings as the node's environment gives them (compose.yaml, the VM's unit), with their defaults. */
     public static DatabaseSettings from(Map<String, String> env) {
         return new DatabaseSettings(
-                env.getOrDefault("DB_URL", "jdbc:postgresql://db:5432/capbench"),
+                env.getOrDefault("DB_URL", "jdbc:postgresql://database:5432/capbench"),
                 env.getOrDefault("DB_USER", "capbench"),
                 Path.of(env.getOrDefault("DB_PASSWORD_FILE", "/run/secrets/db_password")),
                 Integer.parseInt(env.getOrDefault("DB_POOL_SIZE", "10")),
