@@ -13,7 +13,7 @@ from pathlib import Path
 from hosts import haproxy, jvm
 from hosts.backend import ClusterError, Done
 from hosts.table import print_table
-from hosts.topology import HOSTS, NODES, ROOT
+from hosts.topology import DATABASE, HOSTS, NODES, ROOT
 
 COMPOSE = str(ROOT / "cluster" / "compose" / "compose.sh")
 UP = str(ROOT / "cluster" / "compose" / "up.sh")
@@ -66,6 +66,8 @@ def _ps() -> dict[str, dict]:
     rows = json.loads(text) if text.startswith("[") else [json.loads(line) for line in text.splitlines() if line]
     return {row["Service"]: row for row in rows}
 
+# Every service of compose.yaml that runs: the topology's hosts and the shared database.
+SERVICES = (*HOSTS, DATABASE)
 
 class Compose:
     name = "compose"
@@ -96,7 +98,7 @@ class Compose:
 
     def unhealthy(self) -> list[str]:
         rows = _ps()
-        return [h for h in HOSTS if rows.get(h, {}).get("State") != "running"
+        return [h for h in SERVICES if rows.get(h, {}).get("State") != "running"
                 or rows.get(h, {}).get("Health") != "healthy"]
 
     def version(self) -> str:
@@ -174,7 +176,7 @@ class Compose:
         header = ["SERVICE", "STATE", "HEALTH", "CPUS", "MEMORY", "HEAP", "GC", "JVM CPUS", "LB WEIGHT", "LB STATUS",
                   "PUBLISHED"]
         table = [header]
-        for host in HOSTS:
+        for host in SERVICES:
             entry = ps.get(host)
             if entry is None:
                 table.append([host, "absent"] + ["-"] * (len(header) - 2))

@@ -1,4 +1,4 @@
-"""Exact request counts over a step, and the cross-check they make possible: per node, the grind servlet's
+"""Exact request counts over a step, and the cross-check they make possible: per node, the workload servlet's
 request count (Tomcat) against the balancer's response count for that server (HAProxy), each from its own
 host's samples as recorded (<host>-counts.csv, not interpolated): from its last sample before the step
 started to its first sample after the step ended, when both counters stand still, so both counts are exact
@@ -40,21 +40,30 @@ def count_over(rows: RawRows, metric: str, keep, window: Window) -> float | None
     return None if None in grown else round(sum(grown), 1)
 
 
+# The servlets a bench's requests go to (bench.env's WORKLOAD); checks and /health go to neither.
+WORKLOAD_SERVLETS = ("grind", "query")
+
+
+def _sum(*rates: float | None) -> float | None:
+    known = [r for r in rates if r is not None]
+    return round(sum(known), 2) if known else None
+
+
 def cross_check(nodes: dict[str, dict], lb: dict, counts: dict[str, RawRows], window: Window) -> dict:
-    """Each node's grind-servlet request count against HAProxy's response count for that server over the
+    """Each node's workload-servlet request count (/grind or /query) against HAProxy's response count for that server over the
     step (checks and /health requests are in neither count); with both rates."""
     checks = {}
     for node, figures in nodes.items():
         if node not in counts or "lb" not in counts:
             continue
         tomcat = count_over(counts[node], OM + "tomcat_servlet_requestcount_total",
-                            lambda i: labels(i).get("servlet") == "grind", window)
+                            lambda i: labels(i).get("servlet") in WORKLOAD_SERVLETS, window)
         haproxy = count_over(counts["lb"], HA + "haproxy_server_http_responses_total",
                              lambda i: labels(i).get("server") == node, window)
         if tomcat is None or haproxy is None:
             continue
         checks[node] = {"tomcat_requests": tomcat, "haproxy_responses": haproxy,
                         "diff_pct": round(100 * (tomcat - haproxy) / haproxy, 2) if haproxy >= 100 else None,
-                        "tomcat_rps": figures.get("grind_requests_per_s"),
+                        "tomcat_rps": _sum(figures.get("grind_requests_per_s"), figures.get("query_requests_per_s")),
                         "haproxy_rps": lb.get("servers", {}).get(node, {}).get("responses_per_s")}
     return checks

@@ -10,7 +10,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from report import calibration, efficiency, figures, hints, scaleout, story, usl
-from rundata import jsonl
+from rundata import jsonl, workload
 from rundata.records import SEARCH_PHASES
 from rundata.run import node_cpus, node_numbers, node_values, nodes_of
 from metrics.catalogue import SHOWN
@@ -199,6 +199,7 @@ def build(run_dir: Path) -> Path:
                                                          fig_dir / "scaleout.png")))
     env = Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html"]))
     html = env.get_template("template.html").render(
+        workload=workload.describe(run.get("settings") or {}),
         run=run, summary=summary, rows=rows, hint_blocks=hint_blocks, usl=usl_info, choices=choices,
         calibration=machine, calibration_ms=calibration.node_ms(machine), caveat=efficiency.caveat,
         variants=variant_rows, noise_pct=noise, failover=failover_info, stress=stress_info,
@@ -251,4 +252,5 @@ def profile_rows(run: dict) -> list[dict]:
 def thresholds() -> dict:
     return {"cpu": hints.CPU_SATURATED_PCT, "lock_busy": hints.LOCK_BUSY_THREADS, "lock_cpu": hints.LOCK_CPU_PCT,
             "gc": hints.GC_BOUND_PCT, "late": hints.GENERATOR_LATE_PCT, "machine": hints.GENERATOR_MACHINE_CPU_PCT,
-            "throttled": hints.THROTTLED_PCT}
+            "throttled": hints.THROTTLED_PCT, "pool_waiting": hints.POOL_WAITING_THREADS,
+            "pool_busy": hints.POOL_BUSY_PCT, "db_locks": hints.DB_LOCK_WAITS}

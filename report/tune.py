@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from jinja2 import Environment, FileSystemLoader, select_autoescape  # noqa: E402
 
-from rundata import jsonl  # noqa: E402
+from rundata import jsonl, workload  # noqa: E402
 from rundata.summary import serving_nodes  # noqa: E402
 
 TEMPLATE_DIR = Path(__file__).parent
@@ -147,12 +147,29 @@ FEWEST_WINS = {
 }
 
 
-def _fewest_within(by_label: dict, within: list[str]) -> tuple[str, dict] | None:
-    """The point within the band with the fewest of the first FEWEST_WINS setting the sweep varied."""
+# The figure at capacity (PCP) that shows each such setting as the node ran with it: the baseline, which sets
+# nothing, is compared by what it measured.
+MEASURED_AS = {"MAXTHREADS": "max_threads", "POOLSIZE": "db_pool_size"}
+
+
+def _setting(point: dict, name: str) -> int | None:
+    given = point.get("values", {}).get(name)
+    if given is not None:
+        return int(given)
+    measured = (point.get("figures") or {}).get(MEASURED_AS[name])
+    return int(measured) if measured else None
+
+
+def _fewest_within(by_label: dict, within: list[str]) -> tuple[str, dict, int] | None:
+    """The point within the band with the fewest of the first FEWEST_WINS setting the sweep varied, and that
+    number."""
     for name in FEWEST_WINS:
-        candidates = [by_label[label] for label in within if name in by_label[label].get("values", {})]
+        if not any(name in by_label[label].get("values", {}) for label in by_label):
+            continue
+        candidates = [(p, n) for p in (by_label[label] for label in within) if (n := _setting(p, name)) is not None]
         if candidates:
-            return name, min(candidates, key=lambda p: int(p["values"][name]))
+            point, n = min(candidates, key=lambda c: c[1])
+            return name, point, n
     return None
 
 
@@ -167,8 +184,7 @@ def recommend(points: list[dict], best: dict, baseline: dict | None, within: lis
                     "for a lock, the CPU quota or I/O).")
     fewest = _fewest_within(by_label, within)
     if fewest:
-        name, point = fewest
-        n = int(point["values"][name])
+        name, point, n = fewest
         if name == "MAXTHREADS":
             need = math.ceil(law["threads_needed"]) if law else None
             relation = ("" if need is None else f", at least the {need} that Little's law asks for" if n >= need
@@ -178,7 +194,8 @@ def recommend(points: list[dict], best: dict, baseline: dict | None, within: lis
             active = (best.get("figures") or {}).get("db_pool_active_mean")
             relation = "" if active is None else f" (the best point had {active:g} of its connections in use on average)"
         below = round(100 * (1 - point["capacity_rps"] / best["capacity_rps"]), 1)
-        text.append(f"Recommended: {point['label']}, the fewest {FEWEST_WINS[name]} whose capacity is within the noise "
+        label = point["label"] if name in point.get("values", {}) else f"{point['label']} ({name}={n})"
+        text.append(f"Recommended: {label}, the fewest {FEWEST_WINS[name]} whose capacity is within the noise "
                     f"band of the best{relation}: {point['capacity_rps']:g}/s, {below:g} % under the best "
                     f"{best['capacity_rps']:g}/s, inside the band of ±{band:g} %.")
     elif baseline is not None and baseline["label"] in within:
@@ -251,7 +268,8 @@ def _save(fig, path: Path) -> Path:
 def page(tune: dict, points: list[dict], analysis: dict, figure_path: Path, out: Path) -> Path:
     env = Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html"]))
     src = "data:image/png;base64," + base64.b64encode(figure_path.read_bytes()).decode()
-    html = env.get_template("tune.html").render(tune=tune, points=points, analysis=analysis, figure=src)
+    html = env.get_template("tune.html").render(tune=tune, points=points, analysis=analysis, figure=src,
+                                                workload=workload.describe(tune.get("settings") or {}))
     tmp = out.with_suffix(".html.tmp")
     tmp.write_text(html)
     tmp.replace(out)

@@ -68,5 +68,7 @@ def node_figures(host_metrics: dict | None) -> dict[str, dict]:
 
 
 def serving_nodes(host_metrics: dict | None) -> dict[str, dict]:
-    """The nodes that served requests in a step (grind requests counted), with their figures."""
-    return {host: figures for host, figures in node_figures(host_metrics).items() if figures["grind_requests_per_s"]}
+    """The nodes that served requests in a step (the workload's requests counted: /grind or /query), with their
+    figures."""
+    return {host: figures for host, figures in node_figures(host_metrics).items()
+            if figures.get("grind_requests_per_s") or figures.get("query_requests_per_s")}

@@ -100,7 +100,7 @@ def test_quick_bench_cluster_with_auto_weights(tmp_path):
     assert run_json["git_sha"]
     # Monitored (MONITOR=on by default): every host archived, every step has its hosts' figures, and at each
     # capacity the nodes that served it show CPU used.
-    assert sorted(p.name for p in (run_dir / "pcp").iterdir()) == ["lb", "load", "node1", "node2", "node3"]
+    assert sorted(p.name for p in (run_dir / "pcp").iterdir()) == ["db", "lb", "load", "node1", "node2", "node3"]
     assert all("host_metrics" in step for step in steps)
     # Every node's archive has values during every step: heap, GC, thread pool, requests, the java process CPU.
     for step in steps:

@@ -18,7 +18,8 @@ import urllib.request
 import pytest
 
 from conftest import IT_ENV as ENV, PROJECT, ROOT, compose, it_up, run
-from hosts.topology import HOSTS as SERVICES, NODES
+from hosts.compose import SERVICES
+from hosts.topology import NODES
 
 pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
 
@@ -50,7 +51,7 @@ def containers() -> dict[str, dict]:
     return {c["Config"]["Labels"]["com.docker.compose.service"]: c for c in inspected}
 
 
-def test_all_six_services_are_running_and_healthy():
+def test_all_seven_services_are_running_and_healthy():
     rows = [json.loads(line) for line in compose("ps", "--all", "--format", "json", env=ENV).stdout.splitlines()]
     state = {row["Service"]: (row["State"], row["Health"]) for row in rows}
     assert state == {service: ("running", "healthy") for service in SERVICES}

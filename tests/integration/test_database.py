@@ -10,15 +10,22 @@ import json
 import os
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import IT_ENV as ENV, ROOT, compose, it_up, run
+from conftest import IT_ENV as ENV, ROOT, assert_capacity_from_the_steps, compose, it_up, run
 from load import threaddump
 
 pytestmark = pytest.mark.usefixtures("cluster")
 NODES = ("node1", "node2", "node3")
+# The database workload of the README's figures: 5 statements of 100 joined rows per request.
+QUERY = {"WORKLOAD": "query", "QUERY_CALLS": "5", "QUERY_ROWS": "100", "QUERY_JOIN": "1"}
 OTHERS = ("lb", "load", "controller")
+
+
+def steps_of(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "steps.jsonl").read_text().splitlines()]
 
 
 def exec_in(host: str, *command: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -95,3 +102,29 @@ def test_a_pool_too_small_for_the_concurrency_holds_threads_in_its_borrow_and_re
                                                 "this node's pooled connections were in use (DB_POOL_SIZE=1)"), refused
     codes = json.loads(out)["statusCodeDistribution"]
     assert codes.get("503", 0) > 0 and codes.get("200", 0) > 0, codes
+
+
+def test_quick_pool_sweep_measures_each_size_on_the_database_and_recommends_one(tmp_path):
+    """make tune on the database workload: each point's node1 ran with its pool (PCP: the pool's own size), the
+    database's figures are in every step, and the recommendation names the fewest connections within the band."""
+    done = run(["make", "--no-print-directory", "tune", "POOLSIZE=1,10"],
+               env={**ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha", **QUERY}, timeout=1800)
+    [root] = [p for p in tmp_path.iterdir() if p.name.endswith("-tune")]
+    tune_json = json.loads((root / "tune.json").read_text())
+    assert tune_json["status"] == "complete", done.stdout
+    rows = {r["label"]: r for r in tune_json["rows"]}
+    assert set(rows) == {"POOLSIZE=1", "POOLSIZE=10"} and rows["POOLSIZE=10"]["baseline"]
+    for point in sorted((root / "points").iterdir()):
+        summary = json.loads((point / "summary.json").read_text())
+        node1 = summary["targets"]["node1"]
+        assert_capacity_from_the_steps(steps_of(point), "node1", node1["capacity_rps"])
+        at_capacity = node1["metrics_at_capacity"]
+        size = int(point.name.split("POOLSIZE=")[1].split("_")[0])
+        assert at_capacity["node1"]["db_pool_size"] == size, at_capacity["node1"]
+        assert at_capacity["db"]["cpu_pct_of_quota"] > 0 and at_capacity["db"]["transactions_per_s"] > 0
+    analysis = tune_json["analysis"]
+    assert analysis["best"] in rows and "Recommended: POOLSIZE=" in analysis["recommendation"], analysis
+    assert "the fewest pooled connections" in analysis["recommendation"] or \
+        analysis["recommendation"].startswith("Keep the baseline"), analysis["recommendation"]
+    node_env = compose("exec", "-T", "node1", "sh", "-c", "echo $DB_POOL_SIZE", env=ENV).stdout.strip()
+    assert node_env == "10"  # the cluster back at its settings

@@ -16,7 +16,7 @@ import pytest
 from conftest import assert_capacity_from_the_steps, compose, run
 from test_bench import ENV, only_run, steps_of
 
-HOSTS = ("node1", "node2", "node3", "lb", "load")
+HOSTS = ("node1", "node2", "node3", "lb", "load", "db")
 IMAGE = "capbench-controller:latest"
 # What the issue lists for a node, by its PCP name.
 NODE_METRICS = {
@@ -42,6 +42,8 @@ LB_METRICS = ("openmetrics.haproxy.haproxy_server_current_sessions", "openmetric
               "openmetrics.haproxy.haproxy_server_redispatch_warnings_total",
               "openmetrics.haproxy.haproxy_server_status")
 LOAD_METRICS = ("proc.psinfo.utime", "network.interface.out.bytes", "network.interface.in.bytes")
+DB_METRICS = ("proc.psinfo.utime", "cgroup.cpusched.throttled", "openmetrics.postgres.db_lock_waits",
+              "openmetrics.postgres.db_connections", "openmetrics.postgres.db_transactions_total")
 
 
 def pcp_tool(pcp_dir: Path, command: str) -> str:
@@ -71,6 +73,7 @@ def test_every_host_has_an_archive_with_its_metrics(overhead_run):
         for node in ("node1", "node2", "node3"):
             assert set(metrics) <= names[node], (node, what, set(metrics) - names[node])
     assert set(LB_METRICS) <= names["lb"] and set(LOAD_METRICS) <= names["load"]
+    assert set(DB_METRICS) <= names["db"], set(DB_METRICS) - names["db"]
 
 
 def test_node_metrics_change_during_the_steps(overhead_run):
