@@ -142,7 +142,7 @@ def test_cli_refuses_an_unknown_profile(tmp_path):
 def test_cli_refuses_a_cluster_that_is_not_up(tmp_path):
     done = bench("single", COMPOSE_PROJECT_NAME="capbench-not-up", RESULTS_DIR=str(tmp_path))
     assert done.returncode == 2
-    assert "capbench: the cluster is not up (node1, node2, node3, lb, load, controller not running and healthy): " \
+    assert "capbench: the cluster is not up (node1, node2, node3, lb, load, controller, db not running and healthy): " \
            "run make up first" in done.stderr
     assert list(tmp_path.iterdir()) == []
 
