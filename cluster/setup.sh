@@ -52,7 +52,7 @@ step "[1/5] Docker engine and Compose (oha builds meanwhile: $oha_log)"
 cluster/engine.sh ensure
 step "[2/5] base image debian:bookworm-slim"
 cluster/base-image.sh
-step "[3/5] stats credentials, the Python tools (.venv) and headless Chromium"
+step "[3/5] generated secrets, the Python tools (.venv) and headless Chromium"
 cluster/secrets.sh >/dev/null
 make --no-print-directory --silent .venv/.installed
 report/install-chromium.sh
