@@ -46,9 +46,19 @@ check_tunables
 check_int STATS_PORT 0 65535
 check_net_prefix BENCH_NET_PREFIX
 check_net_prefix DATA_NET_PREFIX
+if [ "$DATA_NET_PREFIX" = "$BENCH_NET_PREFIX" ]; then
+    settings_error "DATA_NET_PREFIX='$DATA_NET_PREFIX' is not allowed: the data network must differ from the bench network"
+fi
+# The database admits every node's whole pool: one PostgreSQL process per connection, within compose.yaml's
+# pids_limit (1024) with room for PostgreSQL's own and pmcd's.
+DB_MAX_CONNECTIONS=0
+[[ ${DB_POOL_SIZE-} =~ ^[1-9][0-9]{0,2}$ ]] && DB_MAX_CONNECTIONS=$(( ${#CAPBENCH_NODES[@]} * DB_POOL_SIZE ))
+export DB_MAX_CONNECTIONS
+if [ "$DB_MAX_CONNECTIONS" -gt 960 ]; then
+    settings_error "DB_POOL_SIZE='$DB_POOL_SIZE' is not allowed with ${#CAPBENCH_NODES[@]} nodes: the database would" \
+        "hold $DB_MAX_CONNECTIONS connections, a process each; at most 960 in all"
+fi
 settings_report || exit 2
-# The database admits every node's whole pool.
-export DB_MAX_CONNECTIONS=$(( ${#CAPBENCH_NODES[@]} * DB_POOL_SIZE ))
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     [ "${1:-}" = print ] || { echo "usage: $0 print  (or source it)" >&2; exit 2; }

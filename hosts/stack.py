@@ -22,7 +22,7 @@ What Swarm ignores or needs, and what is done about it:
 from __future__ import annotations
 
 from hosts.swarm_hosts import SwarmHosts
-from hosts.topology import NODES
+from hosts.topology import DATABASE, NODES
 
 STACK_FORMAT = "3.9"
 # Swarm replaces a task whose health check fails (Compose only reports it): re-creating the balancer made the
@@ -32,7 +32,7 @@ STACK_FORMAT = "3.9"
 HEALTH_RETRIES = 1_000_000
 LABEL_PREFIX = "capbench."
 # The shared database and the network that joins the nodes to it, which Swarm does not run yet.
-NOT_ON_SWARM = ("db", "data")
+NOT_ON_SWARM = (DATABASE, "data")
 KEPT = ("image", "hostname", "environment", "healthcheck", "cap_drop", "command", "entrypoint")
 
 

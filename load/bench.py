@@ -53,10 +53,13 @@ def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False):
     return OhaDriver(), None
 
 
-def checked(closed_loop: bool = False, environ: dict[str, str] | None = None):
-    """The bench settings, the driver and the user's wrk2 binary, every setting checked (the cluster's too);
-    SettingsError or SettingsRefused naming each problem."""
+def checked(closed_loop: bool = False, environ: dict[str, str] | None = None, kind=None):
+    """The bench settings, the driver and the user's wrk2 binary, every setting checked (the cluster's too, and
+    what the kind allows); SettingsError or SettingsRefused naming each problem."""
     settings = load_settings(environ)
+    if kind is not None and kind.grind_only and settings.workload != "grind":
+        raise SettingsError(f"WORKLOAD='{settings.workload}' cannot run make bench-{kind.name}: it compares the "
+                            "Grinder's variants (VARIANTS); use WORKLOAD=grind")
     cluster_settings()
     driver, wrk2_local = choose_driver(settings, dict(os.environ), closed_loop)
     return check_for_driver(settings, driver.name), driver, wrk2_local
@@ -126,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                                  + ", ".join(f"bench-{name}" for name in KINDS)))
     kind = KINDS[args.kind]
     try:
-        settings, driver, wrk2_local = checked(kind.closed_loop)
+        settings, driver, wrk2_local = checked(kind.closed_loop, kind=kind)
     except (SettingsError, SettingsRefused) as problem:
         return refuse(problem)
     return run(kind, settings, driver, wrk2_local, f"make bench-{kind.name}", args.check_only)[0]

@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         chosen = gate.gate_settings(raw_settings(), benches)
         os.environ.setdefault("REPEATS", str(chosen.repeats))  # the gate's own default, checked with the rest
         kind = KINDS[chosen.bench]
-        settings, driver, wrk2_local = bench_command.checked(kind.closed_loop)
+        settings, driver, wrk2_local = bench_command.checked(kind.closed_loop, kind=kind)
         if chosen.baseline:  # a baseline named must exist before minutes are spent measuring
             baselines.find(jsonl.read(history_path()), chosen.baseline, "", None)
     except (gate.GateSettingsError, SettingsError, SettingsRefused, baselines.BaselineError) as problem:

@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rundata.records import GENERATOR_BEHIND_PCT, GENERATOR_CPU_PCT
+from hosts.topology import DATABASE
 from rundata.summary import serving_nodes
 
 CPU_SATURATED_PCT = 85.0
@@ -81,7 +82,7 @@ def hints_for(host_metrics: dict | None, record: dict | None = None) -> list[Hin
         if gc is not None and gc >= GC_BOUND_PCT:
             found.append(Hint("gc", node, f"{node}: GC-bound — {gc:g} % of the time in GC, "
                                           f"{f.get('alloc_mb_per_s')} MB/s allocated", basis))
-    found += _database_hints(metrics.get("db") or {})
+    found += _database_hints(metrics.get(DATABASE) or {})
     lb = metrics.get("lb") or {}
     for server, s in (lb.get("servers") or {}).items():
         if (s.get("queue_max") or 0) > 0:
@@ -130,11 +131,11 @@ def _database_hints(db: dict) -> list[Hint]:
     basis = {k: db.get(k) for k in ("cpu_pct_of_quota", "cpu_quota", "throttled_pct", "connections_active_mean",
                                     "lock_waits_mean", "transactions_per_s")}
     if (cpu is not None and cpu >= CPU_SATURATED_PCT) or (throttled is not None and throttled >= THROTTLED_PCT):
-        found.append(Hint("database", "db", f"db: database-bound — PostgreSQL used {cpu} % of the database host's "
+        found.append(Hint("database", DATABASE, f"{DATABASE}: database-bound — PostgreSQL used {cpu} % of the database host's "
                                             f"{db.get('cpu_quota')} CPU quota (throttled in {throttled} % of its "
                                             f"periods), {db.get('connections_active_mean')} connections at work on "
                                             "average: the shared database, not the nodes, set the pace", basis))
     if locks is not None and locks >= DB_LOCK_WAITS:
-        found.append(Hint("db-locks", "db", f"db: {locks:g} backends waited for a lock on average (up to "
+        found.append(Hint("db-locks", DATABASE, f"{DATABASE}: {locks:g} backends waited for a lock on average (up to "
                                             f"{db.get('lock_waits_max')}): contended writes take turns", basis))
     return found

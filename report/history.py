@@ -39,13 +39,30 @@ BUILD_SETTINGS = ("variant",)
 BUILD_CLUSTER_SETTINGS = re.compile(r"TOMCAT_\w+|DB_POOL_\w+|DB_CONNECTION_SCOPE|NODE\d*_(HEAP|GC)")
 
 
+# The shared database's settings and the query workload's matter only to runs on the database: a Grinder run
+# leaves them out, so its hashes and build match those of the runs from before the database existed.
+DATABASE_SETTINGS = ("workload", "query")
+DATABASE_CLUSTER_SETTINGS = re.compile(r"DB_\w+")
+
+
+def _on_database(run: dict) -> bool:
+    return run.get("settings", {}).get("workload") == "query"
+
+
+def _cluster(run: dict) -> dict:
+    cluster = run.get("cluster_settings", {})
+    return cluster if _on_database(run) else {k: v for k, v in cluster.items()
+                                              if not DATABASE_CLUSTER_SETTINGS.fullmatch(k)}
+
+
 def _basis(run: dict) -> dict:
     """What makes two runs comparable: the kind, the bench settings, the driver, the cluster's settings and what
     runs the hosts (VMs are not containers; runs from before the Vagrant backend are Compose runs)."""
     settings = {k: v for k, v in run.get("settings", {}).items() if k not in NOT_CONFIG
-                and (k != "usl_levels" or run.get("kind") == "usl")}  # the levels matter to bench-usl only
+                and (k != "usl_levels" or run.get("kind") == "usl")  # the levels matter to bench-usl only
+                and (k not in DATABASE_SETTINGS or _on_database(run))}
     basis = {"kind": run.get("kind"), "settings": settings, "driver": (run.get("driver") or {}).get("name"),
-             "profile": run.get("profile"), "cluster": run.get("cluster_settings", {})}
+             "profile": run.get("profile"), "cluster": _cluster(run)}
     if backend_of(run) != EARLIER_BACKEND:  # the hash of a run from before backends were recorded stays as it was
         basis["backend"] = backend_of(run)
     return basis
@@ -61,7 +78,7 @@ def config_hash(run: dict) -> str:
 
 def build_of(run: dict) -> dict[str, str]:
     """The run's build settings (BUILD_SETTINGS, BUILD_CLUSTER_SETTINGS) by name, as the user sets them."""
-    settings, cluster = run.get("settings", {}), run.get("cluster_settings", {})
+    settings, cluster = run.get("settings", {}), _cluster(run)
     return {**{name.upper(): str(settings[name]) for name in BUILD_SETTINGS if name in settings},
             **{name: value for name, value in cluster.items() if BUILD_CLUSTER_SETTINGS.fullmatch(name)}}
 

@@ -65,6 +65,7 @@ def gather_evidence(bench, target: str, label: str) -> None:
 
 class Variants(Kind):
     name = "variants"
+    grind_only = True
     description = "the study's steps: VARIANTS on node1 and the cluster, with GC, CPU and thread-dump lock evidence"
     targets = ("node1", "cluster")
 

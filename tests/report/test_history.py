@@ -26,6 +26,20 @@ def test_config_hash_ignores_repeats_but_not_the_workload():
     assert history.config_hash({**levels, "kind": "usl"}) != history.config_hash({**RUN, "kind": "usl"})
 
 
+def test_a_grinder_run_hashes_as_before_the_database_and_a_query_run_by_its_pool():
+    # A Grinder run recorded after the database came: the query settings and the DB_* keys it carries too.
+    after = {**RUN, "settings": {**RUN["settings"], "workload": "grind",
+                                 "query": {"rows": 10, "join": 0, "write_pct": 0, "calls": 1}},
+             "cluster_settings": {**RUN.get("cluster_settings", {}), "DB_POOL_SIZE": "10", "DB_CPUS": "0.4"}}
+    assert history.config_hash(after) == history.config_hash(RUN)
+    assert history.bench_hash(after) == history.bench_hash(RUN) and history.build_of(after) == history.build_of(RUN)
+    query = {**after, "settings": {**after["settings"], "workload": "query"}}
+    assert history.config_hash(query) != history.config_hash(RUN)
+    bigger = {**query, "cluster_settings": {**query["cluster_settings"], "DB_POOL_SIZE": "20"}}
+    assert history.bench_hash(bigger) == history.bench_hash(query)  # the pool is the build, not the bench
+    assert history.build_of(bigger)["DB_POOL_SIZE"] == "20" and history.config_hash(bigger) != history.config_hash(query)
+
+
 def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path):
     path = tmp_path / "history.jsonl"
     other = {**RUN, "settings": {**RUN["settings"], "variant": "v3"}}

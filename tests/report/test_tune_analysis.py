@@ -61,6 +61,17 @@ def test_a_pool_sweep_recommends_the_fewest_connections_within_the_band_with_its
             ) in result["recommendation"]
 
 
+def test_the_baseline_competes_by_the_pool_size_it_measured():
+    # The baseline sets nothing: PCP's db_pool_size says it ran with 10 connections, fewer than the best's 16.
+    points = [point("baseline", 239.1, {}, baseline=True, figures={"db_pool_size": 10, "db_pool_active_mean": 9.0}),
+              point("POOLSIZE=1", 181.8, {"POOLSIZE": "1"}),
+              point("POOLSIZE=16", 243.4, {"POOLSIZE": "16"}, figures={"db_pool_size": 16, "db_pool_active_mean": 13.6})]
+    result = tune.analyse(points, precision_pct=7)
+    assert result["best"] == "POOLSIZE=16" and result["within_band"] == ["baseline", "POOLSIZE=16"]
+    assert "Recommended: baseline (POOLSIZE=10), the fewest pooled connections" in result["recommendation"]
+    assert "239.1/s, 1.8 % under the best 243.4/s, inside the band of ±7 %" in result["recommendation"]
+
+
 def test_keep_the_baseline_when_nothing_beats_it_beyond_the_band():
     points = [point("baseline", 500, {}, baseline=True), point("PROTOCOL=nio2", 510, {"PROTOCOL": "nio2"})]
     result = tune.analyse(points, precision_pct=5)

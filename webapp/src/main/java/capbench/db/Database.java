@@ -29,7 +29,7 @@ public final class Database implements AutoCloseable {
 
     private final DatabaseSettings settings;
     private final String node;
-    private HikariDataSource pool;
+    private volatile HikariDataSource pool;  // made once; read by every request without a lock
     private volatile int[] sizes;  // the largest order and account ids, read once
 
     public Database(DatabaseSettings settings, String node) {
@@ -133,7 +133,12 @@ public final class Database implements AutoCloseable {
         return known;
     }
 
-    private synchronized HikariDataSource pool() throws IOException {
+    private HikariDataSource pool() throws IOException {
+        HikariDataSource made = pool;
+        return made != null ? made : makePool();
+    }
+
+    private synchronized HikariDataSource makePool() throws IOException {
         if (pool == null) {
             HikariConfig config = new HikariConfig();
             config.setPoolName("capbench");

@@ -22,14 +22,24 @@ public record DatabaseSettings(String jdbcUrl, String user, Path passwordFile, i
         }
     }
 
-    /** The settings as the node's environment gives them (compose.yaml, the VM's unit), with their defaults. */
+    /** The settings as the node's environment gives them (compose.yaml, the VM's unit: the pool's three from
+     *  tunables.env, already checked); where the database is has defaults, the pool's settings have none here.
+     *  Throws IllegalStateException naming a pool setting the environment lacks. */
     public static DatabaseSettings from(Map<String, String> env) {
         return new DatabaseSettings(
                 env.getOrDefault("DB_URL", "jdbc:postgresql://database:5432/capbench"),
                 env.getOrDefault("DB_USER", "capbench"),
                 Path.of(env.getOrDefault("DB_PASSWORD_FILE", "/run/secrets/db_password")),
-                Integer.parseInt(env.getOrDefault("DB_POOL_SIZE", "10")),
-                Long.parseLong(env.getOrDefault("DB_POOL_TIMEOUT_MS", "30000")),
-                Scope.valueOf(env.getOrDefault("DB_CONNECTION_SCOPE", "call").toUpperCase(java.util.Locale.ROOT)));
+                Integer.parseInt(required(env, "DB_POOL_SIZE")),
+                Long.parseLong(required(env, "DB_POOL_TIMEOUT_MS")),
+                Scope.valueOf(required(env, "DB_CONNECTION_SCOPE").toUpperCase(java.util.Locale.ROOT)));
+    }
+
+    private static String required(Map<String, String> env, String name) {
+        String value = env.get(name);
+        if (value == null || value.isBlank()) {
+            throw new IllegalStateException(name + " is not set (tomcat-conf/tunables.env, passed by compose.yaml)");
+        }
+        return value;
     }
 }

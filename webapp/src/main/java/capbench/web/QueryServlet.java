@@ -18,17 +18,25 @@ import java.sql.SQLTransientConnectionException;
 public class QueryServlet extends HttpServlet {
 
     private final String node = NodeIdentity.name();
-    private Database database;
+    private Database database;  // null when the node was given no pool settings
+    private String unconfigured;
 
     @Override
     public void init() {
-        database = new Database(DatabaseSettings.from(System.getenv()), node);
-        database.open();
+        try {
+            database = new Database(DatabaseSettings.from(System.getenv()), node);
+            database.open();
+        } catch (IllegalStateException e) {
+            unconfigured = e.getMessage();
+            log("no database pool: " + unconfigured);
+        }
     }
 
     @Override
     public void destroy() {
-        database.close();
+        if (database != null) {
+            database.close();
+        }
     }
 
     @Override
@@ -38,6 +46,10 @@ public class QueryServlet extends HttpServlet {
             work = QueryRequest.parse(Parameters.of(req, QueryRequest.PARAMETERS));
         } catch (BadRequestException e) {
             Responses.text(resp, HttpServletResponse.SC_BAD_REQUEST, e.getMessage());
+            return;
+        }
+        if (database == null) {
+            Responses.unavailable(resp, 1, "this node has no database pool: " + unconfigured);
             return;
         }
         DatabaseSettings settings = database.settings();

@@ -104,6 +104,16 @@ class WebappHttpTest {
     }
 
     @Test
+    void aNodeWithoutPoolSettingsAnswersAValidQuery503NamingTheMissingSetting() throws Exception {
+        // The test JVM has no DB_* environment (compose.yaml passes tunables.env's to a node): no pool is made.
+        HttpResponse<String> response = get("/query?rows=5");
+        assertEquals(503, response.statusCode(), response.body());
+        assertEquals("1", response.headers().firstValue("Retry-After").orElse(""));
+        assertEquals("this node has no database pool: DB_POOL_SIZE is not set (tomcat-conf/tunables.env, passed by "
+                + "compose.yaml)\n", response.body());
+    }
+
+        @Test
     void aFullMemoryBudgetAnswers503WithRetryAfterAndThenServesAgain() throws Exception {
         // Fill the deployed servlet's own budget, as admitted calls would, so the refusal is certain.
         MemoryAdmission admission = ((GrindServlet) webapp.servlet("grind")).admission();
