@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -123,9 +124,10 @@ def test_quick_pool_sweep_measures_each_size_on_the_database_and_recommends_one(
         assert at_capacity["node1"]["db_pool_size"] == size, at_capacity["node1"]
         assert at_capacity["db"]["cpu_pct_of_quota"] > 0 and at_capacity["db"]["transactions_per_s"] > 0
     analysis = tune_json["analysis"]
-    # The fewest connections within the band: a point of the sweep, or the baseline by its measured pool (10).
-    assert analysis["best"] in rows and "the fewest pooled connections" in analysis["recommendation"], analysis
-    assert any(f"Recommended: {label}" in analysis["recommendation"] for label in ("POOLSIZE=1", "baseline"))
+    # The fewest connections within the band of the two (POOLSIZE=10 is the baseline: the default), with its margin.
+    assert analysis["best"] in rows, analysis
+    assert re.search(r"Recommended: POOLSIZE=(1|10), the fewest pooled connections .* inside the band of ±[0-9.]+ %",
+                     analysis["recommendation"]), analysis["recommendation"]
     # The run wrote what it measured, and never the database's password.
     password = (ROOT / ".capbench" / "secrets" / "db_password").read_text().strip()
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and password.encode() in p.read_bytes()]
