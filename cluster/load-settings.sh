@@ -37,7 +37,8 @@ export PROFILE STATS_PORT=${STATS_PORT:-8404} BENCH_NET_PREFIX=${BENCH_NET_PREFI
 if [ -z "${DATA_NET_PREFIX:-}" ] && [[ $BENCH_NET_PREFIX =~ ^([0-9]+)\.([0-9]+)\.([0-9]+)$ ]]; then
     DATA_NET_PREFIX=${BASH_REMATCH[1]}.$(( (BASH_REMATCH[2] + 1) % 256 )).${BASH_REMATCH[3]}
 fi
-export DATA_NET_PREFIX
+# Empty only when BENCH_NET_PREFIX is wrong, which its own check reports.
+export DATA_NET_PREFIX=${DATA_NET_PREFIX-}
 # The hosts, for the controller's health check (compose.yaml).
 export CAPBENCH_NODES_LIST="${CAPBENCH_NODES[*]}" CAPBENCH_MONITORED_LIST="${CAPBENCH_MONITORED[*]}"
 
@@ -45,7 +46,7 @@ check_profile "${CAPBENCH_NODES[@]}"
 check_tunables
 check_int STATS_PORT 0 65535
 check_net_prefix BENCH_NET_PREFIX
-check_net_prefix DATA_NET_PREFIX
+[ -z "$DATA_NET_PREFIX" ] || check_net_prefix DATA_NET_PREFIX
 if [ "$DATA_NET_PREFIX" = "$BENCH_NET_PREFIX" ]; then
     settings_error "DATA_NET_PREFIX='$DATA_NET_PREFIX' is not allowed: the data network must differ from the bench network"
 fi

@@ -117,6 +117,9 @@ def test_hosts_profile_sets_no_cpu_quota():
     ({"BENCH_NET_PREFIX": "10.89"},
      "BENCH_NET_PREFIX='10.89' is not allowed: use the first three numbers of a free IPv4 /24 network"),
     ({"BENCH_NET_PREFIX": "10.256.0"}, "BENCH_NET_PREFIX='10.256.0' is not allowed"),
+    ({"DATA_NET_PREFIX": "10.89.0"},
+     "DATA_NET_PREFIX='10.89.0' is not allowed: the data network must differ from the bench network"),
+    ({"DATA_NET_PREFIX": "10.90"}, "DATA_NET_PREFIX='10.90' is not allowed"),
 ])
 def test_bad_settings_are_refused_before_anything_starts(settings, message):
     done = compose("config", "--quiet", env=settings, check=False)
