@@ -5,12 +5,15 @@ about eight times the garbage, against v3's pool of ten reusing grinders) fell (
 cannot tell (4). The outputs are read back with parsers we did not write: the JUnit file against the common schema,
 the OpenMetrics text with prometheus_client's parser.
 
-The searches stop at the integration tests' 15 % precision (tests/conftest.py; at QUICK's own 7 % this test took
-19.5 minutes), which widens the interval by as much, so the gates here allow a drop of 5 %: capacity fell when
-the highest v1 repeat, raised 15 %, stays under 95 % of the lowest v3 repeat, a ratio of 0.83. v3 is the baseline,
-not v2: on a machine whose node1 spends 1.1 ms of CPU on a v2 request (against 0.35 on a faster one) v2's and v1's
-capacities came within 17 % of each other (393.8 and 325/s; CI, 2026-11-25), while in the same run v1 against
-v3 was 275 against 450/s on node1 (bench-variants), 0.61."""
+Capacities measured minutes apart are compared, so the test runs last on the cluster's worker (tests/conftest.py
+RUN_LAST), once the other worker's VM under emulation and swarm lab have left the machine's two cores: while they
+ran (CI, 2026-11-25) v3 gave 250/225/281.2/s here and v1 275/s, no drop at all; alone, v3 350/280/280 against v1
+200/225/225. The searches stop at QUICK's own 7 % (not the other integration tests' 15 %), since each run's
+precision widens the interval by as much: with the gates' 5 % tolerance, capacity fell when the highest v1 repeat,
+raised 7 %, stays under 95 % of the lowest v3 repeat, a ratio of 0.89 (at 15 % it was 0.83, and those figures
+cleared it by 3 %). v3 is the baseline, not v2: on a machine whose node1 spends 1.1 ms of CPU on a v2 request
+(against 0.35 on a faster one) v2's and v1's capacities came within 17 % of each other (393.8 and 325/s), while
+v1 against v3 was 275 against 450/s on node1 (bench-variants), 0.61."""
 from __future__ import annotations
 
 import json
@@ -30,7 +33,8 @@ def gate(results: Path, *settings: str):
     """The gate as a pipeline calls it: the example script, which passes the gate's own exit status on (make
     turns every failure into 2)."""
     env = {**ENV, "RESULTS_DIR": str(results), "LOADGEN": "oha", "QUICK": "1", "GATE_BENCH": "single",
-           "VARIANT": "v3", "GATE_DROP_PCT": "5"}
+           "VARIANT": "v3", "GATE_DROP_PCT": "5",
+           "QUICK_PRECISION_PCT": "7"}
     return run([str(ROOT / "examples" / "ci" / "capacity-gate.sh"), *settings], env=env, timeout=1800, check=False)
 
 
