@@ -4,20 +4,21 @@ again holds (0); a build known to be slower fell (3), the target named; one repe
 read back with parsers we did not write: the JUnit file against the common schema, the OpenMetrics text with
 prometheus_client's parser.
 
-The slower build changes two build settings: the Grinder's v1 (every request serialised on one lock, about 2 MB of
-garbage per call) instead of v3 (a pool of ten grinders reusing their buffers), and node1's collector ZGC (JDK
-17's, which collects that garbage concurrently, on threads inside node1's 0.5-core quota) instead of the one the
-JVM picks there (Serial). v1 alone is not enough on a slow machine: node1 spending 1.1 ms of CPU on a Grinder call,
-v3's capacity searches in the gate found 250 and 281/s and v1's 250, 275 and 281 (CI, 2026-11-25), because under
-the quota and the session scenario's 30 to 40 connections v3's ten locks cost what v1's garbage does. Closed-loop
-on node1 the same day, 32 connections: v1 with ZGC 160 and 153/s, v3 with Serial 364 and 347/s, a ratio of 0.44;
-v1 with Serial 200 and 264/s.
-
-The searches stop at the integration tests' 15 % precision, which widens the interval by as much, so the gates
-here allow a drop of 5 %: capacity fell when the highest slower repeat, raised 15 %, stays under 95 % of the lowest
-v3 repeat, a ratio of 0.83. Capacities measured minutes apart are compared, so the test runs last on the cluster's
-worker (tests/conftest.py RUN_LAST), once the other worker's VM under emulation and swarm lab have left the
-machine's two cores."""
+The slower build is the Grinder's v1 (every request serialised on one lock, about 2 MB of garbage per call)
+against v3 (a pool of ten grinders reusing their buffers): a build setting that leaves the machine's calibration
+alone (it grinds its own fixed request), so the gate judges the capacities. A collector or heap change would be
+a larger regression, but the calibration's requests run on that JVM too, and the gate rightly could not tell a
+slower build from a slower machine. On a slow machine the two variants are close: node1 spending 1.1 ms of CPU on
+a Grinder call, bench-variants gave v1 275 and v3 450/s (0.61), and a gate here v3 350/280/280 against v1
+200/225/225/s (0.80), while in a CI run where the other worker's VM and swarm lab shared the two cores, v3's
+searches found 250/225/281.2 and v1's 275/s each: no difference at all. Hence:
+- the test runs last on the cluster's worker (tests/conftest.py RUN_LAST), once that worker is done;
+- the searches stop at QUICK's own 7 % (not the other integration tests' 15 %): each run's precision widens
+  the interval by as much;
+- the slower build is judged with GATE_DROP_PCT=0, the question a known regression asks (is it lower beyond the
+  noise at all?): it fell when the highest v1 repeat, raised 7 %, stays under the lowest v3 repeat, a ratio of
+  0.93; the unchanged build with the default 10 %, so that it holds unless every repeat came out 16 % lower;
+- a gate that could not tell because the machine's speed moved between the runs is run once more (below)."""
 from __future__ import annotations
 
 import json
@@ -37,8 +38,20 @@ def gate(results: Path, *settings: str):
     """The gate as a pipeline calls it: the example script, which passes the gate's own exit status on (make
     turns every failure into 2)."""
     env = {**ENV, "RESULTS_DIR": str(results), "LOADGEN": "oha", "QUICK": "1", "GATE_BENCH": "single",
-           "VARIANT": "v3", "GATE_DROP_PCT": "5"}
+           "VARIANT": "v3", "QUICK_PRECISION_PCT": "7"}
     return run([str(ROOT / "examples" / "ci" / "capacity-gate.sh"), *settings], env=env, timeout=1800, check=False)
+
+
+def gate_again_if_the_machine_moved(results: Path, *settings: str):
+    """The gate, run once more when it could not tell because the machine's speed moved between the baseline and
+    this run beyond the calibration's noise (report/calibration.py), as a pipeline on a shared machine would: on
+    ours node1's calibration moved by 35 % within the four minutes between two gates (CI, 2026-11-25), and the
+    capacities with it (309.4 → 386.7/s)."""
+    done = gate(results, *settings)
+    if done.returncode == 4 and any("the machine differs from the baseline's" in check["message"]
+                                    for check in verdict_of(results)["checks"]):
+        done = gate(results, *settings)
+    return done
 
 
 def verdict_of(results: Path) -> dict:
@@ -71,20 +84,20 @@ def test_gate_accepts_a_baseline_holds_the_same_build_and_catches_a_slower_one(t
     accepted = run(["make", "--no-print-directory", "baseline", "TAG=it-v3"], env={**ENV, "RESULTS_DIR": str(tmp_path)})
     assert f"baseline: {said['run_id']}" in accepted.stdout and "as it-v3" in accepted.stdout
 
-    same = gate(tmp_path)
+    same = gate_again_if_the_machine_moved(tmp_path)
     assert same.returncode == 0, same.stdout + same.stderr
     again = verdict_of(tmp_path)
     assert again["baseline"] == said["run_id"] and again["baseline_how"].startswith("last accepted of this bench")
     assert [c["verdict"] for c in again["checks"]] == ["holds"] and "gate: HOLDS (exit 0)" in same.stdout
     assert "capacity-gate: capacity holds" in same.stdout
 
-    slower = gate(tmp_path, "VARIANT=v1", "NODE1_GC=zgc", "BASELINE=it-v3")
+    slower = gate_again_if_the_machine_moved(tmp_path, "VARIANT=v1", "GATE_DROP_PCT=0", "BASELINE=it-v3")
     assert slower.returncode == 3, slower.stdout + slower.stderr
     fell = verdict_of(tmp_path)
     [check] = fell["checks"]
     assert check["name"] == "capacity node1" and check["verdict"] == "fell", check
-    assert check["interval_pct"][1] < -5 and "gate: FELL (exit 3): capacity node1" in slower.stdout
-    assert "build settings changed since the baseline: NODE1_GC auto → zgc, VARIANT v3 → v1" in fell["notes"]
+    assert check["interval_pct"][1] < 0 and "gate: FELL (exit 3): capacity node1" in slower.stdout
+    assert "build settings changed since the baseline: VARIANT v3 → v1" in fell["notes"]
 
     once = gate(tmp_path, "REPEATS=1")
     assert once.returncode == 4, once.stdout + once.stderr
