@@ -17,10 +17,11 @@ EVENTS_RING = "events"
 REQUESTS_RING = "requests"
 
 # haproxy.cfg's log-format for the requests ring:
-# "capbench-req %Ts.%ms %Th %Ti %s %ST %tsc %Tw %Tc %Tr %Ta %rc".
+# "capbench-req %Ts.%ms %Th %Ti %s %ST %tsc %Tw %Tc %Tr %Ta %rc <user> <X-Session>" (the last two "-" when absent;
+# lines from before they were logged lack them).
 _REQUEST = re.compile(r"capbench-req (?P<accept>\d+\.\d{3}) (?P<th>-?\d+) (?P<ti>-?\d+) (?P<server>\S+) "
                       r"(?P<status>-?\d+) (?P<term>\S{4}) (?P<tw>-?\d+) (?P<tc>-?\d+) (?P<tr>-?\d+) (?P<ta>-?\d+) "
-                      r"(?P<retries>\+?\d+)")
+                      r"(?P<retries>\+?\d+)(?: (?P<user>\S+) (?P<session>\S+))?")
 # A server found again by DNS (a Swarm task replaced) is named twice: "Server nodes/node1 ('node1') is UP/READY".
 _STATE = re.compile(r"Server (?P<backend>[\w-]+)/(?P<server>[\w-]+) (?:\('[^']*'\) )?"
                     r"(?P<what>is DOWN,|is UP,|is UP/READY|is going DOWN for maintenance|"
@@ -51,6 +52,8 @@ class Request:
     total_ms: int  # Ta: from the request's first byte to the last byte of the answer (or the session's end)
     retries: int
     redispatched: bool
+    user: str | None = None  # the user id of the query string
+    session: str | None = None  # /session's answer: "found" (the node had the user's session) or "new"
 
     @property
     def end(self) -> float:
@@ -96,8 +99,13 @@ def parse_requests(text: str) -> list[Request]:
             retries = match["retries"]
             received = float(match["accept"]) + (max(int(match["th"]), 0) + max(int(match["ti"]), 0)) / 1000
             out.append(Request(received, match["server"], int(match["status"]), match["term"],
-                               int(match["ta"]), int(retries.lstrip("+")), retries.startswith("+")))
+                               int(match["ta"]), int(retries.lstrip("+")), retries.startswith("+"),
+                               _given(match["user"]), _given(match["session"])))
     return sorted(out, key=lambda r: r.received)
+
+
+def _given(field: str | None) -> str | None:
+    return None if field in (None, "-", "") else field
 
 
 def parse_events(text: str) -> list[StateChange]:

@@ -57,9 +57,9 @@ def checked(closed_loop: bool = False, environ: dict[str, str] | None = None, ki
     """The bench settings, the driver and the user's wrk2 binary, every setting checked (the cluster's too, and
     what the kind allows); SettingsError or SettingsRefused naming each problem."""
     settings = load_settings(environ)
-    if kind is not None and kind.grind_only and settings.workload != "grind":
-        raise SettingsError(f"WORKLOAD='{settings.workload}' cannot run make bench-{kind.name}: it compares the "
-                            "Grinder's variants (VARIANTS); use WORKLOAD=grind")
+    if kind is not None and kind.workload is not None and settings.workload != kind.workload:
+        raise SettingsError(f"WORKLOAD='{settings.workload}' cannot run make bench-{kind.name}: it {kind.compares}; "
+                            f"use WORKLOAD={kind.workload}")
     cluster_settings()
     driver, wrk2_local = choose_driver(settings, dict(os.environ), closed_loop)
     return check_for_driver(settings, driver.name), driver, wrk2_local

@@ -24,6 +24,8 @@ def target_url(host: str, settings: BenchSettings) -> str:
     if settings.workload == "query":
         q = settings.query
         return f"http://{host}:8080/query?rows={q.rows}&join={q.join}&write={q.write_pct}&calls={q.calls}"
+    if settings.workload == "session":
+        return f"http://{host}:8080/session?kb={settings.session_kb}"
     return f"http://{host}:8080/grind?variant={settings.variant}&level={settings.level}"
 
 

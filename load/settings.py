@@ -12,7 +12,7 @@ from hosts.topology import NODES
 BENCH_ENV = Path(__file__).resolve().parent / "bench.env"
 VARIANTS = ("v1", "v1-nosync", "v2", "v3")
 SCENARIOS = ("session", "single")
-WORKLOADS = ("grind", "query")
+WORKLOADS = ("grind", "query", "session")
 LOADGENS = ("auto", "oha", "wrk2")
 WEIGHTS = ("profile", "equal", "auto")
 FAULTS = ("kill", "freeze")
@@ -66,9 +66,11 @@ class BenchSettings:
     quick: bool
     monitor: bool
     selfcheck_rate: float | None  # None: auto, twice the highest cluster capacity measured so far
-    workload: str = "grind"  # grind: the Grinder (VARIANT, LEVEL); query: the shared database (QUERY_*)
+    workload: str = "grind"  # grind: the Grinder (VARIANT, LEVEL); query: the shared database (QUERY_*); session
     query: Query = Query()
+    session_kb: int = 4  # WORKLOAD=session: what each user's HttpSession keeps
     usl_levels: tuple[int, ...] = (1, 2, 4, 8, 16, 32)  # make bench-usl: closed connections per step
+    session_sizes: tuple[int, ...] = (0, 16, 32, 64)  # make bench-sessions: the kB per user's session, in turn
     variants: tuple[str, ...] = VARIANTS  # make bench-variants
     weights: str = "profile"  # make bench-cluster: the balancer's weights (WEIGHTS)
     fault: str = "kill"  # make bench-failover: what happens to FAULT_NODE
@@ -138,6 +140,15 @@ class _Checker:
             return tuple(range(1, minimum + 1))
         return values
 
+    def sizes(self, key: str, high: int) -> tuple[int, ...]:
+        """Space-separated integers from 0 to high, rising, at least one."""
+        text = self.raw.get(key, "")
+        values = tuple(int(v) for v in text.split()) if re.fullmatch(r"[0-9]{1,9}( +[0-9]{1,9})*", text) else ()
+        if not values or any(b <= a for a, b in zip(values, values[1:])) or values[-1] > high:
+            self._bad(key, f"one or more rising integers from 0 to {high}, space-separated (e.g. '0 16 32 64')")
+            return (0,)
+        return values
+
     def choices(self, key: str, choices: tuple[str, ...]) -> tuple[str, ...]:
         """Space-separated, each one of `choices`, none twice, at least one."""
         values = tuple(self.raw.get(key, "").split())
@@ -177,6 +188,7 @@ def load_settings(environ: dict[str, str] | None = None, env_file: Path = BENCH_
         workload=check.choice("WORKLOAD", WORKLOADS),
         query=Query(rows=check.integer("QUERY_ROWS", 1, 1000), join=check.integer("QUERY_JOIN", 0, 1),
                     write_pct=check.integer("QUERY_WRITE_PCT", 0, 100), calls=check.integer("QUERY_CALLS", 1, 20)),
+        session_kb=check.integer("SESSION_KB", 0, 1024),
         scenario=check.choice("SCENARIO", SCENARIOS),
         session_requests=check.integer("SESSION_REQUESTS", 1, 1000),
         think_ms=check.integer("THINK_MS", 0, 60000),
@@ -204,6 +216,7 @@ def load_settings(environ: dict[str, str] | None = None, env_file: Path = BENCH_
             "SELFCHECK_RATE", 0, 1_000_000, low_open=True, also="auto"),
         variants=check.choices("VARIANTS", VARIANTS),
         weights=check.choice("WEIGHTS", WEIGHTS),
+        session_sizes=check.sizes("SESSION_SIZES", 1024),
         usl_levels=check.levels("QUICK_USL_LEVELS" if quick else "USL_LEVELS", USL_MIN_LEVELS, MAX_CONNECTIONS),
         fault=check.choice("FAULT", FAULTS),
         fault_node=check.choice("FAULT_NODE", NODES),
@@ -226,6 +239,9 @@ def load_settings(environ: dict[str, str] | None = None, env_file: Path = BENCH_
         check.errors.append(
             f"FAILOVER_S='{settings.failover_s}' is not allowed: use more than FAULT_AT_S + FAULT_FOR_S "
             f"({settings.fault_at_s} + {settings.fault_for_s}), so the step sees the node come back")
+    if not check.errors and settings.workload == "session" and settings.scenario != "session":
+        check.errors.append(f"WORKLOAD='session' is not allowed with SCENARIO='{settings.scenario}': sessions belong "
+                            "to users, and only SCENARIO=session sends a user id")
     if check.errors:
         raise SettingsError("\n".join(check.errors))
     return settings

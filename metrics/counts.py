@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from metrics.catalogue import HA, OM
 from metrics.pmrep import Window
 from metrics.series import Series, labels, row_sums
+from rundata.workload import SERVLETS as WORKLOAD_SERVLETS
 
 # Responses still in flight when the generator stops reach both counters within milliseconds: the count ends
 # at the first sample this long after the step, if that sample comes before the next step starts.
@@ -40,8 +41,6 @@ def count_over(rows: RawRows, metric: str, keep, window: Window) -> float | None
     return None if None in grown else round(sum(grown), 1)
 
 
-# The servlets a bench's requests go to (bench.env's WORKLOAD); checks and /health go to neither.
-WORKLOAD_SERVLETS = ("grind", "query")
 
 
 def _sum(*rates: float | None) -> float | None:
@@ -50,7 +49,7 @@ def _sum(*rates: float | None) -> float | None:
 
 
 def cross_check(nodes: dict[str, dict], lb: dict, counts: dict[str, RawRows], window: Window) -> dict:
-    """Each node's workload-servlet request count (/grind or /query) against HAProxy's response count for that server over the
+    """Each node's workload-servlet request count (/grind, /query or /session) against HAProxy's response count for that server over the
     step (checks and /health requests are in neither count); with both rates."""
     checks = {}
     for node, figures in nodes.items():
@@ -64,6 +63,6 @@ def cross_check(nodes: dict[str, dict], lb: dict, counts: dict[str, RawRows], wi
             continue
         checks[node] = {"tomcat_requests": tomcat, "haproxy_responses": haproxy,
                         "diff_pct": round(100 * (tomcat - haproxy) / haproxy, 2) if haproxy >= 100 else None,
-                        "tomcat_rps": _sum(figures.get("grind_requests_per_s"), figures.get("query_requests_per_s")),
+                        "tomcat_rps": _sum(*(figures.get(f"{servlet}_requests_per_s") for servlet in WORKLOAD_SERVLETS)),
                         "haproxy_rps": lb.get("servers", {}).get(node, {}).get("responses_per_s")}
     return checks

@@ -39,9 +39,13 @@ BUILD_SETTINGS = ("variant",)
 BUILD_CLUSTER_SETTINGS = re.compile(r"TOMCAT_\w+|DB_POOL_\w+|DB_CONNECTION_SCOPE|NODE\d*_(HEAP|GC)")
 
 
-# The shared database's settings and the query workload's matter only to runs on the database: a Grinder run
-# leaves them out, so its hashes and build match those of the runs from before the database existed.
-DATABASE_SETTINGS = ("workload", "query")
+# A kind's own settings matter to its runs only: bench-usl's levels, bench-sessions' sizes.
+KIND_SETTINGS = {"usl_levels": "usl", "session_sizes": "sessions"}
+# A workload's own settings matter only to its runs: a run leaves out the others' (and a Grinder run the workload's
+# name), and the shared database's cluster settings count on the database only, so a Grinder run's hashes and
+# build match those of the runs from before the other workloads existed.
+WORKLOAD_SETTINGS = {"query": ("workload", "query"), "session": ("workload", "session_kb")}
+OTHER_WORKLOADS_SETTINGS = {name for names in WORKLOAD_SETTINGS.values() for name in names}
 DATABASE_CLUSTER_SETTINGS = re.compile(r"DB_\w+")
 
 
@@ -50,7 +54,8 @@ def _on_database(run: dict) -> bool:
 
 
 def _cluster(run: dict) -> dict:
-    cluster = run.get("cluster_settings", {})
+    # A balancer without stickiness is the one from before LB_STICKY existed.
+    cluster = {k: v for k, v in run.get("cluster_settings", {}).items() if (k, v) != ("LB_STICKY", "none")}
     return cluster if _on_database(run) else {k: v for k, v in cluster.items()
                                               if not DATABASE_CLUSTER_SETTINGS.fullmatch(k)}
 
@@ -59,8 +64,9 @@ def _basis(run: dict) -> dict:
     """What makes two runs comparable: the kind, the bench settings, the driver, the cluster's settings and what
     runs the hosts (VMs are not containers; runs from before the Vagrant backend are Compose runs)."""
     settings = {k: v for k, v in run.get("settings", {}).items() if k not in NOT_CONFIG
-                and (k != "usl_levels" or run.get("kind") == "usl")  # the levels matter to bench-usl only
-                and (k not in DATABASE_SETTINGS or _on_database(run))}
+                and KIND_SETTINGS.get(k, run.get("kind")) == run.get("kind")
+                and (k not in OTHER_WORKLOADS_SETTINGS
+                     or k in WORKLOAD_SETTINGS.get(run.get("settings", {}).get("workload"), ()))}
     basis = {"kind": run.get("kind"), "settings": settings, "driver": (run.get("driver") or {}).get("name"),
              "profile": run.get("profile"), "cluster": _cluster(run)}
     if backend_of(run) != EARLIER_BACKEND:  # the hash of a run from before backends were recorded stays as it was

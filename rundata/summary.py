@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import statistics
 
+from rundata import workload
+
 SUMMARY_SCHEMA = "capbench-summary/1"
 HISTORY_SCHEMA = "capbench-history/1"  # a line of results/history.jsonl
 
@@ -68,7 +70,7 @@ def node_figures(host_metrics: dict | None) -> dict[str, dict]:
 
 
 def serving_nodes(host_metrics: dict | None) -> dict[str, dict]:
-    """The nodes that served requests in a step (the workload's requests counted: /grind or /query), with their
+    """The nodes that served requests in a step (the workload's requests counted: /grind, /query or /session), with their
     figures."""
     return {host: figures for host, figures in node_figures(host_metrics).items()
-            if figures.get("grind_requests_per_s") or figures.get("query_requests_per_s")}
+            if any(figures.get(f"{servlet}_requests_per_s") for servlet in workload.SERVLETS)}

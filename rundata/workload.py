@@ -2,9 +2,15 @@
 what the console, the report and the history call it."""
 from __future__ import annotations
 
+# The servlets a bench's requests go to, one per WORKLOAD (bench.env); checks and /health go to none.
+SERVLETS = ("grind", "query", "session")
+
 
 def describe(settings: dict) -> str:
-    """ "v1 level 13" for the Grinder, "query 10 rows joined × 5, 20 % writes" for the shared database."""
+    """ "v1 level 13" for the Grinder, "query 10 rows joined × 5, 20 % writes" for the shared database, "session
+    16 kB" for the users' sessions."""
+    if settings.get("workload") == "session":
+        return f"session {settings.get('session_kb', '?')} kB"
     if settings.get("workload") == "query":
         q = settings.get("query") or {}
         return (f"query {q.get('rows', '?')} rows{' joined' if q.get('join') else ''} × {q.get('calls', '?')}"

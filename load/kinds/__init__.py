@@ -16,6 +16,7 @@ MODULES = (
     "load.kinds.failover",
     "load.kinds.stress",
     "load.kinds.scaleout",
+    "load.kinds.sessions",
 )
 
 

@@ -22,7 +22,8 @@ class Kind:
     always_monitored = False  # monitoring is set up even with MONITOR=off (bench-overhead)
     flags_disturbances = True  # steps that ran while a node was DOWN are flagged (not when that is the point)
     closed_loop = False  # its steps are closed loops, which wrk2 cannot run
-    grind_only = False  # it measures the Grinder's own variants: WORKLOAD=query has nothing for it to vary
+    workload: str | None = None  # the one WORKLOAD it runs (None: any), and what it compares, for the refusal
+    compares = ""
     users = True  # its requests are the scenario's (the user dataset goes to the load host), not a fixed URL
     reports = True  # tables, a history line and report.html at the end
     gated = False  # make gate may measure a build with it: its targets' capacities are searched, with repeats

@@ -12,6 +12,9 @@ hosts/haproxy_log.py), and its state changes say when it noticed. From these:
               was accepted: in flight on the node at the fault, sent to it before HAProxy noticed, or after
               (goals: no more failures than requests in flight at the fault; none accepted after detection)
   recovery    time from the restart to HAProxy marking it UP, and to its first answered request
+  sessions    with WORKLOAD=session: the users whose request found no session they had had (load/session_loss.py),
+              over the step and from the fault on; with LB_STICKY=none every move between nodes loses one, with
+              LB_STICKY=user only the killed node's users do
 
 The generator's own count of failures (the step record) is kept beside HAProxy's. They differ by design when a
 node dies with requests in flight on kept-alive connections: HAProxy then closes the client's connection without
@@ -30,6 +33,7 @@ from collections import Counter
 from hosts import haproxy, haproxy_log
 from hosts.backend import ClusterError, Done, backend
 from hosts.topology import NODES
+from load import session_loss
 from load.kinds.base import Kind, keep_analysis
 from load.progress import say
 
@@ -176,11 +180,17 @@ def _failover_step(bench, node: str, rate: float) -> dict:
     # A connection closed with no answer: for oha "connection closed before message completed", for wrk2 a
     # socket read error. Never seen outside a kill in 680 search steps of ours.
     unlogged = (result.errors or {}).get("read", 0)
-    requests = [r for r in haproxy_log.parse_requests(ring) if start - 1 <= r.received <= end]
+    logged = haproxy_log.parse_requests(ring)
+    requests = [r for r in logged if start - 1 <= r.received <= end]
     if schedule.injected_at is None:
         raise ClusterError(f"the step ended before the fault was due ({s.fault_at_s} s in)")
     analysis = analyze(requests, haproxy_log.state_changes(start - 1), node, schedule.injected_at,
                        schedule.recovered_at, start, end + s.timeout_s, unlogged)
+    if s.workload == "session":
+        # The warm-up's requests (in the ring too) tell which users already had a session where.
+        until_end = [r for r in logged if r.received <= end]
+        analysis["sessions"] = {"step": session_loss.sessions_lost(until_end, since=start),
+                                "from_fault": session_loss.sessions_lost(until_end, since=schedule.injected_at)}
     analysis.update({"fault": s.fault, "node": node, "rate_rps": rate, "step": record.step,
                      "fault_time": {"source": schedule.injected.source,
                                     "uncertainty_s": schedule.injected.uncertainty_s},
@@ -194,9 +204,12 @@ def summary_line(a: dict) -> str:
     detection = f"{a['detection_s']:.2f} s" if a["detection_s"] is not None else "never"
     back = f"{a['time_to_traffic_s']:.1f} s" if a["time_to_traffic_s"] is not None else "no answer seen"
     again = "restart" if a["fault"] == "kill" else "thaw"
-    return (f"failover: {a['fault']} {a['node']}: detected in {detection}; {a['failed']} failed "
+    line = (f"failover: {a['fault']} {a['node']}: detected in {detection}; {a['failed']} failed "
             f"({a['in_flight_at_fault']} in flight at the fault), by when accepted: "
             f"{a['failed_by_when'] or 'none'}; back in traffic {back} after the {again}")
+    if "sessions" in a:
+        line += f"; sessions from the fault on: {session_loss.describe(a['sessions']['from_fault'])}"
+    return line
 
 
 # The analysis's per-second series and failure times stay in failover.json, out of the summary.

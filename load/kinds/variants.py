@@ -65,7 +65,8 @@ def gather_evidence(bench, target: str, label: str) -> None:
 
 class Variants(Kind):
     name = "variants"
-    grind_only = True
+    workload = "grind"
+    compares = "compares the Grinder's variants (VARIANTS)"
     description = "the study's steps: VARIANTS on node1 and the cluster, with GC, CPU and thread-dump lock evidence"
     targets = ("node1", "cluster")
 

@@ -112,6 +112,7 @@ def test_hosts_profile_sets_no_cpu_quota():
     ({"NODE3_WEIGHT": "0"}, "NODE3_WEIGHT='0' is not allowed: use an integer from 1 to 256"),
     ({"NODE1_MAXCONN": "-5"}, "NODE1_MAXCONN='-5' is not allowed: use an integer from 0 to 100000"),
     ({"LB_BALANCE": "random"}, "LB_BALANCE='random' is not allowed: use one of roundrobin leastconn"),
+    ({"LB_STICKY": "cookie"}, "LB_STICKY='cookie' is not allowed: use one of none user"),
     ({"LB_LOG_REQUESTS": "yes"}, "LB_LOG_REQUESTS='yes' is not allowed: use one of 0 1"),
     ({"STATS_PORT": "70000"}, "STATS_PORT='70000' is not allowed: use an integer from 0 to 65535"),
     ({"BENCH_NET_PREFIX": "10.89"},

@@ -1,5 +1,6 @@
 """Faults and overload for real, on the real cluster (project capbench-it): bench-failover kills node1 under
-load and brings it back; the freeze variant; bench-stress overloads the cluster and watches it recover; a node
+load and brings it back, its users' sessions stuck to it lost (WORKLOAD=session, LB_STICKY=user); the freeze
+variant, without stickiness, where users lose sessions at every move; bench-stress overloads the cluster and watches it recover; a node
 killed by hand during a bench leaves the run complete with the event recorded. Figures are what our machine
 gives; the tests check that they were measured and said, and the goals that hold by construction of the
 balancer (no failure accepted after detection)."""
@@ -45,7 +46,9 @@ def lb_requests_logging() -> str:
 
 
 def test_failover_kill_is_detected_and_the_node_comes_back(tmp_path):
-    done, run_dir, summary = bench("failover", tmp_path, FAILOVER_RATE="150", MONITOR="off")
+    # Users with sessions, stuck to their node: only the killed node's users lose theirs.
+    done, run_dir, summary = bench("failover", tmp_path, FAILOVER_RATE="150", MONITOR="off", WORKLOAD="session",
+                                   LB_STICKY="user")
     result = summary["failover"]
     assert summary["status"] == "complete"
     assert result["fault"] == "kill" and result["node"] == "node1"
@@ -63,6 +66,10 @@ def test_failover_kill_is_detected_and_the_node_comes_back(tmp_path):
     assert result["requests"] > 0.8 * 150 * 60
     assert [e["state"] for e in summary["lb_events"] if e["node"] == "node1"][:2] == ["DOWN", "UP"]
     assert "failover: kill node1: detected in" in done.stdout
+    step, from_fault = result["sessions"]["step"], result["sessions"]["from_fault"]
+    assert step["lost"] == from_fault["lost"], result["sessions"]  # none before the fault: every user stayed put
+    assert from_fault["lost"] > 0 and from_fault["lost_from_node"].get("node1", 0) > 0, from_fault
+    assert from_fault["users_lost"] <= from_fault["users"] and "sessions from the fault on:" in done.stdout
     assert (run_dir / "failover.json").exists() and (run_dir / "raw" / "lb-requests.log.gz").exists()
     html = (run_dir / "report.html").read_text()
     assert "Failover: kill node1" in html and "failover.png" in html
@@ -72,8 +79,9 @@ def test_failover_kill_is_detected_and_the_node_comes_back(tmp_path):
 
 
 def test_failover_freeze_is_detected_and_thawed(tmp_path):
+    # Users with sessions and no stickiness: the round robin moves them, and they lose their sessions fault or not.
     _, _, summary = bench("failover", tmp_path, FAULT="freeze", FAULT_NODE="node2", FAILOVER_RATE="150",
-                          MONITOR="off")
+                          MONITOR="off", WORKLOAD="session")
     result = summary["failover"]
     assert summary["status"] == "complete" and result["fault"] == "freeze" and result["node"] == "node2"
     assert result["fault_time"]["source"] == "Docker's pause event"
@@ -84,6 +92,8 @@ def test_failover_freeze_is_detected_and_thawed(tmp_path):
     assert result["failed"] <= result["in_flight_at_fault"] + result["sent_to_node_before_detection"], result
     assert "after detection" not in result["failed_by_when"], result
     assert compose("ps", "--format", "{{.Service}} {{.State}}", env=ENV).stdout.count("paused") == 0
+    sessions = result["sessions"]
+    assert sessions["step"]["lost"] > sessions["from_fault"]["lost"] > 0, sessions
 
 
 def test_stress_overloads_and_the_run_says_how_it_recovered(tmp_path):

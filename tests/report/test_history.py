@@ -28,9 +28,10 @@ def test_config_hash_ignores_repeats_but_not_the_workload():
 
 def test_a_grinder_run_hashes_as_before_the_database_and_a_query_run_by_its_pool():
     # A Grinder run recorded after the database came: the query settings and the DB_* keys it carries too.
-    after = {**RUN, "settings": {**RUN["settings"], "workload": "grind",
+    after = {**RUN, "settings": {**RUN["settings"], "workload": "grind", "session_kb": 4,
                                  "query": {"rows": 10, "join": 0, "write_pct": 0, "calls": 1}},
-             "cluster_settings": {**RUN.get("cluster_settings", {}), "DB_POOL_SIZE": "10", "DB_CPUS": "0.4"}}
+             "cluster_settings": {**RUN.get("cluster_settings", {}), "DB_POOL_SIZE": "10", "DB_CPUS": "0.4",
+                                  "LB_STICKY": "none"}}
     assert history.config_hash(after) == history.config_hash(RUN)
     assert history.bench_hash(after) == history.bench_hash(RUN) and history.build_of(after) == history.build_of(RUN)
     query = {**after, "settings": {**after["settings"], "workload": "query"}}
@@ -38,6 +39,21 @@ def test_a_grinder_run_hashes_as_before_the_database_and_a_query_run_by_its_pool
     bigger = {**query, "cluster_settings": {**query["cluster_settings"], "DB_POOL_SIZE": "20"}}
     assert history.bench_hash(bigger) == history.bench_hash(query)  # the pool is the build, not the bench
     assert history.build_of(bigger)["DB_POOL_SIZE"] == "20" and history.config_hash(bigger) != history.config_hash(query)
+
+
+def test_a_session_run_hashes_by_its_size_and_its_balancer_stickiness():
+    session = {**RUN, "settings": {**RUN["settings"], "workload": "session", "session_kb": 4,
+                                   "query": {"rows": 10, "join": 0, "write_pct": 0, "calls": 1}},
+               "cluster_settings": {**RUN["cluster_settings"], "DB_POOL_SIZE": "10", "LB_STICKY": "none"}}
+    assert history.config_hash(session) != history.config_hash(RUN)
+    larger = {**session, "settings": {**session["settings"], "session_kb": 64}}
+    assert history.config_hash(larger) != history.config_hash(session)
+    other_query = {**session, "settings": {**session["settings"], "query": {"rows": 99}}}
+    assert history.config_hash(other_query) == history.config_hash(session)  # not the session workload's
+    other_pool = {**session, "cluster_settings": {**session["cluster_settings"], "DB_POOL_SIZE": "20"}}
+    assert history.config_hash(other_pool) == history.config_hash(session)  # not on the database
+    sticky = {**session, "cluster_settings": {**session["cluster_settings"], "LB_STICKY": "user"}}
+    assert history.bench_hash(sticky) != history.bench_hash(session)  # the balancer is the bench
 
 
 def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path):

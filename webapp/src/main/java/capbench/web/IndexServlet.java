@@ -23,6 +23,10 @@ public class IndexServlet extends HttpServlet {
         page.append("    level: ").append(GrindRequest.MIN_LEVEL).append(" to ").append(GrindRequest.MAX_LEVEL)
                 .append(" (default ").append(GrindRequest.DEFAULT_LEVEL).append("); each level doubles the cost\n");
         page.append("    503 with Retry-After when the calls in progress hold this node's memory for grinding\n");
+        page.append("GET /query?rows=R&join=0|1&write=P&calls=C[&user=ID]  work on the shared database through")
+                .append(" this node's connection pool; 503 naming the pool when it gives no connection in time\n");
+        page.append("GET /session?kb=K&user=ID  the user's session keeps K kB (0 to ").append(SessionRequest.MAX_KB)
+                .append("); X-Session: found or new\n");
         page.append("GET /health  readiness: 200 ok\n");
         page.append("GET /info    this node's JVM: garbage collector in use, processors, max heap, versions\n");
         Responses.text(resp, HttpServletResponse.SC_OK, page.toString());

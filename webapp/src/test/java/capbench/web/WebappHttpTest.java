@@ -96,6 +96,9 @@ class WebappHttpTest {
         "/query?join=2|join must be an integer from 0 to 1, got '2'",
         "/query?user=a%20b|user 'a b' is not an id of 1 to 64 characters from A-Z a-z 0-9 _ . -",
         "/query?table=x|unknown parameter 'table'; allowed: rows, join, write, calls, user",
+        "/session?kb=1025&user=u1|kb must be an integer from 0 to 1024, got '1025'",
+        "/session?kb=4|user is required: the id of the user whose session this is",
+        "/session?user=u1&page=2|unknown parameter 'page'; allowed: kb, user",
     })
     void clientMistakesGet400WithAOneLineReason(String path, String reason) throws Exception {
         HttpResponse<String> response = get(path);
@@ -135,6 +138,28 @@ class WebappHttpTest {
     }
 
     @Test
+    void aUsersSessionIsFoundAgainByTheCookieNamingItAndKeepsItsKilobytes() throws Exception {
+        // What the balancer sends on: the cookie a browser would have sent back, named by the user's id.
+        HttpResponse<String> first = getWithCookie("/session?kb=16&user=u-keep", "JSESSIONID=u-keep");
+        assertEquals(200, first.statusCode(), first.body());
+        assertEquals("new", first.headers().firstValue("X-Session").orElse(""));
+        assertTrue(first.body().contains("\"session\":\"new\",\"requests\":1,\"kb\":16,\"user\":\"u-keep\""),
+                first.body());
+        HttpResponse<String> second = getWithCookie("/session?kb=16&user=u-keep", "JSESSIONID=u-keep");
+        assertEquals("found", second.headers().firstValue("X-Session").orElse(""));
+        assertTrue(second.body().contains("\"session\":\"found\",\"requests\":2"), second.body());
+        // Without the cookie the user is a stranger: a new session, the count starts again.
+        HttpResponse<String> stranger = get("/session?kb=16&user=u-keep");
+        assertEquals("new", stranger.headers().firstValue("X-Session").orElse(""));
+        assertTrue(stranger.body().contains("\"requests\":1"), stranger.body());
+    }
+
+    private static HttpResponse<String> getWithCookie(String path, String cookie) throws Exception {
+        return CLIENT.send(HttpRequest.newBuilder(URI.create(base + path)).header("Cookie", cookie).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
     void healthIsOk() throws Exception {
         HttpResponse<String> response = get("/health");
         assertEquals(200, response.statusCode());
@@ -145,7 +170,7 @@ class WebappHttpTest {
     void indexListsTheEndpoints() throws Exception {
         HttpResponse<String> response = get("/");
         assertEquals(200, response.statusCode());
-        for (String endpoint : new String[] {"/grind", "/health", "/info", "v1-nosync"}) {
+        for (String endpoint : new String[] {"/grind", "/query", "/session", "/health", "/info", "v1-nosync"}) {
             assertTrue(response.body().contains(endpoint), endpoint + " in " + response.body());
         }
     }

@@ -1,0 +1,108 @@
+"""make bench-sessions: seed 002's heap full of sessions. For each of SESSION_SIZES (kB per user), node1's capacity
+with WORKLOAD=session on a fresh JVM (node1 killed and started again first: its sessions live in its heap only),
+then what the JVM said while the search ran: the most heap in use, the time in GC, the sessions held. Sessions last
+30 minutes, so each step adds the users it reaches until the heap holds every one of USERS; when that is more than
+the heap, the JVM ends on OutOfMemoryError (-XX:+ExitOnOutOfMemoryError), HAProxy marks node1 DOWN, and the search
+ends there, saying so: the collapse. The figures come from PCP (MONITOR=on)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hosts import haproxy, jvm
+from hosts.backend import ClusterError, backend
+from load.kinds.base import Kind
+from load.progress import say
+from rundata import jsonl
+from rundata.summary import of_label
+
+NODE = "node1"
+BACK_TIMEOUT_S = 180  # a fresh JVM passes its checks within a minute here; a slow machine gets three
+
+
+def label_of(kb: int) -> str:
+    return f"{NODE} {kb} kB"
+
+
+def fresh_jvm() -> None:
+    """node1 killed and started again: a JVM without sessions (the backend's own fault, as bench-failover's). A
+    JVM that ended on OutOfMemoryError has nothing left to kill: it is only started."""
+    try:
+        backend().fault(NODE, "kill", "inject")
+    except ClusterError as problem:
+        say(f"sessions: {NODE} could not be killed ({problem}); starting it")
+    backend().fault(NODE, "kill", "recover")
+    try:
+        haproxy.wait_until_up((NODE,), BACK_TIMEOUT_S)
+    except ClusterError as problem:
+        raise ClusterError(f"{NODE} did not pass its checks within {BACK_TIMEOUT_S} s of its restart: {problem}")
+
+
+def jvm_figures(records: list[dict], label: str) -> dict:
+    """The most node1's JVM held over the label's steps, from each step's PCP figures."""
+    own = [(r.get("host_metrics") or {}).get(NODE) or {} for r in records if of_label(r, label)]
+
+    def most(key: str) -> float | None:
+        values = [figures[key] for figures in own if isinstance(figures.get(key), (int, float))]
+        return max(values) if values else None
+    return {"heap_used_mb_max": most("heap_used_mb_max"), "gc_time_pct_max": most("gc_time_pct"),
+            "sessions_max": most("sessions_max"), "steps": len(own)}
+
+
+class Sessions(Kind):
+    name = "sessions"
+    description = "node1's capacity and heap by the kB each user's session keeps (SESSION_SIZES; WORKLOAD=session)"
+    targets = (NODE,)
+    workload = "session"
+    compares = "measures node1 by the size of its users' sessions (SESSION_SIZES)"
+    flags_disturbances = False  # a node that runs out of heap is the finding
+
+    def planned_searches(self, settings) -> int:
+        return len(settings.session_sizes) * settings.repeats
+
+    def run(self, bench) -> None:
+        heap_max = ((jvm.node_info(NODE) or {}).get("heap_max_bytes") or 0) / 2**20 or None
+        bench.findings["sessions"] = {"heap_max_mb": round(heap_max, 1) if heap_max else None,
+                                      "users": bench.settings.users}
+        for kb in bench.settings.session_sizes:
+            say(f"sessions: {kb} kB per user: {NODE} started afresh")
+            fresh_jvm()
+            bench.settings = replace(bench.settings, session_kb=kb)
+            bench.write_urls()
+            bench.search(NODE, label=label_of(kb))
+        say(f"sessions: {NODE} started afresh, without the last size's sessions")
+        fresh_jvm()
+
+    def summarize(self, bench, summary: dict) -> None:
+        """Per size: the capacity (or why there is none) and the JVM's figures over its search."""
+        records = jsonl.read(bench.paths.steps)
+        found = bench.findings.get("sessions", {})
+        heap_max = found.get("heap_max_mb")
+        sizes = {}
+        for kb in bench.settings.session_sizes:
+            label = label_of(kb)
+            target = summary["targets"].get(label, {})
+            ended = [s for s in target.get("searches", []) if s.get("status") == "node-down"]
+            figures = jvm_figures(records, label)
+            held = figures["heap_used_mb_max"]
+            sizes[str(kb)] = {
+                "kb": kb, "capacity_rps": target.get("capacity_rps"),
+                "collapsed": bool(ended), "why": ended[0]["reason"] if ended else bench.skipped.get(label),
+                "heap_used_pct_max": round(100 * held / heap_max, 1) if held and heap_max else None,
+                "users_heap_mb": round(found.get("users", 0) * kb / 1024, 1), **figures}
+        summary["sessions"] = {"heap_max_mb": heap_max, "users": found.get("users"), "sizes": sizes}
+
+    def console(self, summary: dict) -> None:
+        found = summary.get("sessions") or {}
+        print(f"\nnode1 by session size ({found.get('users')} users; heap {found.get('heap_max_mb')} MB)")
+        print(f"{'kB/user':>8}{'all users MB':>13}{'capacity/s':>11}{'heap MB max':>12}{'heap %':>7}{'GC % max':>9}"
+              f"{'sessions':>9}   ended")
+        for size in (found.get("sizes") or {}).values():
+            cells = [size["capacity_rps"], size["heap_used_mb_max"], size["heap_used_pct_max"], size["gc_time_pct_max"],
+                     size["sessions_max"]]
+            text = [f"{v:g}" if isinstance(v, (int, float)) else "-" for v in cells]
+            ended = f"collapsed: {size['why']}" if size["collapsed"] else (size["why"] or "")
+            print(f"{size['kb']:>8}{size['users_heap_mb']:>13g}{text[0]:>11}{text[1]:>12}{text[2]:>7}{text[3]:>9}"
+                  f"{text[4]:>9}   {ended}")
+
+
+KIND = Sessions()
