@@ -153,4 +153,4 @@ def test_cli_unknown_kind():
     assert done.stderr == ("capbench: 'bench-everything' is not a bench: use one of " +
                            ", ".join(f"bench-{kind}" for kind in KINDS) + "\n")
     assert set(KINDS) == {"single", "cluster", "selfcheck", "overhead", "usl", "variants", "failover", "stress",
-                          "scaleout"}
+                          "scaleout", "sessions"}

@@ -11,7 +11,8 @@ from load.kinds import KINDS, MODULES, _table
 
 
 def test_every_kind_is_registered_once_with_its_targets_and_description():
-    assert list(KINDS) == ["single", "cluster", "selfcheck", "overhead", "usl", "variants", "failover", "stress", "scaleout"]
+    assert list(KINDS) == ["single", "cluster", "selfcheck", "overhead", "usl", "variants", "failover", "stress", "scaleout",
+                          "sessions"]
     assert len(MODULES) == len(KINDS)
     for kind in KINDS.values():
         assert kind.description and kind.targets, kind.name
