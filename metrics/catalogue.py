@@ -139,7 +139,7 @@ NODE = (
     Figure("session_requests_per_s", _mean(OM + "tomcat_servlet_requestcount_total", _label("servlet", "session")),
            2),
     Figure("sessions_max", _peak(OM + "tomcat_sessions_active")),
-    Figure("sessions_created_per_s", _mean(OM + "tomcat_sessions_created_total"), 2),
+    Figure("sessions_started_per_s", _mean(OM + "tomcat_sessions_started_total"), 2),
     Figure("db_pool_size", _peak(OM + "db_pool_totalconnections")),
     Figure("db_pool_active_mean", _mean(OM + "db_pool_activeconnections"), 2),
     Figure("db_pool_waiting_mean", _mean(OM + "db_pool_threadsawaitingconnection"), 2),

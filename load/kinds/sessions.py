@@ -65,12 +65,13 @@ class Sessions(Kind):
                                       "users": bench.settings.users}
         for kb in bench.settings.session_sizes:
             say(f"sessions: {kb} kB per user: {NODE} started afresh")
-            fresh_jvm()
+            # PCP's logger of a node whose pmcd went away ends; the loggers start again once it is back.
+            bench.with_monitoring_paused(fresh_jvm)
             bench.settings = replace(bench.settings, session_kb=kb)
             bench.write_urls()
             bench.search(NODE, label=label_of(kb))
         say(f"sessions: {NODE} started afresh, without the last size's sessions")
-        fresh_jvm()
+        bench.with_monitoring_paused(fresh_jvm)
 
     def summarize(self, bench, summary: dict) -> None:
         """Per size: the capacity (or why there is none) and the JVM's figures over its search."""

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import IT_ENV as ENV, compose, it_up
+from conftest import IT_ENV as ENV, compose, it_up, run
 
 pytestmark = pytest.mark.usefixtures("cluster")
 
@@ -18,9 +18,9 @@ def visit(user: str, kb: int = 8) -> dict:
     with the X-Session header the balancer logs."""
     said = compose("exec", "-T", "load", "curl", "-fsS", "--max-time", "10", "-D", "/dev/stderr",
                    f"http://lb:8080/session?kb={kb}&user={user}", env=ENV, timeout=60)
-    header = [line for line in said.stderr.splitlines() if line.lower().startswith("x-session:")]
+    header = [line.strip().lower() for line in said.stderr.splitlines() if line.lower().startswith("x-session:")]
     answer = json.loads(said.stdout)
-    assert header == [f"X-Session: {answer['session']}"], said.stderr
+    assert header == [f"x-session: {answer['session']}"], said.stderr  # HAProxy passes header names lowercased
     return answer
 
 
@@ -39,3 +39,22 @@ def test_a_sticky_user_finds_the_session_and_a_balanced_one_loses_it_at_each_mov
     # A node the user was on before still has its session; any other starts one, counting from 1 again.
     assert [s["session"] for s in roaming] == ["found" if node in nodes[:i] else "new" for i, node in enumerate(nodes)]
     assert [s["requests"] for s in roaming] == [nodes[:i + 1].count(node) for i, node in enumerate(nodes)]
+
+
+def test_bench_sessions_measures_node1_by_session_size_and_a_heap_too_small_ends_the_jvm(tmp_path):
+    """0 kB and 128 kB per user on node1 (320 MB heap): 10 000 users of 128 kB would hold 1.25 GB, so the JVM runs
+    out of heap while the search adds users; its figures say how full it was; node1 is started afresh after."""
+    done = run(["make", "--no-print-directory", "bench-sessions"], timeout=1500,
+               env={**ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha", "WORKLOAD": "session",
+                    "SESSION_SIZES": "0 128", "START_RATE": "400"})
+    [run_dir] = [p for p in tmp_path.iterdir() if p.is_dir()]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    found = summary["sessions"]
+    assert 250 < found["heap_max_mb"] <= 320 and found["users"] == 10000, found
+    empty, large = found["sizes"]["0"], found["sizes"]["128"]
+    assert empty["capacity_rps"] and not empty["collapsed"], empty
+    assert empty["sessions_max"] and empty["heap_used_mb_max"] < 0.8 * found["heap_max_mb"], empty
+    assert large["collapsed"] and large["why"], large
+    assert large["heap_used_pct_max"] > 60, large  # PCP's samples of the steps before the JVM ended
+    assert "node1 by session size" in done.stdout and "collapsed:" in done.stdout
+    assert "node1" in compose("ps", "--status", "running", "--services", env=ENV).stdout.split()
