@@ -1,7 +1,8 @@
 """Users' sessions on the real cluster (the session's shared one, tests/conftest.py): /session through the balancer
 keeps a user's kilobytes in the HttpSession of the node that served them. With stickiness (LB_STICKY=user) every
 request of a user goes to that node and finds the session; without it the balancer's round robin moves the user,
-and each node the user had not visited starts a new one: the user's state is lost at each move."""
+and each node the user had not visited starts a new one: the user's state is lost at each move. make bench-sessions
+measures node1 by the kB each session keeps, until the heap runs out."""
 from __future__ import annotations
 
 import json
