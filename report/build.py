@@ -137,6 +137,8 @@ def build(run_dir: Path) -> Path:
     nodes = nodes_of(run)
     cpus = node_cpus(run)  # each node's quota, or its JVM's processors without one
     machine = calibration.of(summary) or calibration.of(run)
+    # The probe is a Grinder call: its calibrated cores count the run's own work only when the run grinds.
+    grinding = run.get("settings", {}).get("workload", "grind") == "grind"
     made: list[tuple[str, Path]] = []
     rows, hint_blocks, spectra = [], [], {}
     for target, t in summary.get("targets", {}).items():
@@ -159,7 +161,7 @@ def build(run_dir: Path) -> Path:
             spectra[f"{target} at {cap:g}/s"] = spectrum_of(at)  # overhead runs: "node1 monitor on" etc.
         rows.append({"target": target, "capacity": cap, "repeats": t.get("repeats", []),
                      "spread_pct": t.get("spread_pct"), "p99": (at or {}).get("latency_ms", {}).get("p99"),
-                     "step": (at or {}).get("step"), **calibrated(cap, name, machine, cpus)})
+                     "step": (at or {}).get("step"), **calibrated(cap if grinding else None, name, machine, cpus)})
     # The cluster's capacity: its one search, or under WEIGHTS=auto the search under capacity weights.
     cluster_label = "cluster" if "cluster" in summary.get("targets", {}) else \
         (summary.get("balancing") or {}).get("weighted", {}).get("label")

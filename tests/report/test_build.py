@@ -90,6 +90,19 @@ def test_calibration_e_caveat_and_a_fit_at_its_bound_on_the_page(calibrated_repo
     assert "1.00000 (at bound)" in html and '"At bound"' in html
 
 
+def test_calibrated_cores_are_left_out_for_a_workload_other_than_the_grinder(tmp_path):
+    run = tmp_path / RUN.name
+    shutil.copytree(RUN, run)
+    summary = json.loads((run / "summary.json").read_text())
+    (run / "summary.json").write_text(json.dumps({**summary, "calibration": CALIBRATION}))
+    recorded = json.loads((run / "run.json").read_text())
+    recorded["settings"] = {**recorded["settings"], "workload": "session", "session_kb": 16}
+    (run / "run.json").write_text(json.dumps(recorded))
+    html = build.build(run).read_text()
+    # The probe's Grinder call says nothing of what a /session request costs.
+    assert "0.455 (91 % of 0.5)" not in html and "ci-box: v1 level 13, idle" in html
+
+
 def test_a_failed_fit_is_said_as_failed():
     section = build.usl_section({"usl_points": [{"n": 1, "throughput_rps": 5.0}],
                                  "usl_fit": {"error": "the least-squares fit failed (RuntimeError: x)", "failed": True}})
