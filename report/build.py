@@ -205,6 +205,7 @@ def build(run_dir: Path) -> Path:
         run=run, summary=summary, rows=rows, hint_blocks=hint_blocks, usl=usl_info, choices=choices,
         calibration=machine, calibration_ms=calibration.node_ms(machine), caveat=efficiency.caveat,
         variants=variant_rows, noise_pct=noise, failover=failover_info, stress=stress_info,
+        sessions=summary.get("sessions"),
         story=story.story(summary, noise, repeated=any(len(t.get("repeats", [])) > 1 for t in summary["targets"].values()),
                           quota_ratio=sum(cpus.values()) / cpus["node1"] if cpus.get("node1") else None)
         if variant_rows else [],

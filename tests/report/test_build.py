@@ -103,6 +103,25 @@ def test_calibrated_cores_are_left_out_for_a_workload_other_than_the_grinder(tmp
     assert "0.455 (91 % of 0.5)" not in html and "ci-box: v1 level 13, idle" in html
 
 
+def test_a_sessions_run_shows_capacity_and_heap_by_session_size(tmp_path):
+    run = tmp_path / RUN.name
+    shutil.copytree(RUN, run)
+    summary = json.loads((run / "summary.json").read_text())
+    sizes = {"0": {"kb": 0, "users_heap_mb": 0.0, "capacity_rps": 8000.0, "heap_used_mb_max": 126.3,
+                   "heap_used_pct_max": 40.8, "gc_time_pct_max": 0.55, "sessions_max": 10000.0, "collapsed": False,
+                   "why": None},
+             "128": {"kb": 128, "users_heap_mb": 1250.0, "capacity_rps": None, "heap_used_mb_max": 236.0,
+                     "heap_used_pct_max": 76.3, "gc_time_pct_max": 7.7, "sessions_max": 1755.0, "collapsed": True,
+                     "why": "node1 went down during step 18"}}
+    summary["sessions"] = {"heap_max_mb": 309.4, "users": 10000, "sizes": sizes}
+    (run / "summary.json").write_text(json.dumps(summary))
+    html = build.build(run).read_text()
+    assert "node1 by the size of its users' sessions (10000 users; heap 309.4 MB)" in html
+    assert ('<td class="num">128</td><td class="num">1250.0</td><td class="num">none</td><td class="num">236.0</td>'
+            '<td class="num">76.3</td>') in html
+    assert '<span class="status-partial">collapsed</span>: node1 went down during step 18' in html
+
+
 def test_a_failed_fit_is_said_as_failed():
     section = build.usl_section({"usl_points": [{"n": 1, "throughput_rps": 5.0}],
                                  "usl_fit": {"error": "the least-squares fit failed (RuntimeError: x)", "failed": True}})
