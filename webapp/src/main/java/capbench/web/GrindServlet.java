@@ -44,13 +44,12 @@ public class GrindServlet extends HttpServlet {
 
     @Override
     protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-        GrindRequest request;
-        try {
-            request = GrindRequest.parse(Parameters.of(req, GrindRequest.PARAMETERS));
-        } catch (BadRequestException e) {
-            Responses.text(resp, HttpServletResponse.SC_BAD_REQUEST, e.getMessage());
+        Optional<GrindRequest> parsed = Parameters.parsedOrRefused(req, resp, GrindRequest.PARAMETERS,
+                GrindRequest::parse);
+        if (parsed.isEmpty()) {
             return;
         }
+        GrindRequest request = parsed.get();
         long estimate = GrindMemory.liveBytes(request.variant(), request.level());
         Optional<MemoryAdmission.Reservation> admitted = reserve(estimate);
         if (admitted.isEmpty()) {

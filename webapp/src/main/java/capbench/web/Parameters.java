@@ -1,8 +1,11 @@
 package capbench.web;
 
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
@@ -22,6 +25,25 @@ final class Parameters {
 
     private Parameters(Map<String, String[]> values) {
         this.values = values;
+    }
+
+    /** What an endpoint's parameters parse into; a client's mistake is a BadRequestException. */
+    interface Parser<T> {
+        T parse(Parameters parameters) throws BadRequestException;
+    }
+
+    /**
+     * The request's parameters (names from {@code allowed}) parsed, or empty once the client has been answered
+     * 400 with the reason: each endpoint's first step.
+     */
+    static <T> Optional<T> parsedOrRefused(HttpServletRequest req, HttpServletResponse resp, List<String> allowed,
+                                           Parser<T> parser) throws IOException {
+        try {
+            return Optional.of(parser.parse(of(req, allowed)));
+        } catch (BadRequestException e) {
+            Responses.text(resp, HttpServletResponse.SC_BAD_REQUEST, e.getMessage());
+            return Optional.empty();
+        }
     }
 
     /** The request's parameters, refused when Tomcat could not decode them or one is not in {@code allowed}. */

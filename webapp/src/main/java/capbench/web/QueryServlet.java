@@ -8,6 +8,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
+import java.util.Optional;
 
 /**
  * {@code GET /query?rows=R&join=0|1&write=P&calls=C[&user=ID]}: work on the shared database through this node's
@@ -41,13 +42,12 @@ public class QueryServlet extends HttpServlet {
 
     @Override
     protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-        Database.Work work;
-        try {
-            work = QueryRequest.parse(Parameters.of(req, QueryRequest.PARAMETERS));
-        } catch (BadRequestException e) {
-            Responses.text(resp, HttpServletResponse.SC_BAD_REQUEST, e.getMessage());
+        Optional<Database.Work> parsed = Parameters.parsedOrRefused(req, resp, QueryRequest.PARAMETERS,
+                QueryRequest::parse);
+        if (parsed.isEmpty()) {
             return;
         }
+        Database.Work work = parsed.get();
         if (database == null) {
             Responses.unavailable(resp, 1, "this node has no database pool: " + unconfigured);
             return;

@@ -5,6 +5,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpSession;
 import java.io.IOException;
+import java.util.Optional;
 
 /**
  * {@code GET /session?kb=K&user=ID}: state kept for a user between requests, in the HttpSession (seed 002: the
@@ -26,13 +27,12 @@ public class SessionServlet extends HttpServlet {
 
     @Override
     protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-        SessionRequest asked;
-        try {
-            asked = SessionRequest.parse(Parameters.of(req, SessionRequest.PARAMETERS));
-        } catch (BadRequestException e) {
-            Responses.text(resp, HttpServletResponse.SC_BAD_REQUEST, e.getMessage());
+        Optional<SessionRequest> parsed = Parameters.parsedOrRefused(req, resp, SessionRequest.PARAMETERS,
+                SessionRequest::parse);
+        if (parsed.isEmpty()) {
             return;
         }
+        SessionRequest asked = parsed.get();
         HttpSession existing = req.getSession(false);
         HttpSession session = existing != null ? existing : req.getSession(true);
         int bytes = asked.kb() * 1024;
