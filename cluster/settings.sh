@@ -107,6 +107,7 @@ check_tunables() {
     check_int DB_POOL_SIZE 1 200
     check_int DB_POOL_TIMEOUT_MS 250 600000
     check_choice DB_CONNECTION_SCOPE request call
+    check_choice TOMCAT_SESSION_REPLICATION 0 1
 }
 
 # One node's JVM settings: heap and collector.

@@ -55,7 +55,8 @@ def _on_database(run: dict) -> bool:
 
 def _cluster(run: dict) -> dict:
     # A balancer without stickiness is the one from before LB_STICKY existed.
-    cluster = {k: v for k, v in run.get("cluster_settings", {}).items() if (k, v) != ("LB_STICKY", "none")}
+    cluster = {k: v for k, v in run.get("cluster_settings", {}).items()
+               if (k, v) not in (("LB_STICKY", "none"), ("TOMCAT_SESSION_REPLICATION", "0"))}
     return cluster if _on_database(run) else {k: v for k, v in cluster.items()
                                               if not DATABASE_CLUSTER_SETTINGS.fullmatch(k)}
 
