@@ -34,46 +34,10 @@ connector+=",maxKeepAliveRequests=$TOMCAT_MAX_KEEP_ALIVE_REQUESTS"
 export CATALINA_HOME=/usr/share/tomcat10
 export CATALINA_BASE=/opt/capbench/tomcat
 
-# Session replication (TOMCAT_SESSION_REPLICATION=1): every node of CAPBENCH_NODES_LIST, this one included (Tomcat
-# finds itself among them), a static member on the bench network; sessions go to all as they change (DeltaManager).
-# The configuration is rendered into temp/ (conf/ is read-only): server.xml with the cluster where it says
-# @cluster, and the default context, whose Manager keeps sessions in the heap only when nothing replicates them.
-cluster_xml() {
-    local node n=0
-    echo '<Cluster className="org.apache.catalina.ha.tcp.SimpleTcpCluster" channelSendOptions="8">'
-    echo '  <Manager className="org.apache.catalina.ha.session.DeltaManager" expireSessionsOnShutdown="false"/>'
-    echo '  <Channel className="org.apache.catalina.tribes.group.GroupChannel">'
-    echo '    <Membership className="org.apache.catalina.tribes.membership.StaticMembershipService">'
-    for node in $CAPBENCH_NODES_LIST; do
-        n=${node#node}
-        echo "      <Member className=\"org.apache.catalina.tribes.membership.StaticMember\" host=\"$node\"" \
-             "port=\"4000\" uniqueId=\"{0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,$n}\"/>"
-    done
-    echo '    </Membership>'
-    echo "    <Receiver className=\"org.apache.catalina.tribes.transport.nio.NioReceiver\" address=\"$1\" port=\"4000\" autoBind=\"0\"/>"
-    echo '    <Sender className="org.apache.catalina.tribes.transport.ReplicationTransmitter">'
-    echo '      <Transport className="org.apache.catalina.tribes.transport.nio.PooledParallelSender"/>'
-    echo '    </Sender>'
-    echo '    <Interceptor className="org.apache.catalina.tribes.group.interceptors.TcpPingInterceptor"/>'
-    echo '    <Interceptor className="org.apache.catalina.tribes.group.interceptors.TcpFailureDetector"/>'
-    echo '    <Interceptor className="org.apache.catalina.tribes.group.interceptors.MessageDispatchInterceptor"/>'
-    echo '  </Channel>'
-    echo '  <Valve className="org.apache.catalina.ha.tcp.ReplicationValve" filter=""/>'
-    echo '  <ClusterListener className="org.apache.catalina.ha.session.ClusterSessionListener"/>'
-    echo '</Cluster>'
-}
+# server.xml and the default context as this start's settings want them (sessions replicated or not).
 rendered=$CATALINA_BASE/temp
-if [ "$TOMCAT_SESSION_REPLICATION" = 1 ]; then
-    # This node's address on the bench network, where the other nodes reach it (not the data network's).
-    address=$(getent ahostsv4 "$NODE_NAME" | awk -v net="${PCP_ALLOW_HOSTS%.\*}." 'index($1, net) == 1 {print $1; exit}')
-    [ -n "$address" ] || { echo "capbench: $NODE_NAME has no address on the bench network to replicate on" >&2; exit 2; }
-    cluster_xml "$address" > "$rendered/cluster.xml"
-    sed -e "/<!-- @cluster/r $rendered/cluster.xml" "$CATALINA_BASE/conf/server.xml" > "$rendered/server.xml"
-    echo '<Context/>' > "$rendered/context.xml"
-else
-    cp "$CATALINA_BASE/conf/server.xml" "$rendered/server.xml"
-    echo '<Context><Manager pathname=""/></Context>' > "$rendered/context.xml"
-fi
+/opt/capbench/bin/render-config.sh
+
 # Fixed heap (Xms = Xmx): no heap resizing during a measurement. ExitOnOutOfMemoryError: a node out of heap
 # stops (and HAProxy takes it out) instead of limping on with errors. The GC log records every collection
 # and, on its first line, the collector in use.

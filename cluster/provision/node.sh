@@ -24,10 +24,10 @@ install_files() {
         "$base/webapps"
     install -d -m 750 -o tomcat -g tomcat "$base/logs" "$base/temp" "$base/work" /var/log/capbench
     install -m 644 "$src/tomcat-conf/server.xml" "$src/tomcat-conf/logging.properties" "$base/conf/"
-    # The default context is written at each start (run-tomcat.sh: whether sessions are replicated).
+    # The default context is written at each start (render-config.sh: whether sessions are replicated).
     ln -sfn ../temp/context.xml "$base/conf/context.xml"
     install -m 644 "$src/webapp/target/grinder.war" "$base/webapps/ROOT.war"
-    install -m 755 "$src/tomcat-conf/run-tomcat.sh" /opt/capbench/bin/
+    install -m 755 "$src/tomcat-conf/run-tomcat.sh" "$src/tomcat-conf/render-config.sh" /opt/capbench/bin/
     install -m 644 "$src/cluster/settings.sh" /opt/capbench/lib/
     # JVM and Tomcat metrics for PCP: the Prometheus JMX exporter agent (fetched from Maven Central by make)
     # and what it exposes (metrics/jmx-exporter.yaml).

@@ -39,6 +39,8 @@ settings_of() {
             done
             local heap=${upper}_HEAP gc=${upper}_GC
             echo "NODE_NAME=$host"
+            # The session replication's static members (tomcat-conf/render-config.sh).
+            echo "CAPBENCH_NODES_LIST=${CAPBENCH_NODES[*]}"
             echo "JVM_HEAP=${!heap}"
             echo "JVM_GC=${!gc}"
             ;;

@@ -94,6 +94,7 @@ def test_hosts_profile_sets_no_cpu_quota():
     ({"LOAD_HOSTS": "two"}, "LOAD_HOSTS='two' is not allowed: use a number of load hosts from 1 to 8"),
     ({"PROFILE": "../etc"}, "PROFILE='../etc' is not a profile"),
     ({"TOMCAT_PROTOCOL": "apr"}, "TOMCAT_PROTOCOL='apr' is not allowed: use one of nio nio2"),
+    ({"TOMCAT_SESSION_REPLICATION": "yes"}, "TOMCAT_SESSION_REPLICATION='yes' is not allowed: use one of 0 1"),
     ({"TOMCAT_MAX_THREADS": "0"}, "TOMCAT_MAX_THREADS='0' is not allowed: use an integer from 1 to 10000"),
     ({"TOMCAT_MAX_THREADS": "abc"}, "TOMCAT_MAX_THREADS='abc' is not allowed"),
     ({"TOMCAT_MIN_SPARE_THREADS": "-1"}, "TOMCAT_MIN_SPARE_THREADS='-1' is not allowed"),
@@ -192,6 +193,8 @@ def test_tunables_start_from_tomcats_own_defaults():
         "TOMCAT_PROTOCOL": "nio", "TOMCAT_MAX_THREADS": "200", "TOMCAT_MIN_SPARE_THREADS": "25",
         "TOMCAT_ACCEPT_COUNT": "100", "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_CONNECTION_TIMEOUT": "60000",
         "TOMCAT_KEEP_ALIVE_TIMEOUT": "", "TOMCAT_MAX_KEEP_ALIVE_REQUESTS": "100",
+        # Tomcat replicates sessions only when a cluster is configured, which the default server.xml has not.
+        "TOMCAT_SESSION_REPLICATION": "0",
         # HikariCP's own defaults: maximumPoolSize 10, connectionTimeout 30000 ms; a connection per statement.
         "DB_POOL_SIZE": "10", "DB_POOL_TIMEOUT_MS": "30000", "DB_CONNECTION_SCOPE": "call",
     }

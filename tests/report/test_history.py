@@ -31,7 +31,7 @@ def test_a_grinder_run_hashes_as_before_the_database_and_a_query_run_by_its_pool
     after = {**RUN, "settings": {**RUN["settings"], "workload": "grind", "session_kb": 4,
                                  "query": {"rows": 10, "join": 0, "write_pct": 0, "calls": 1}},
              "cluster_settings": {**RUN.get("cluster_settings", {}), "DB_POOL_SIZE": "10", "DB_CPUS": "0.4",
-                                  "LB_STICKY": "none"}}
+                                  "LB_STICKY": "none", "TOMCAT_SESSION_REPLICATION": "0"}}
     assert history.config_hash(after) == history.config_hash(RUN)
     assert history.bench_hash(after) == history.bench_hash(RUN) and history.build_of(after) == history.build_of(RUN)
     query = {**after, "settings": {**after["settings"], "workload": "query"}}
@@ -54,6 +54,8 @@ def test_a_session_run_hashes_by_its_size_and_its_balancer_stickiness():
     assert history.config_hash(other_pool) == history.config_hash(session)  # not on the database
     sticky = {**session, "cluster_settings": {**session["cluster_settings"], "LB_STICKY": "user"}}
     assert history.bench_hash(sticky) != history.bench_hash(session)  # the balancer is the bench
+    replicated = {**session, "cluster_settings": {**session["cluster_settings"], "TOMCAT_SESSION_REPLICATION": "1"}}
+    assert history.config_hash(replicated) != history.config_hash(session)
 
 
 def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path):
