@@ -107,6 +107,8 @@ check_tunables() {
     check_int DB_POOL_SIZE 1 200
     check_int DB_POOL_TIMEOUT_MS 250 600000
     check_choice DB_CONNECTION_SCOPE request call
+    check_int DB_CACHE_SIZE 0 1000000
+    check_int DB_CACHE_TTL_S 1 86400
     check_choice TOMCAT_SESSION_REPLICATION 0 1
 }
 

@@ -28,6 +28,8 @@ PARAMETERS = {
     "POOLSIZE": "DB_POOL_SIZE",  # the database pool (WORKLOAD=query)
     "POOLTIMEOUT": "DB_POOL_TIMEOUT_MS",
     "POOLSCOPE": "DB_CONNECTION_SCOPE",
+    "CACHESIZE": "DB_CACHE_SIZE",  # the node's cache of reads (WORKLOAD=query)
+    "CACHETTL": "DB_CACHE_TTL_S",
     "BALANCE": "LB_BALANCE",
     "WEIGHTS": " ".join(profile_key(node, "WEIGHT") for node in NODES),  # equal | profile | capacity | a:b:c
     "SERVERMAXCONN": " ".join(profile_key(node, "MAXCONN") for node in NODES),  # the same maxconn on each node

@@ -144,6 +144,9 @@ NODE = (
     Figure("db_pool_active_mean", _mean(OM + "db_pool_activeconnections"), 2),
     Figure("db_pool_waiting_mean", _mean(OM + "db_pool_threadsawaitingconnection"), 2),
     Figure("db_pool_waiting_max", _peak(OM + "db_pool_threadsawaitingconnection")),
+    Figure("db_cache_hits_per_s", _mean(OM + "db_cache_hits_total"), 2),
+    Figure("db_cache_misses_per_s", _mean(OM + "db_cache_misses_total"), 2),
+    Figure("db_cache_entries_max", _peak(OM + "db_cache_entries")),
 )
 
 

@@ -33,10 +33,10 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 # The build under test, for make gate: what ships with the application rather than how it is measured. The
 # servlet's code (VARIANT stands for it here: the study's variants are successive versions of one servlet),
-# Tomcat's connector and pool, the database pool, and each JVM's heap and collector. The rest (workload, SLO, driver, quotas,
+# Tomcat's connector and pool, the database pool and cache, and each JVM's heap and collector. The rest (workload, SLO, driver, quotas,
 # balancer, topology, backend) is the bench, which must be the same for a gate to compare two builds.
 BUILD_SETTINGS = ("variant",)
-BUILD_CLUSTER_SETTINGS = re.compile(r"TOMCAT_\w+|DB_POOL_\w+|DB_CONNECTION_SCOPE|NODE\d*_(HEAP|GC)")
+BUILD_CLUSTER_SETTINGS = re.compile(r"TOMCAT_\w+|DB_POOL_\w+|DB_CONNECTION_SCOPE|DB_CACHE_\w+|NODE\d*_(HEAP|GC)")
 
 
 # A kind's own settings matter to its runs only: bench-usl's levels, bench-sessions' sizes.
@@ -53,10 +53,17 @@ def _on_database(run: dict) -> bool:
     return run.get("settings", {}).get("workload") == "query"
 
 
+# Settings whose "off" is how runs from before they existed ran: a balancer without stickiness, sessions not
+# replicated, no cache of reads (whose TTL then says nothing).
+OFF_AS_BEFORE = (("LB_STICKY", "none"), ("TOMCAT_SESSION_REPLICATION", "0"), ("DB_CACHE_SIZE", "0"))
+WITH_THE_CACHE = ("DB_CACHE_TTL_S",)
+
+
 def _cluster(run: dict) -> dict:
-    # A balancer without stickiness is the one from before LB_STICKY existed.
-    cluster = {k: v for k, v in run.get("cluster_settings", {}).items()
-               if (k, v) not in (("LB_STICKY", "none"), ("TOMCAT_SESSION_REPLICATION", "0"))}
+    settings = run.get("cluster_settings", {})
+    cache_off = settings.get("DB_CACHE_SIZE", "0") == "0"
+    cluster = {k: v for k, v in settings.items()
+               if (k, v) not in OFF_AS_BEFORE and not (cache_off and k in WITH_THE_CACHE)}
     return cluster if _on_database(run) else {k: v for k, v in cluster.items()
                                               if not DATABASE_CLUSTER_SETTINGS.fullmatch(k)}
 

@@ -57,8 +57,15 @@ def steps_at(records: list[dict], label: str, capacity: float | None) -> list[di
 
 
 def metrics_at(records: list[dict], label: str, capacity: float | None) -> dict | None:
-    """The host figures of the label's last logged step at the capacity found (steps_at), or None."""
+    """The host figures of the label's last logged step at the capacity found (steps_at), or None. When no step
+    ran at it (the median of an even number of repeats lies between two), the passed rate nearest to it stands
+    for it (the lower of two as near), and its step number says which."""
     at = [r for r in steps_at(records, label, capacity) if "host_metrics" in r]
+    if not at and capacity is not None:
+        logged = [r for r in records if of_label(r, label) and r.get("passed") and "host_metrics" in r
+                  and r.get("phase") != "evidence"]
+        nearest = min((r["offered_rps"] for r in logged), key=lambda rate: (abs(rate - capacity), rate), default=None)
+        at = [r for r in logged if r["offered_rps"] == nearest]
     return {"step": at[-1]["step"], **at[-1]["host_metrics"]} if at else None
 
 

@@ -94,6 +94,8 @@ def test_hosts_profile_sets_no_cpu_quota():
     ({"LOAD_HOSTS": "two"}, "LOAD_HOSTS='two' is not allowed: use a number of load hosts from 1 to 8"),
     ({"PROFILE": "../etc"}, "PROFILE='../etc' is not a profile"),
     ({"TOMCAT_PROTOCOL": "apr"}, "TOMCAT_PROTOCOL='apr' is not allowed: use one of nio nio2"),
+    ({"DB_CACHE_SIZE": "-1"}, "DB_CACHE_SIZE='-1' is not allowed: use an integer from 0 to 1000000"),
+    ({"DB_CACHE_TTL_S": "0"}, "DB_CACHE_TTL_S='0' is not allowed: use an integer from 1 to 86400"),
     ({"TOMCAT_SESSION_REPLICATION": "yes"}, "TOMCAT_SESSION_REPLICATION='yes' is not allowed: use one of 0 1"),
     ({"TOMCAT_MAX_THREADS": "0"}, "TOMCAT_MAX_THREADS='0' is not allowed: use an integer from 1 to 10000"),
     ({"TOMCAT_MAX_THREADS": "abc"}, "TOMCAT_MAX_THREADS='abc' is not allowed"),
@@ -197,4 +199,6 @@ def test_tunables_start_from_tomcats_own_defaults():
         "TOMCAT_SESSION_REPLICATION": "0",
         # HikariCP's own defaults: maximumPoolSize 10, connectionTimeout 30000 ms; a connection per statement.
         "DB_POOL_SIZE": "10", "DB_POOL_TIMEOUT_MS": "30000", "DB_CONNECTION_SCOPE": "call",
+        # No cache of reads unless asked for (Caffeine has no default size); its TTL only matters with one.
+        "DB_CACHE_SIZE": "0", "DB_CACHE_TTL_S": "60",
     }

@@ -3,7 +3,7 @@
 nodes alone (PostgreSQL listens on the data network only); its password in no process's command line or environment and in no container's
 configuration. Then a pool too small for the concurrency (seeds 003 and 004): the node's request threads wait in
 the pool's borrow (its thread dumps, read by load/threaddump.py) and requests that wait past DB_POOL_TIMEOUT_MS
-are answered 503, naming the pool."""
+are answered 503, naming the pool; the node's cache of reads (DB_CACHE_SIZE) answers a repeated read."""
 from __future__ import annotations
 
 import json
@@ -103,6 +103,27 @@ def test_a_pool_too_small_for_the_concurrency_holds_threads_in_its_borrow_and_re
                                                 "this node's pooled connections were in use (DB_POOL_SIZE=1)"), refused
     codes = json.loads(out)["statusCodeDistribution"]
     assert codes.get("503", 0) > 0 and codes.get("200", 0) > 0, codes
+
+
+def test_the_node_cache_answers_a_users_repeated_read_and_counts_it_for_pcp():
+    """DB_CACHE_SIZE: a user's second read of the same rows is answered from node1's heap, a write still goes to
+    the database, and the cache's counters reach the JMX exporter that PCP scrapes."""
+    it_up(DB_CACHE_SIZE="100", DB_CACHE_TTL_S="600")
+    try:
+        url = "http://node1:8080/query?rows=50&join=1&user=cached-user"
+        first, second = query("load", url), query("load", url)
+        written = query("load", url + "&write=100")
+        other = query("load", "http://node1:8080/query?rows=50&join=1&user=another-user")
+        exported = exec_in("node1", "curl", "-fsS", "http://127.0.0.1:9404/metrics").stdout
+    finally:
+        it_up()
+    assert (first["cached_reads"], second["cached_reads"], other["cached_reads"]) == (0, 1, 0), (first, second)
+    assert first["rows"] == second["rows"] == 50
+    assert written["cached_reads"] == 1 and written["writes"] == 1, written
+    counters = dict(re.findall(r"^(db_cache_\w+) ([0-9.eE+]+)$", exported, re.MULTILINE))
+    assert float(counters["db_cache_hits_total"]) == 2 and float(counters["db_cache_misses_total"]) == 2, counters
+    assert float(counters["db_cache_entries"]) == 2, counters
+    assert query("load", url)["cached_reads"] == 0  # the node was started again without its cache
 
 
 def test_quick_pool_sweep_measures_each_size_on_the_database_and_recommends_one(tmp_path):

@@ -36,6 +36,13 @@ def test_a_grinder_run_hashes_as_before_the_database_and_a_query_run_by_its_pool
     assert history.bench_hash(after) == history.bench_hash(RUN) and history.build_of(after) == history.build_of(RUN)
     query = {**after, "settings": {**after["settings"], "workload": "query"}}
     assert history.config_hash(query) != history.config_hash(RUN)
+    no_cache = {**query, "cluster_settings": {**query["cluster_settings"], "DB_CACHE_SIZE": "0",
+                                              "DB_CACHE_TTL_S": "60"}}
+    assert history.config_hash(no_cache) == history.config_hash(query)  # as before the cache existed
+    cached = {**no_cache, "cluster_settings": {**no_cache["cluster_settings"], "DB_CACHE_SIZE": "1000"}}
+    assert history.bench_hash(cached) == history.bench_hash(query) and history.build_of(cached)["DB_CACHE_SIZE"] == "1000"
+    shorter = {**cached, "cluster_settings": {**cached["cluster_settings"], "DB_CACHE_TTL_S": "5"}}
+    assert history.config_hash(shorter) != history.config_hash(cached)
     bigger = {**query, "cluster_settings": {**query["cluster_settings"], "DB_POOL_SIZE": "20"}}
     assert history.bench_hash(bigger) == history.bench_hash(query)  # the pool is the build, not the bench
     assert history.build_of(bigger)["DB_POOL_SIZE"] == "20" and history.config_hash(bigger) != history.config_hash(query)

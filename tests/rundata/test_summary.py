@@ -20,6 +20,15 @@ def test_figures_at_capacity_come_from_the_last_logged_passing_step_at_that_rate
     assert metrics_at([record(1, "node1", 400, True)], "node1", 400) is None  # not logged (MONITOR=off)
 
 
+def test_a_median_no_step_ran_at_takes_the_figures_of_the_nearest_passed_rate():
+    # Two repeats found 750 and 996.1/s: their median, 873.05, was never offered.
+    records = [record(1, "N=1", 750, True, 60), record(2, "N=1", 800, False, 99), record(3, "N=1", 996.1, True, 90),
+               record(4, "N=1", 1054.7, False, 99), record(5, "N=1", 900, False, 97)]
+    assert metrics_at(records, "N=1", 873.05) == {"step": 1, "node1": {"cpu_pct_of_quota": 60}}
+    assert metrics_at(records + [record(6, "N=1", 873.05, True, 75)], "N=1", 873.05)["step"] == 6
+    assert metrics_at([record(1, "N=1", 750, True, 60), record(2, "N=1", 950, True, 80)], "N=1", 850)["step"] == 1
+
+
 def test_a_step_belongs_to_its_search_label_or_older_steps_to_their_target():
     assert of_label({"label": "cluster v2", "target": "cluster"}, "cluster v2")
     assert not of_label({"label": "cluster v2", "target": "cluster"}, "cluster v3")

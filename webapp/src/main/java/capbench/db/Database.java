@@ -9,6 +9,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -31,10 +33,12 @@ public final class Database implements AutoCloseable {
     private final String node;
     private volatile HikariDataSource pool;  // made once; read by every request without a lock
     private volatile int[] sizes;  // the largest order and account ids, read once
+    private final QueryCache cache;
 
     public Database(DatabaseSettings settings, String node) {
         this.settings = settings;
         this.node = node;
+        this.cache = QueryCache.of(settings.cacheSize(), settings.cacheTtlSeconds());
     }
 
     /** Makes the pool now; when it cannot (no password file: a host without the database), the first query
@@ -58,66 +62,123 @@ public final class Database implements AutoCloseable {
     public record Work(int rows, boolean join, int writePct, int calls, String user) {
     }
 
-    /** What the request cost: rows read, updates made, and the time spent waiting for a pooled connection. */
-    public record Done(int rows, int writes, long poolWaitNanos) {
+    /** What the request cost: rows read (of them, from the node's cache), updates made, and the time spent
+     *  waiting for a pooled connection. */
+    public record Done(int rows, int cachedReads, int writes, long poolWaitNanos) {
     }
 
     /** Runs the work with the configured scope. Throws {@link java.sql.SQLTransientConnectionException} when
-     *  the pool gives no connection within its timeout. */
+     *  the pool gives no connection within its timeout. A request whose reads the cache answers and that writes
+     *  nothing borrows no connection. */
     public Done run(Work work) throws SQLException, IOException {
         HikariDataSource source = pool();
         ThreadLocalRandom random = ThreadLocalRandom.current();
-        int rows = 0;
-        int writes = 0;
-        long waited = 0;
+        Tally tally = new Tally();
         if (settings.scope() == DatabaseSettings.Scope.REQUEST) {
-            long asked = System.nanoTime();
-            try (Connection connection = source.getConnection()) {
-                waited += System.nanoTime() - asked;
+            try (Borrowed connection = new Borrowed(source, tally)) {
                 for (int call = 0; call < work.calls(); call++) {
-                    int[] done = oneCall(connection, work, call, random);
-                    rows += done[0];
-                    writes += done[1];
+                    oneCall(connection, work, call, random, tally);
                 }
             }
         } else {
             for (int call = 0; call < work.calls(); call++) {
-                long asked = System.nanoTime();
-                try (Connection connection = source.getConnection()) {
-                    waited += System.nanoTime() - asked;
-                    int[] done = oneCall(connection, work, call, random);
-                    rows += done[0];
-                    writes += done[1];
+                try (Borrowed connection = new Borrowed(source, tally)) {
+                    oneCall(connection, work, call, random, tally);
                 }
             }
         }
-        return new Done(rows, writes, waited);
+        return new Done(tally.rows, tally.cached, tally.writes, tally.waited);
     }
 
-    private int[] oneCall(Connection connection, Work work, int call, ThreadLocalRandom random) throws SQLException {
-        int[] size = sizes(connection);
+    /** The node's cache of reads (off when DB_CACHE_SIZE is 0). */
+    public QueryCache cache() {
+        return cache;
+    }
+
+    private static final class Tally {
+        int rows;
+        int cached;
+        int writes;
+        long waited;
+    }
+
+    /** A pooled connection borrowed when first needed (the time waited for it counted), returned at close. */
+    private static final class Borrowed implements AutoCloseable {
+        private final HikariDataSource source;
+        private final Tally tally;
+        private Connection connection;
+
+        Borrowed(HikariDataSource source, Tally tally) {
+            this.source = source;
+            this.tally = tally;
+        }
+
+        Connection get() throws SQLException {
+            if (connection == null) {
+                long asked = System.nanoTime();
+                connection = source.getConnection();
+                tally.waited += System.nanoTime() - asked;
+            }
+            return connection;
+        }
+
+        @Override
+        public void close() throws SQLException {
+            if (connection != null) {
+                connection.close();
+            }
+        }
+    }
+
+    private void oneCall(Borrowed connection, Work work, int call, ThreadLocalRandom random, Tally tally)
+            throws SQLException {
+        int[] size = sizes != null ? sizes : sizes(connection.get());
         int orders = size[0];
         int accounts = size[1];
         int key = work.user() == null ? random.nextInt(Integer.MAX_VALUE) : Math.floorMod(work.user().hashCode(), Integer.MAX_VALUE);
         int start = 1 + Math.floorMod(key + call * work.rows(), Math.max(1, orders - work.rows() + 1));
-        int read = 0;
-        try (PreparedStatement statement = connection.prepareStatement(work.join() ? READ_JOINED : READ)) {
-            statement.setInt(1, start);
-            statement.setInt(2, work.rows());
-            try (ResultSet result = statement.executeQuery()) {
-                while (result.next()) {
-                    read++;
-                }
-            }
+        QueryCache.Key read = new QueryCache.Key(work.join(), start, work.rows());
+        List<Object[]> cached = cache.get(read);
+        if (cached != null) {
+            tally.rows += cached.size();
+            tally.cached++;
+        } else {
+            tally.rows += read(connection.get(), read);
         }
-        int wrote = 0;
         if (work.writePct() > 0 && random.nextInt(100) < work.writePct()) {
-            try (PreparedStatement statement = connection.prepareStatement(WRITE)) {
+            try (PreparedStatement statement = connection.get().prepareStatement(WRITE)) {
                 statement.setInt(1, 1 + Math.floorMod(key, accounts));
-                wrote = statement.executeUpdate();
+                tally.writes += statement.executeUpdate();
             }
         }
-        return new int[] {read, wrote};
+    }
+
+    /** Reads the rows; with a cache, keeps them (their values, as a cache of these results would). */
+    private int read(Connection connection, QueryCache.Key key) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(key.join() ? READ_JOINED : READ)) {
+            statement.setInt(1, key.start());
+            statement.setInt(2, key.rows());
+            try (ResultSet result = statement.executeQuery()) {
+                if (!cache.on()) {
+                    int read = 0;
+                    while (result.next()) {
+                        read++;
+                    }
+                    return read;
+                }
+                int columns = result.getMetaData().getColumnCount();
+                List<Object[]> rows = new ArrayList<>();
+                while (result.next()) {
+                    Object[] row = new Object[columns];
+                    for (int column = 0; column < columns; column++) {
+                        row[column] = result.getObject(column + 1);
+                    }
+                    rows.add(row);
+                }
+                cache.put(key, rows);
+                return rows.size();
+            }
+        }
     }
 
     private int[] sizes(Connection connection) throws SQLException {

@@ -2,6 +2,7 @@ package capbench.web;
 
 import capbench.db.Database;
 import capbench.db.DatabaseSettings;
+import capbench.db.QueryCacheStats;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -14,7 +15,8 @@ import java.util.Optional;
  * {@code GET /query?rows=R&join=0|1&write=P&calls=C[&user=ID]}: work on the shared database through this node's
  * connection pool (seeds 003 and 004: the pool, not the database, set the limit). Answers what it did and how
  * long it waited for a connection; a pool that gives none within DB_POOL_TIMEOUT_MS is a 503 naming the pool,
- * as is a database that cannot be reached.
+ * as is a database that cannot be reached. With the node's cache on (DB_CACHE_SIZE), a read it holds is answered
+ * from the heap ("cached_reads").
  */
 public class QueryServlet extends HttpServlet {
 
@@ -27,6 +29,7 @@ public class QueryServlet extends HttpServlet {
         try {
             database = new Database(DatabaseSettings.from(System.getenv()), node);
             database.open();
+            QueryCacheStats.register(database.cache());
         } catch (IllegalStateException e) {
             unconfigured = e.getMessage();
             log("no database pool: " + unconfigured);
@@ -36,6 +39,7 @@ public class QueryServlet extends HttpServlet {
     @Override
     public void destroy() {
         if (database != null) {
+            QueryCacheStats.unregister();
             database.close();
         }
     }
@@ -78,6 +82,7 @@ public class QueryServlet extends HttpServlet {
         Responses.json(resp, new Json()
                 .put("node", node)
                 .put("rows", done.rows())
+                .put("cached_reads", done.cachedReads())
                 .put("writes", done.writes())
                 .put("calls", work.calls())
                 .put("scope", settings.scope().wireName())
