@@ -62,8 +62,8 @@ public final class Database implements AutoCloseable {
     public record Work(int rows, boolean join, int writePct, int calls, String user) {
     }
 
-    /** What the request cost: rows read (of them, from the node's cache), updates made, and the time spent
-     *  waiting for a pooled connection. */
+    /** What the request cost: rows read, the statements the node's cache answered instead of the database,
+     *  updates made, and the time spent waiting for a pooled connection. */
     public record Done(int rows, int cachedReads, int writes, long poolWaitNanos) {
     }
 
