@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import platform
+import subprocess
 import time
 from pathlib import Path
 
@@ -184,9 +185,12 @@ def execute(bench: Bench, body=None) -> tuple[dict, int]:
     except KeyboardInterrupt:
         status, error, code = "partial", "interrupted", 130
         say("interrupted: keeping the completed steps; a generator still running on the load host was stopped")
-    except (ClusterError, DriverError, OSError) as problem:
+    except (ClusterError, DriverError, OSError, subprocess.TimeoutExpired) as problem:
         status, error, code = "partial", str(problem), 1
         say(f"stopped: {problem}")
+    except Exception as problem:  # a defect of ours: the summary says the run broke off, the traceback follows
+        status, error, code = "partial", f"{type(problem).__name__}: {problem}", 1
+        raise
     finally:
         if kind.restores_rotation:
             try:

@@ -182,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
         tune["status"] = "partial"
         code = 1
         say(f"stopped: {problem}")
+    except Exception:  # a defect of ours: the finished points are kept and the sweep resumes; the traceback follows
+        tune["status"] = "partial"
+        jsonl.write_json(root / "tune.json", tune)
+        raise
     finally:
         apply({}, original)
         try:
