@@ -14,6 +14,10 @@ from load.drivers import Envelope
 
 RUN_STEP = "/opt/capbench/bin/run-step"
 WORK_DIR = "/tmp/capbench"  # on the load host, writable by its user
+# A routing check's request may take this long, and the check waits for all of them: right after a pool sweep
+# re-created the nodes and the database, 48 queries took more than 78 s together (CI, 2026-11-25), which broke
+# the run off when the check allowed about a second each.
+ANSWER_MAX_S = 10
 
 
 class LoadHost:
@@ -52,9 +56,9 @@ class LoadHost:
 
     def nodes_answering(self, url: str, count: int) -> dict[str, int]:
         """Sends `count` requests one after another; how many each node answered."""
-        script = f'for i in $(seq {count}); do curl -fsS --max-time 10 "{url}"; echo; done'
+        script = f'for i in $(seq {count}); do curl -fsS --max-time {ANSWER_MAX_S} "{url}"; echo; done'
         seen: dict[str, int] = {}
-        for line in self.exec(["sh", "-c", script], timeout=30 + count).decode().splitlines():
+        for line in self.exec(["sh", "-c", script], timeout=30 + count * ANSWER_MAX_S).decode().splitlines():
             if line.strip():
                 node = json.loads(line).get("node", "?")
                 seen[node] = seen.get(node, 0) + 1
