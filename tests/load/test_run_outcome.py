@@ -12,10 +12,12 @@ from load import runner
 from rundata.layout import RunPaths
 
 
-def bench_whose_run_raises(tmp_path, problem: BaseException):
-    def run():
-        raise problem
-    kind = SimpleNamespace(logs_whole_run=False, restores_rotation=False, run=lambda bench: run())
+def bench_whose_run_raises(tmp_path, problem: BaseException | None):
+    """A bench whose kind's run raises `problem` (returns normally when None)."""
+    def run(_bench):
+        if problem is not None:
+            raise problem
+    kind = SimpleNamespace(logs_whole_run=False, restores_rotation=False, run=run)
     return SimpleNamespace(paths=RunPaths(tmp_path), kind=kind, prepare=lambda: None, monitor=None,
                            run_json=lambda: {"schema": "test"}, finish_monitoring=lambda: None,
                            collect_lb_events=lambda: None)
@@ -44,6 +46,5 @@ def test_an_unforeseen_failure_is_recorded_as_partial_then_raised(tmp_path):
 
 def test_a_run_that_ends_normally_is_complete_and_loses_its_marker(tmp_path):
     bench = bench_whose_run_raises(tmp_path, None)
-    bench.kind.run = lambda _: None
     summary, code = runner.execute(bench)
     assert (summary["status"], code) == ("complete", 0) and not bench.paths.partial_marker.exists()
