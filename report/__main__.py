@@ -38,7 +38,7 @@ def print_compare(a: dict, b: dict) -> None:
     print(f"A {a['run_id']} ({a.get('git_sha')})  →  B {b['run_id']} ({b.get('git_sha')})"
           + ("" if a.get("config_hash") == b.get("config_hash") else "   NOTE: different configurations"))
     apart = history.hours_apart(a, b)
-    print(f"calibration (nodes' median ms per call at idle): A {calibration.describe(calibration.of(a))}, "
+    print(f"calibration (nodes' medians at idle: ms per Grinder call, CPU probe): A {calibration.describe(calibration.of(a))}, "
           f"B {calibration.describe(calibration.of(b))}" + (f"; runs {apart:.1f} h apart" if apart is not None else ""))
     tags = history.caveats(a, b)
     print(f"{'target':<22}{'A /s':>9}{'n':>3}{'B /s':>10}{'n':>3}{'change':>9}  {'interval of the change':<30}verdict")

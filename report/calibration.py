@@ -1,7 +1,9 @@
 """The machine a run ran on, as its calibration tells it (run.json, summary.json and each history line carry
-`calibration`: the probe, each node's ms per Grinder call at idle, the load host's CPU probe, a machine id;
-runs from before calibration have none, which reads as unknown, never as equal): whether two runs' machines
-differ beyond the probe's noise, and the capacity per calibrated core.
+`calibration`: the probe, each node's ms per Grinder call at idle and CPU time of a native probe, the load
+host's CPU probe, a machine id; runs from before calibration have none, which reads as unknown, never as equal):
+whether two runs' machines differ beyond the probe's noise, and the capacity per calibrated core. The nodes'
+machine is told by their native probe (`node_cpu_ms`), not by the Grinder's time per call, which moves with the
+code each JVM compiled (load/calibration.py); runs from before that probe compare as unknown.
 
 Capacity per calibrated core. A node's `ms_per_call` t is the time one probe call takes alone on an idle node:
 one core's worth of CPU for t ms, so one core of that machine serves at most 1000 / t such calls a second.
@@ -17,9 +19,10 @@ import math
 import statistics
 
 # How far two calibrations of one machine may differ before they say "another machine, or one under other load".
-# The probe's own repeatability, measured: six calibrations in a row on one idle 2-core machine of ours spread
-# 13.8 % min-to-max (the nodes' median ms per call, 0.365-0.418) and 12.8 % (the load probe, 230-262 ms).
-# Twice that is beyond the probe's noise; our machines differ from each other by x4-7, far beyond it.
+# The probes' own repeatability, measured on one 2-core machine of ours: the nodes' CPU probe (their median)
+# 72-75 ms over twelve calibrations (idle, with two busy processes beside them, after the nodes' JVMs restarted),
+# 12 % min-to-max at most in other series (73-82 ms); the load probe 12.8 % (230-262 ms); meanwhile the Grinder's
+# ms per call moved by 25 % (1.02-1.27). Twice the noise is beyond it; our machines differ by x4-7.
 CALIBRATION_NOISE_PCT = 25.0
 
 
@@ -39,6 +42,12 @@ def node_ms(calibration: dict | None) -> float | None:
     return statistics.median(values) if values else None
 
 
+def node_cpu_ms(calibration: dict | None) -> float | None:
+    """The median over the nodes of their native CPU probe: the run's one figure for the nodes' machine."""
+    values = [v for v in map(_positive, ((calibration or {}).get("node_cpu_ms") or {}).values()) if v]
+    return statistics.median(values) if values else None
+
+
 def machine(calibration: dict | None) -> str | None:
     return (calibration or {}).get("machine") or None
 
@@ -55,9 +64,9 @@ def differences(a: dict | None, b: dict | None, load_host: bool = True) -> list[
     tags = []
     if machine(a) and machine(b) and machine(a) != machine(b):
         tags.append("different machines")
-    nodes = shift_pct(a, b)
+    nodes = shift_pct(a, b, key=node_cpu_ms)
     if nodes is not None and abs(nodes) > CALIBRATION_NOISE_PCT:
-        tags.append(f"node calibration {nodes:+.1f} %")
+        tags.append(f"node CPU probe {nodes:+.1f} %")
     load = shift_pct(a, b, key=lambda c: _positive((c or {}).get("load_ms")))
     if load_host and load is not None and abs(load) > CALIBRATION_NOISE_PCT:
         tags.append(f"load host calibration {load:+.1f} %")
@@ -66,10 +75,11 @@ def differences(a: dict | None, b: dict | None, load_host: bool = True) -> list[
 
 def describe(calibration: dict | None) -> str:
     """One run's calibration in a few words, for the comparison's header."""
-    ms = node_ms(calibration)
-    if ms is None:
+    ms, cpu = node_ms(calibration), node_cpu_ms(calibration)
+    if ms is None and cpu is None:
         return "not recorded"
-    return f"{ms:.3f} ms/call" + (f" on {machine(calibration)}" if machine(calibration) else "")
+    return ", ".join(([f"{ms:.3f} ms/call"] if ms is not None else []) + ([f"CPU probe {cpu:.0f} ms"] if cpu else [])) \
+        + (f" on {machine(calibration)}" if machine(calibration) else "")
 
 
 def ms_for(target: str, calibration: dict | None) -> float | None:

@@ -67,6 +67,9 @@ def test_quick_bench_cluster_with_auto_weights(tmp_path):
     assert calibration == json.loads((run_dir / "run.json").read_text())["calibration"]
     assert all(0.05 < ms < 20 for ms in calibration["ms_per_call"].values()), calibration
     assert set(calibration["ms_per_call"]) == set(NODES) and calibration["load_ms"] > 0
+    # and every node's native CPU probe (what tells machines apart), a CPU time per run of tens of ms
+    assert set(calibration["node_cpu_ms"]) == set(NODES), calibration
+    assert all(5 < ms < 2000 for ms in calibration["node_cpu_ms"].values()), calibration
     for step in steps:
         assert_step_complete(step)
         assert step["unanswered"] is not None and step["behind_schedule"] is not None  # oha accounts for both

@@ -6,9 +6,8 @@ prometheus_client's parser.
 
 The slower build is the Grinder's v1 (every request serialised on one lock, about 2 MB of garbage per call)
 against v3 (a pool of ten grinders reusing their buffers): a build setting that leaves the machine's calibration
-alone (it grinds its own fixed request), so the gate judges the capacities. A collector or heap change would be
-a larger regression, but the calibration's requests run on that JVM too, and the gate rightly could not tell a
-slower build from a slower machine. On a slow machine the two variants are close: node1 spending 1.1 ms of CPU on
+alone (the nodes' native CPU probe), so the gate judges the capacities. On a slow machine the two variants are
+close: node1 spending 1.1 ms of CPU on
 a Grinder call, bench-variants gave v1 275 and v3 450/s (0.61), and a gate here v3 350/280/280 against v1
 200/225/225/s (0.80), while in a CI run where the other worker's VM and swarm lab shared the two cores, v3's
 searches found 250/225/281.2 and v1's 275/s each: no difference at all. Hence:
@@ -49,9 +48,8 @@ def gate(results: Path, *settings: str):
 
 def gate_again_if_the_machine_moved(results: Path, *settings: str):
     """The gate, run once more when it could not tell because the machine's speed moved between the baseline and
-    this run beyond the calibration's noise (report/calibration.py), as a pipeline on a shared machine would: on
-    ours node1's calibration moved by 35 % within the four minutes between two gates (CI, 2026-11-25), and the
-    capacities with it (309.4 → 386.7/s)."""
+    this run beyond the calibration's noise (report/calibration.py), as a pipeline on a shared machine would: the
+    other worker's benches share our two cores."""
     done = gate(results, *settings)
     if done.returncode == 4 and any("the machine differs from the baseline's" in check["message"]
                                     for check in verdict_of(results)["checks"]):

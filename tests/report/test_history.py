@@ -115,8 +115,8 @@ def test_fewer_than_three_repeats_a_side_cannot_tell_and_says_why(a_caps, b_caps
     assert once.verdict == "CANNOT TELL" and once.interval is None and why in once.why and "REPEATS=3" in once.why
 
 
-CALIBRATION = {"probe": "v1 level 13", "ms_per_call": {"node1": 0.70, "node2": 0.72, "node3": 0.71}, "load_ms": 3.0,
-               "machine": "m1"}
+CALIBRATION = {"probe": "v1 level 13", "ms_per_call": {"node1": 0.70, "node2": 0.72, "node3": 0.71},
+               "node_cpu_ms": {"node1": 70.0, "node2": 72.0, "node3": 71.0}, "load_ms": 3.0, "machine": "m1"}
 
 
 def test_runs_far_apart_on_other_machines_or_recalibrated_are_flagged():
@@ -126,8 +126,8 @@ def test_runs_far_apart_on_other_machines_or_recalibrated_are_flagged():
     assert history.caveats(a, near) == []
     assert history.hours_apart(a, near) == pytest.approx(10.0)
     assert history.caveats(a, {**a, "time": "2026-11-23T10:30:00Z"}) == ["24 h apart"]  # 24.5 h > FAR_APART_H
-    faster = {**CALIBRATION, "ms_per_call": {"node1": 0.48, "node2": 0.50, "node3": 0.49}, "machine": "m2"}
-    assert history.caveats(a, {**near, "calibration": faster}) == ["different machines", "node calibration -31.0 %"]
+    faster = {**CALIBRATION, "node_cpu_ms": {"node1": 48.0, "node2": 50.0, "node3": 49.0}, "machine": "m2"}
+    assert history.caveats(a, {**near, "calibration": faster}) == ["different machines", "node CPU probe -31.0 %"]
     # No calibration on one side (a run from before it): unknown, never "different".
     assert history.caveats(a, {**near, "calibration": None}) == []
     # The run's start (its id) stands in for a line without a time.
@@ -149,7 +149,7 @@ def test_make_compare_prints_each_change_and_its_verdict(tmp_path, monkeypatch, 
     assert main(["compare"]) == 0
     out = capsys.readouterr().out
     assert "A r1 (abc1234)  →  B r2 (abc1234)" in out
-    assert "calibration (nodes' median ms per call at idle): A not recorded, B not recorded" in out
+    assert "calibration (nodes' medians at idle: ms per Grinder call, CPU probe): A not recorded, B not recorded" in out
     row = next(line for line in out.splitlines() if line.startswith("node1"))
     assert "+13.1%" in row and "[+4.5%, +22.5%] at 90%" in row and row.endswith("SIGNIFICANT")
     assert "exact rank (Mann–Whitney) interval" in out and "E: 0.8 → 0.8" in out
@@ -172,13 +172,13 @@ def test_the_history_plot_joins_only_runs_of_one_configuration_and_machine():
 
 
 def test_the_history_plot_flags_a_changed_machine_or_calibration_since_the_configurations_last_run():
-    nearly = {**CALIBRATION, "ms_per_call": {"node1": 0.75}}  # median 0.71 → 0.75: +5.6 %, within the noise
-    slower = {**CALIBRATION, "ms_per_call": {"node1": 0.96, "node2": 0.97, "node3": 0.95}}  # 0.75 → 0.96: +28 %
+    nearly = {**CALIBRATION, "node_cpu_ms": {"node1": 75.0}}  # median 71 → 75: +5.6 %, within the noise
+    slower = {**CALIBRATION, "node_cpu_ms": {"node1": 96.0, "node2": 97.0, "node3": 95.0}}  # 75 → 96: +28 %
     lines = [{"config_hash": "a", "calibration": CALIBRATION}, {"config_hash": "b"},
              {"config_hash": "a", "calibration": nearly}, {"config_hash": "a", "calibration": slower},
              {"config_hash": "a", "calibration": {**slower, "machine": "m2"}},
              {"config_hash": "a"}]  # unknown: no flag
-    assert history.machine_flags(lines) == {3: ["node calibration +28.0 %"], 4: ["different machines"]}
+    assert history.machine_flags(lines) == {3: ["node CPU probe +28.0 %"], 4: ["different machines"]}
 
 
 def test_a_scaleout_curve_is_compared_point_by_point_and_keeps_its_fit(tmp_path):
