@@ -36,16 +36,19 @@ def _positive(value) -> float | None:
     return float(value) if isinstance(value, (int, float)) and math.isfinite(value) and value > 0 else None
 
 
-def node_ms(calibration: dict | None) -> float | None:
-    """The median over the nodes of ms per call at idle: the run's one figure for the nodes' machine."""
-    values = [v for v in map(_positive, ((calibration or {}).get("ms_per_call") or {}).values()) if v]
+def _nodes_median(calibration: dict | None, field: str) -> float | None:
+    values = [v for v in map(_positive, ((calibration or {}).get(field) or {}).values()) if v]
     return statistics.median(values) if values else None
+
+
+def node_ms(calibration: dict | None) -> float | None:
+    """The median over the nodes of ms per Grinder call at idle: the price of the servlet's work."""
+    return _nodes_median(calibration, "ms_per_call")
 
 
 def node_cpu_ms(calibration: dict | None) -> float | None:
     """The median over the nodes of their native CPU probe: the run's one figure for the nodes' machine."""
-    values = [v for v in map(_positive, ((calibration or {}).get("node_cpu_ms") or {}).values()) if v]
-    return statistics.median(values) if values else None
+    return _nodes_median(calibration, "node_cpu_ms")
 
 
 def machine(calibration: dict | None) -> str | None:
@@ -76,10 +79,10 @@ def differences(a: dict | None, b: dict | None, load_host: bool = True) -> list[
 def describe(calibration: dict | None) -> str:
     """One run's calibration in a few words, for the comparison's header."""
     ms, cpu = node_ms(calibration), node_cpu_ms(calibration)
-    if ms is None and cpu is None:
+    figures = ([f"{ms:.3f} ms/call"] if ms else []) + ([f"CPU probe {cpu:.0f} ms"] if cpu else [])
+    if not figures:
         return "not recorded"
-    return ", ".join(([f"{ms:.3f} ms/call"] if ms is not None else []) + ([f"CPU probe {cpu:.0f} ms"] if cpu else [])) \
-        + (f" on {machine(calibration)}" if machine(calibration) else "")
+    return ", ".join(figures) + (f" on {machine(calibration)}" if machine(calibration) else "")
 
 
 def ms_for(target: str, calibration: dict | None) -> float | None:
