@@ -22,8 +22,8 @@ from load.drivers.oha import OhaDriver
 from load.drivers.wrk2 import Wrk2Driver
 from load.kinds import KINDS
 from load.progress import say
-from load.scenario import workload_name
 from load.runner import Bench, execute
+from load.scenario import workload_name
 from load.settings import SettingsError, check_for_driver, load_settings
 from rundata.layout import RunPaths, new_run
 

@@ -18,8 +18,8 @@ from load.balancing import Balancing
 from load.calibration import calibrate
 from load.drivers import DriverError, StepPlan
 from load.drivers.wrk2 import LOADHOST_BINARY
-from load.kinds.base import Kind
 from load.generators import LoadHosts
+from load.kinds.base import Kind
 from load.loadhost import WORK_DIR
 from load.monitoring import Monitoring
 from load.progress import STEPS_PER_SEARCH_GUESS, Progress, say

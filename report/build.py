@@ -9,11 +9,11 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from metrics.catalogue import SHOWN
 from report import calibration, efficiency, figures, hints, scaleout, story, usl
 from rundata import jsonl, workload
 from rundata.records import SEARCH_PHASES
 from rundata.run import node_cpus, node_numbers, node_values, nodes_of
-from metrics.catalogue import SHOWN
 from rundata.summary import of_label, serving_nodes
 
 TEMPLATE_DIR = Path(__file__).parent

@@ -23,8 +23,8 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only: no display on a bench host
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from report import scaleout  # noqa: E402
 from rundata.summary import node_figures  # noqa: E402

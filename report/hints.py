@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rundata.records import GENERATOR_BEHIND_PCT, GENERATOR_CPU_PCT
 from hosts.topology import DATABASE
+from rundata.records import GENERATOR_BEHIND_PCT, GENERATOR_CPU_PCT
 from rundata.summary import serving_nodes
 
 CPU_SATURATED_PCT = 85.0

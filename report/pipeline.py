@@ -10,8 +10,7 @@ import shutil
 from pathlib import Path
 
 from junitparser import Error, Failure, JUnitXml, TestCase, TestSuite
-from prometheus_client import CollectorRegistry
-from prometheus_client import generate_latest as prometheus_text
+from prometheus_client import CollectorRegistry, generate_latest as prometheus_text
 from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily
 from prometheus_client.openmetrics.exposition import generate_latest
 

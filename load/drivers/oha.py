@@ -10,7 +10,6 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-
 from load.drivers import DriverError, Envelope, GeneratorRun, StepPlan, tool_failure
 from load.drivers.latency import StepLatency, figures, new_histogram, record_ms, unanswered_count
 from rundata.records import GENERATOR_LATE_MS, SLOW_MS, StepResult, Tool, empty_errors, socket_errors

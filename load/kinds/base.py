@@ -8,7 +8,6 @@ from load.console import print_capacities
 from load.settings import BenchSettings
 from rundata import jsonl
 
-
 # A kind's own ending (status, error, exit code), e.g. the self-check's verdict; run() returning None: complete.
 Outcome = tuple[str, "str | None", int]
 

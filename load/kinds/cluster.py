@@ -7,10 +7,10 @@ weights), each with its E."""
 from __future__ import annotations
 
 from hosts.backend import ClusterError
+from hosts.settings import cluster_settings
 from hosts.topology import NODES
 from load.console import figure, print_capacities
 from load.kinds.base import Kind
-from hosts.settings import cluster_settings
 from report import balance, efficiency
 from report.balance import capacity_weights
 from rundata.run import node_numbers

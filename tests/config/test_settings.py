@@ -10,16 +10,18 @@ import pytest
 
 from conftest import ROOT, compose, run
 
-pytestmark = pytest.mark.docker  # runs Docker: on the cluster's worker (tests/conftest.py)
-
+# The tests that run Docker or Compose are marked docker (on the cluster's worker: tests/conftest.py; not in make
+# test-fast); the refusals of bad settings come before Compose is run, and the rest read files.
 PROFILES = sorted(p.stem for p in (ROOT / "cluster" / "profiles").glob("*.env"))
 
 
+@pytest.mark.docker
 @pytest.mark.parametrize("profile", PROFILES)
 def test_every_profile_renders_a_valid_compose_file(profile):
     compose("config", "--quiet", env={"PROFILE": profile})
 
 
+@pytest.mark.docker
 @pytest.mark.parametrize("profile", PROFILES)
 @pytest.mark.parametrize("balance, log_requests", [("roundrobin", "0"), ("leastconn", "0"), ("roundrobin", "1")])
 def test_rendered_haproxy_config_passes_haproxy_check(profile, balance, log_requests):
@@ -28,6 +30,7 @@ def test_rendered_haproxy_config_passes_haproxy_check(profile, balance, log_requ
     assert "Configuration file is valid" in done.stdout + done.stderr
 
 
+@pytest.mark.docker
 def test_haproxy_gets_one_server_per_node_of_any_count():
     """haproxy/start writes a server line per node of LB_NODES (five here, from the homogeneous profile)."""
     script = "/opt/capbench/bin/haproxy-start -c && grep -E '^ +server ' /run/haproxy/haproxy.cfg"
@@ -38,12 +41,14 @@ def test_haproxy_gets_one_server_per_node_of_any_count():
     assert "Configuration file is valid" in done.stdout + done.stderr
 
 
+@pytest.mark.docker
 def test_haproxy_refuses_a_node_list_that_is_not_node_names():
     done = compose("run", "--rm", "--no-deps", "-T", "-e", "LB_NODES=node1 ../x", "--entrypoint",
                    "/opt/capbench/bin/haproxy-start", "lb", "-c", check=False)
     assert done.returncode == 2 and "LB_NODES='node1 ../x' is not allowed" in done.stderr, done.stderr
 
 
+@pytest.mark.docker
 def test_haproxy_config_with_the_vms_fixed_addresses_passes_haproxy_check():
     """On VMs (cluster/vagrant) HAProxy reads the nodes' addresses from /etc/hosts instead of following DNS."""
     hosts = "".join(f"10.89.2.1{i} node{i}\\n" for i in (1, 2, 3))
@@ -55,6 +60,7 @@ def test_haproxy_config_with_the_vms_fixed_addresses_passes_haproxy_check():
     assert "Configuration file is valid" in done.stdout + done.stderr
 
 
+@pytest.mark.docker
 def test_small_profile_fits_our_two_core_hosts():
     services = json.loads(compose("config", "--format", "json").stdout)["services"]
     quotas = [float(s["cpus"]) for name, s in services.items() if name.startswith("node")]
@@ -66,6 +72,7 @@ def test_small_profile_fits_our_two_core_hosts():
     assert float(services["db"]["cpus"]) <= 0.5
 
 
+@pytest.mark.docker
 def test_load_hosts_beyond_the_first_are_rendered_as_the_first_with_their_own_name():
     services = json.loads(compose("config", "--format", "json", env={"LOAD_HOSTS": "3"}).stdout)["services"]
     loads = [name for name in services if name.startswith("load")]
@@ -77,6 +84,7 @@ def test_load_hosts_beyond_the_first_are_rendered_as_the_first_with_their_own_na
     assert services["controller"]["environment"]["CAPBENCH_MONITORED"].endswith("lb load load2 load3")
 
 
+@pytest.mark.docker
 def test_hosts_profile_sets_no_cpu_quota():
     """PROFILE=hosts, for nodes on machines of their own: a quota of 0 is none, and Compose renders none."""
     services = json.loads(compose("config", "--format", "json", env={"PROFILE": "hosts"}).stdout)["services"]
@@ -138,6 +146,7 @@ def test_all_bad_settings_are_reported_at_once():
     assert len([line for line in done.stderr.splitlines() if "is not allowed" in line]) == 3, done.stderr
 
 
+@pytest.mark.docker
 def test_the_node_refuses_bad_settings_itself():
     """A node started without the host's checks (e.g. by hand) applies the same rules and does not start."""
     done = run(["docker", "run", "--rm", "-e", "TOMCAT_PROTOCOL=ajp", "-e", "TOMCAT_MAX_THREADS=200",
@@ -150,6 +159,7 @@ def test_the_node_refuses_bad_settings_itself():
     assert "JVM_HEAP='64' is not allowed" in done.stderr
 
 
+@pytest.mark.docker
 @pytest.mark.parametrize("allow", ["*", "0.0.0.0/0", "10.89.0.1", "10.89.0.* ; allow *"])
 def test_pmcd_admits_only_an_address_prefix(allow):
     """with-pmcd (every monitored host's entrypoint) refuses an access rule wider or other than a prefix."""

@@ -22,6 +22,7 @@ def test_vagrant_validate_accepts_the_vagrantfile(tmp_path):
     assert "validated successfully" in done.stdout
 
 
+@pytest.mark.docker  # Compose renders compose.yaml: on the cluster's worker (tests/conftest.py)
 @pytest.mark.skipif(shutil.which("ruby") is None, reason="Ruby is not installed (Vagrant brings it)")
 def test_the_vagrantfile_the_compose_file_and_haproxy_have_the_hosts_of_the_topology():
     """cluster/topology.env is the one list of hosts: the Vagrantfile computes its VMs from it; compose.yaml and

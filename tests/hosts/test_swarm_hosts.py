@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hosts.swarm_hosts import HostsFileError, parse
 from hosts import swarm_lab
+from hosts.swarm_hosts import HostsFileError, parse
 from hosts.swarm_lab import roles_for
 from hosts.topology import HOSTS, NODES, ROOT, NodesRefused, load_host_names, role
 

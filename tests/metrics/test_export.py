@@ -15,8 +15,6 @@ from metrics.catalogue import JAVA, MB, node_figures
 from metrics.counts import RawRows, count_over, cross_check
 from metrics.series import labels, process_name
 
-pytestmark = pytest.mark.docker  # runs Docker: on the cluster's worker (tests/conftest.py)
-
 DATA = Path(__file__).parent / "data"
 EXPECTED = DATA / "expected"
 STEPS = [json.loads(line) for line in (DATA / "steps.jsonl").read_text().splitlines()]
@@ -37,6 +35,7 @@ def exported(tmp_path_factory) -> tuple[Path, list[dict]]:
     return out, records
 
 
+@pytest.mark.docker  # pmrep in the controller image: on the cluster's worker (tests/conftest.py)
 def test_every_step_and_host_is_exported_like_the_golden_files(exported):
     out, _ = exported
     produced = sorted(p.relative_to(out) for p in out.rglob("*.csv"))
@@ -51,6 +50,7 @@ def test_every_step_and_host_is_exported_like_the_golden_files(exported):
         assert masked_csv(out / relative) == masked_csv(golden), relative
 
 
+@pytest.mark.docker  # pmrep in the controller image: on the cluster's worker (tests/conftest.py)
 def test_step_figures_match_the_golden_figures(exported):
     _, records = exported
     figures = json.loads(json.dumps({r["step"]: r["host_metrics"] for r in records}))  # keys as in the file
@@ -60,6 +60,7 @@ def test_step_figures_match_the_golden_figures(exported):
     assert figures == json.loads(golden.read_text())
 
 
+@pytest.mark.docker  # pmrep in the controller image: on the cluster's worker (tests/conftest.py)
 def test_figures_are_what_the_bench_saw(exported):
     """Independent of the golden files: the recorded steps were node1 alone at 350/s (0.5 CPU quota)."""
     _, records = exported
