@@ -27,7 +27,7 @@ export BACKEND
 BUILT := $(shell BACKEND='$(BACKEND)' $(HOSTCTL) built)
 
 .PHONY: help setup artifacts images up down status stats logs test test-fast test-unit test-python test-load \
-	test-config test-integration node-maint node-ready tune report compare history gate gate-ready baseline vagrant-setup \
+	test-config test-integration test-claims lint node-maint node-ready tune report compare history gate gate-ready baseline vagrant-setup \
 	vagrant-box \
 	swarm-lab swarm-lab-down
 
@@ -127,23 +127,33 @@ tune: $(VENV)/.installed ## capacity per setting: MAXTHREADS=4,16,64,200 [PROTOC
 	@$(PYTHON) -m load.tune --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up \
 		&& $(PYTHON) -m load.tune
 
-test: $(VENV)/.installed ## every test: JUnit, config, harness, cluster and QUICK bench integration (after make setup)
+test: $(VENV)/.installed ## every test: JUnit, lint, config, harness, cluster and QUICK bench integration (after make setup)
 	@launched=; if ! docker info >/dev/null 2>&1; then cluster/engine.sh ensure; launched=1; fi; \
-	status=0; $(MAKE) --no-print-directory test-unit test-python || status=$$?; \
+	status=0; $(MAKE) --no-print-directory test-unit lint test-python || status=$$?; \
 	if [ -n "$$launched" ]; then cluster/engine.sh stop; fi; \
 	exit $$status
 
-test-fast: $(VENV)/.installed images $(JUNIT_XSD) ## for the edit loop, no cluster (under a minute): JUnit, then every pytest but tests/integration
+# No Docker, no images: the tests that run Docker or Compose are marked docker (pytest.ini) and left to make test.
+test-fast: $(VENV)/.installed $(JUNIT_XSD) ## the edit loop, no Docker, under 2 minutes: JUnit, lint, the pytests not in integration/ or marked docker
 	cd webapp && mvn -B -q package
-	$(PYTHON) -m pytest -q tests --ignore=tests/integration
+	@$(MAKE) --no-print-directory lint
+	$(PYTHON) -m pytest -q -m "not docker" tests --ignore=tests/integration
+
+lint: $(VENV)/.installed ## the Python linter, ruff (its rules: ruff.toml), on every Python file
+	$(VENV)/bin/ruff check .
 
 test-unit: ## the webapp's JUnit 5 tests (and its WAR)
 	cd webapp && mvn -B package
 
 # Every pytest in one run, so its summary line covers all: on two workers, the Compose cluster's tests on one and
-# the rest (the VM under emulation among it) on the other (tests/conftest.py); the slowest tests listed.
+# the rest (the VM under emulation and the Swarm lab among it) on the other (tests/conftest.py); every test that
+# took over 20 s listed with its time, against the budget in tests/README.md.
 test-python: $(VENV)/.installed images $(JUNIT_XSD)
-	$(PYTHON) -m pytest -n 2 --dist loadgroup --durations=12 tests
+	$(PYTHON) -m pytest -n 2 --dist loadgroup --durations=0 --durations-min=20 tests
+
+# Claims that hold only on a quiet machine (tests/claims/): run alone, nothing else busy; never part of make test.
+test-claims: $(VENV)/.installed images ## on a quiet machine: the gate's 10 % tolerance, the generator's 1 %, scale-out, replication
+	CAPBENCH_CLAIMS=1 $(PYTHON) -m pytest --durations=0 tests/claims
 
 test-load: $(VENV)/.installed ## the load harness alone: parsers on captured output, search logic, settings (seconds)
 	$(PYTHON) -m pytest tests/load

@@ -6,7 +6,9 @@ tunable) has make or up.sh bring the cluster to them, as a user's next bench wou
 integration/test_teardown.py checks, last, that taking it down leaves nothing behind."""
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -42,12 +44,22 @@ def it_up(**settings: str) -> None:
     run([UP], env={**IT_ENV, **settings}, timeout=900)
 
 
-def it_down() -> None:
-    compose("down", "--remove-orphans", "--timeout", "10", env=IT_ENV, timeout=180, check=False)
+def it_down(env: dict[str, str] = IT_ENV) -> None:
+    compose("down", "--remove-orphans", "--timeout", "10", env=env, timeout=180, check=False)
 
 
-# Integration tests that bring up hosts of their own (VMs, a swarm lab) rather than the Compose cluster.
-OWN_HOSTS = ("test_vagrant.py", "test_swarm.py")
+# A second cluster, for benches that need nothing of the first's state (integration/test_variants.py and
+# test_metrics.py): it runs on the other worker, beside the Swarm lab and the VM, so its minutes are not the
+# first cluster's.
+IT2_ENV = {**IT_ENV, "COMPOSE_PROJECT_NAME": f"{PROJECT}2", "BENCH_NET_PREFIX": "10.89.2"}
+
+
+# Claims that need a quiet machine (tests/claims/): only `make test-claims` collects them (CAPBENCH_CLAIMS=1).
+collect_ignore = [] if os.environ.get("CAPBENCH_CLAIMS") == "1" else ["claims"]
+
+# Integration tests that bring up hosts of their own (VMs, a swarm lab, the second Compose cluster) rather than the
+# first Compose cluster.
+OWN_HOSTS = ("test_vagrant.py", "test_swarm.py", "test_variants.py", "test_metrics.py")
 RUN_LAST = ("test_gate.py", "test_teardown.py")
 
 
@@ -74,6 +86,35 @@ def cluster():
         yield
     finally:
         it_down()
+
+
+@pytest.fixture(scope="session")
+def second_cluster():
+    """The second cluster's settings (IT2_ENV), up with the defaults; torn down when the session ends."""
+    it_down(IT2_ENV)
+    try:
+        run([UP], env=IT2_ENV, timeout=900)
+        yield IT2_ENV
+    finally:
+        it_down(IT2_ENV)
+
+
+def only_run(results: Path) -> Path:
+    """The one run a bench wrote into its results folder."""
+    runs = [p for p in results.iterdir() if p.is_dir()]
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+def steps_of(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "steps.jsonl").read_text().splitlines()]
+
+
+def sigint_as_default() -> None:
+    """For a child a test interrupts: SIGINT back to its default disposition. A runner started in the
+    background by a shell without job control (`bash .ci/run &`) passes SIGINT on ignored, and a Python started
+    so never turns it into KeyboardInterrupt: the interrupt would be lost, not tested."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def assert_capacity_from_the_steps(steps: list[dict], label: str, capacity: float | None,

@@ -1,9 +1,11 @@
 """Faults and overload for real, on the real cluster (project capbench-it): bench-failover kills node1 under
-load and brings it back, its users' sessions stuck to it lost (WORKLOAD=session, LB_STICKY=user), and kept
-when the nodes replicate them (TOMCAT_SESSION_REPLICATION=1); the freeze variant, without stickiness, where users lose sessions at every move; bench-stress overloads the cluster and watches it recover; a node
-killed by hand during a bench leaves the run complete with the event recorded. Figures are what our machine
-gives; the tests check that they were measured and said, and the goals that hold by construction of the
-balancer (no failure accepted after detection)."""
+load and brings it back, its users' sessions stuck to it lost (WORKLOAD=session, LB_STICKY=user); the freeze
+variant, without stickiness, where users lose sessions at every move; bench-stress overloads the cluster and
+watches it recover; a node killed by hand during a bench leaves the run complete with the event recorded. Figures
+are what our machine gives; the tests check that they were measured and said, and the goals that hold by
+construction of the balancer (no failure accepted after detection). Sessions kept by replication across a kill
+are checked functionally in test_sessions.py; how few a replicated failover loses is a claim for a quiet machine
+(tests/claims/)."""
 from __future__ import annotations
 
 import gzip
@@ -16,16 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IT_ENV, ROOT, compose, it_up, run
+from conftest import IT_ENV, ROOT, compose, it_up, only_run, run
 
 ENV = {**IT_ENV, "QUICK": "1", "LOADGEN": "oha"}
 pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
-
-
-def only_run(results: Path) -> Path:
-    runs = [p for p in results.iterdir() if p.is_dir()]
-    assert len(runs) == 1, runs
-    return runs[0]
 
 
 def bench(kind: str, results: Path, **env: str) -> tuple[subprocess.CompletedProcess, Path, dict]:
@@ -69,29 +65,16 @@ def test_failover_kill_is_detected_and_the_node_comes_back(tmp_path):
     step, from_fault = result["sessions"]["step"], result["sessions"]["from_fault"]
     assert step["lost"] == from_fault["lost"], result["sessions"]  # none before the fault: every user stayed put
     assert from_fault["lost"] > 0 and from_fault["lost_from_node"].get("node1", 0) > 0, from_fault
-    assert from_fault["users_lost"] <= from_fault["users"] and "sessions from the fault on:" in done.stdout
+    # Only node1's users lose theirs: the other nodes' users, stuck to a node that stayed up, keep theirs.
+    assert 0 < from_fault["users_lost"] < from_fault["users"], from_fault
+    assert set(from_fault["lost_from_node"]) == {"node1"}, from_fault
+    assert "sessions from the fault on:" in done.stdout
     assert (run_dir / "failover.json").exists() and (run_dir / "raw" / "lb-requests.log.gz").exists()
     html = (run_dir / "report.html").read_text()
     assert "Failover: kill node1" in html and "failover.png" in html
     # The balancer is back without its request log, every node up and in rotation.
     assert lb_requests_logging() == "0"
     assert "node1" in compose("ps", "--status", "running", "--services", env=ENV).stdout.split()
-
-
-def test_failover_kill_with_replicated_sessions_loses_almost_none(tmp_path):
-    # The same kill with every session copied to the other nodes as it changes: node1's users move, and find
-    # their sessions where they land. A few may still miss one: the sessions that changed while node1's new JVM
-    # was taking the others' sessions over (2 of 5976 requests from the fault on, when this was written).
-    done, run_dir, summary = bench("failover", tmp_path, FAILOVER_RATE="150", MONITOR="off", WORKLOAD="session",
-                                   LB_STICKY="user", TOMCAT_SESSION_REPLICATION="1")
-    result = summary["failover"]
-    assert summary["status"] == "complete" and result["fault"] == "kill" and 0 < result["detection_s"] < 10, result
-    assert json.loads((run_dir / "run.json").read_text())["cluster_settings"]["TOMCAT_SESSION_REPLICATION"] == "1"
-    from_fault = result["sessions"]["from_fault"]
-    assert from_fault["moved"] > 100, from_fault  # node1's users did move
-    assert from_fault["lost"] <= 0.01 * from_fault["answered"], from_fault
-    assert from_fault["lost_from_node"].get("node1", 0) <= 0.05 * from_fault["moved"], from_fault
-    assert "sessions from the fault on:" in done.stdout
 
 
 def test_failover_freeze_is_detected_and_thawed(tmp_path):
@@ -119,27 +102,33 @@ def test_stress_overloads_and_the_run_says_how_it_recovered(tmp_path):
     assert result["rates_rps"] == {"before": 150.0, "overload": 600.0, "recovery": 150.0}
     assert [r["phase"] for r in map(json.loads, (run_dir / "steps.jsonl").read_text().splitlines())] == \
         ["warmup", "before", "overload", "recovery"]  # a warm-up, as no search ran (STRESS_CAPACITY given)
-    assert result["overload_answered_mean_rps"] > 0
+    assert 0 < result["overload_answered_mean_rps"] <= 1.1 * 600, result  # never more than was offered
     assert set(result["failed_by_phase"]) == {"before", "overload", "recovery"}
-    assert "stress: overload at 600/s" in done.stdout and "recovered" in done.stdout
+    # Back to 150/s, half the capacity given: healthy again (5 s in a row) within the 40 s recovery step.
+    recover_s = result["time_to_recover_s"]
+    assert recover_s is not None and 0 <= recover_s <= 40 - 5, result["per_second"][-45:]
+    assert "stress: overload at 600/s" in done.stdout and f"recovered {recover_s:g} s after the load fell" in done.stdout
     assert "Overload: cluster at 600.0/s" in (run_dir / "report.html").read_text()
     assert lb_requests_logging() == "0"
 
 
 def test_a_node_killed_during_a_bench_is_recorded_and_the_run_completes(tmp_path):
-    env = {**os.environ, **ENV, "RESULTS_DIR": str(tmp_path)}
+    env = {**os.environ, **ENV, "RESULTS_DIR": str(tmp_path), "MONITOR": "off"}
     it_up()
     bench_run = subprocess.Popen([sys.executable, "-m", "load.bench", "single"], cwd=ROOT, env=env,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
+        while True:
             # Kill it inside node1's own search, after the cluster's warm-up steps.
             runs = [p for p in tmp_path.iterdir() if (p / "steps.jsonl").exists()]
             written = (runs[0] / "steps.jsonl").read_text() if runs else ""
             steps = [json.loads(line) for line in written.splitlines(keepends=True) if line.endswith("\n")]
             if sum(s["target"] == "node1" and s["phase"] != "warmup" for s in steps) >= 2:
                 break
+            assert bench_run.poll() is None and time.monotonic() < deadline, \
+                f"waited 300 s for two of node1's search steps; the bench wrote {len(steps)} steps " \
+                f"and {'ended' if bench_run.poll() is not None else 'is still running'}"
             time.sleep(0.5)
         compose("kill", "--signal", "SIGKILL", "node1", env=ENV)
         output, _ = bench_run.communicate(timeout=900)

@@ -1,23 +1,26 @@
 """make gate on the real cluster (the session's shared one), as a pipeline calls it (examples/ci/capacity-gate.sh): the
 first gate of a bench has no baseline (cannot tell, 4) and its run is accepted with make baseline; the same build
-again holds (0); a build known to be slower fell (3), the target named; one repeat cannot tell (4). The outputs are
-read back with parsers we did not write: the JUnit file against the common schema, the OpenMetrics text with
-prometheus_client's parser.
+again holds (0); a build known to be slower fell (3), the target named. The outputs are read back with parsers we
+did not write: the JUnit file against the common schema, the OpenMetrics text with prometheus_client's parser.
+
+The verdicts here compare runs measured minutes apart, so the test judges them at a tolerance far beyond the
+machine's drift (GATE_DROP_PCT=50), and the default 10 % is a claim for a quiet machine (tests/claims/):
+- the noise: our machines' speed moved capacities by up to 35 % within minutes (CI runs of 2026-11-23/25);
+- the same build would "fall" at 50 % only if every repeat came out at under half the baseline's (after the
+  search's 15 % precision widens the interval): a drift of ×2, 2.3 times the worst drift in log terms;
+- the slower build (below) measured 0.21 of v3 (71.9 against 325-345/s); it would "hold" only at 0.5 or more:
+  ×2.4, 2.9 times the worst drift.
+The p99 threshold is judged at 50/s, a quarter or less of node1's capacity on every machine we have (225-400/s),
+not near v3's knee. The searches start at 100/s (a step saved of each of the nine).
 
 The slower build is a change of code and collector together: the Grinder's v1 (about 2.5 MB of garbage per call)
 instead of v3 (buffers reused), on ZGC in a 96 MB heap instead of the JVM's choice in 320 MB: ZGC cannot keep up
 with that garbage in so small a heap and stalls the allocating threads (closed loop, oha -c 16, node1: 50/s
 against v3's 290-400/s; 21/s in 48 MB). Build settings all (report/history.py), none of them touching the
-calibration the gate reads (the nodes' native CPU probe). v1 alone is no reliable regression: under node1's
-half-core quota its lock costs nothing, and its garbage little with the default collector (v1 229 against v3
-288/s closed loop; gates here found v3 287.5-323.4 against v1 273.1-287.5/s, and in a CI run v1 275 against v3
-225-281/s). Also:
-- the test runs last on the cluster's worker (tests/conftest.py RUN_LAST), once that worker is done;
-- the searches stop at QUICK's own 7 % (not the other integration tests' 15 %): each run's precision widens
-  the interval by as much;
-- the baseline has 5 repeats, the slower build 3, judged with the default tolerance of 10 % like the
-  unchanged build (3 repeats), which holds unless every repeat came out 16 % lower;
-- a gate that could not tell because the machine's speed moved between the runs is run once more (below)."""
+calibration the gate reads (the nodes' native CPU probe). No PCP figure is asserted: MONITOR=off. One repeat's
+"cannot tell" is the verdict's own unit test (tests/report/test_gate_verdict.py); its exit path through the
+script is the first gate's. A gate that could not tell because the machine's speed moved between the runs is
+run once more (below)."""
 from __future__ import annotations
 
 import json
@@ -31,13 +34,14 @@ from conftest import IT_ENV as ENV, ROOT, assert_capacity_from_the_steps, run
 
 pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
 XSD = ROOT / ".capbench" / "tools" / "junit" / "junit-10.xsd"
+TOLERANCE = {"GATE_DROP_PCT": "50"}  # beyond the machine's drift: the module's docstring
 
 
 def gate(results: Path, *settings: str):
     """The gate as a pipeline calls it: the example script, which passes the gate's own exit status on (make
     turns every failure into 2)."""
     env = {**ENV, "RESULTS_DIR": str(results), "LOADGEN": "oha", "QUICK": "1", "GATE_BENCH": "single",
-           "VARIANT": "v3", "QUICK_PRECISION_PCT": "7"}
+           "VARIANT": "v3", "MONITOR": "off", "START_RATE": "100", **TOLERANCE}
     return run([str(ROOT / "examples" / "ci" / "capacity-gate.sh"), *settings], env=env, timeout=1800, check=False)
 
 
@@ -57,12 +61,13 @@ def verdict_of(results: Path) -> dict:
 
 
 def test_gate_accepts_a_baseline_holds_the_same_build_and_catches_a_slower_one(tmp_path):
-    first = gate(tmp_path, "GATE_P99_MS=500@200", "REPEATS=5")
+    first = gate(tmp_path, "GATE_P99_MS=500@50")
     assert first.returncode == 4, first.stdout + first.stderr
     said = verdict_of(tmp_path)
     [capacity, p99] = said["checks"]
     assert capacity["verdict"] == "cannot tell" and "no run of this bench has been accepted" in capacity["message"]
-    assert len(capacity["repeats"]) == 5
+    assert len(capacity["repeats"]) == 3
+    assert "GATE_CANNOT_TELL=pass would let it through" in first.stderr
     run_dir = tmp_path / said["run_id"]
     steps = [json.loads(line) for line in (run_dir / "steps.jsonl").read_text().splitlines()]
     searches = json.loads((run_dir / "summary.json").read_text())["targets"]["node1"]["searches"]
@@ -70,8 +75,8 @@ def test_gate_accepts_a_baseline_holds_the_same_build_and_catches_a_slower_one(t
     for search in searches:
         assert_capacity_from_the_steps(steps, "node1", search["capacity_rps"], repeat=search["repeat"])
     # The threshold's rate measured once per repeat after the searches, far below the capacity: it holds.
-    assert p99["name"] == "node1 p99 at 200/s" and p99["verdict"] == "holds", p99
-    assert [s["offered_rps"] for s in steps if s["phase"] == "gate"] == [200.0] * 5
+    assert p99["name"] == "node1 p99 at 50/s" and p99["verdict"] == "holds", p99
+    assert [s["offered_rps"] for s in steps if s["phase"] == "gate"] == [50.0] * 3
     xmlschema.XMLSchema(str(XSD)).validate(str(run_dir / "gate" / "junit.xml"))
     families = {f.name: f for f in text_string_to_metric_families((run_dir / "gate" / "metrics.om").read_text())}
     [node1] = families["capbench_capacity_requests_per_second"].samples
@@ -95,13 +100,7 @@ def test_gate_accepts_a_baseline_holds_the_same_build_and_catches_a_slower_one(t
     fell = verdict_of(tmp_path)
     [check] = fell["checks"]
     assert check["name"] == "capacity node1" and check["verdict"] == "fell", check
-    assert check["interval_pct"][1] < 0 and "gate: FELL (exit 3): capacity node1" in slower.stdout
+    assert check["interval_pct"][1] < -50 and "gate: FELL (exit 3): capacity node1" in slower.stdout
     [changed] = [note for note in fell["notes"] if note.startswith("build settings changed since the baseline: ")]
     assert "NODE1_GC" in changed and "→ zgc" in changed and "→ 96m" in changed and "VARIANT v3 → v1" in changed
 
-    once = gate(tmp_path, "REPEATS=1")
-    assert once.returncode == 4, once.stdout + once.stderr
-    [check] = verdict_of(tmp_path)["checks"]
-    assert "1 in B: the noise between repeats needs 3 a side" in check["message"], check
-    # The same, let through by the pipeline's policy for "cannot tell"; make itself says 2 for any failure.
-    assert "GATE_CANNOT_TELL=pass would let it through" in once.stderr

@@ -1,7 +1,7 @@
 """The generator check for real, with each driver: a load host held to a twentieth of a CPU makes its step
-invalid and says why; an overloaded node with a healthy generator fails its steps, which stay valid (the
-server's failure, not the generator's), with every request due accounted for. wrk2's run when a binary is
-given (WRK2=…)."""
+invalid and says why (oha's case from two load hosts in test_load_hosts.py, wrk2's here); an overloaded node with
+a healthy generator fails its steps, which stay valid (the server's failure, not the generator's), with every
+request due accounted for. wrk2's runs when a binary is given (WRK2=…)."""
 from __future__ import annotations
 
 import json
@@ -24,6 +24,8 @@ LOAD_CONTAINER = f"{PROJECT}-load-1"
 NO_WRK2 = pytest.mark.skipif(not os.environ.get("WRK2"), reason="no wrk2 binary: set WRK2=/path/to/wrk2 to run "
                              "the wrk2 case (DEVELOPERS.md says how to build one by hand)")
 DRIVERS = ["oha", pytest.param("wrk2", marks=NO_WRK2)]
+# oha's starved load host is load2 of test_load_hosts.py (the same check, its reason naming the host).
+STARVED_DRIVERS = [pytest.param("wrk2", marks=NO_WRK2)]
 STEP_S = {"oha": "5", "wrk2": "20"}  # wrk2 calibrates for its first 10 s
 
 
@@ -32,7 +34,7 @@ def steps(results) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "steps.jsonl").read_text().splitlines()]
 
 
-@pytest.mark.parametrize("driver", DRIVERS)
+@pytest.mark.parametrize("driver", STARVED_DRIVERS)
 def test_a_generator_held_to_a_twentieth_of_a_cpu_is_named_in_the_invalid_step(tmp_path, driver):
     run(["docker", "update", "--cpus", "0.05", LOAD_CONTAINER])
     try:
@@ -50,18 +52,20 @@ def test_a_generator_held_to_a_twentieth_of_a_cpu_is_named_in_the_invalid_step(t
 
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_an_overloaded_node_fails_its_steps_which_stay_valid(tmp_path, driver):
-    # node1 alone offered 800/s at level 14 (each request twice level 13's work: about 400/s on our machines,
-    # where a warm node1 passed 800/s at level 13): the server's failure. On a 2-core machine the overloaded node
-    # starves the generator as well; the failure stands all the same.
+    # node1 alone (half a core) offered 800/s at level 16, eight times level 13's work: on the fastest machine we
+    # have seen (0.31 ms per level-13 call on a core) its capacity is about 0.5 / 2.5 ms = 200/s, a quarter of the
+    # rate (level 14's 800/s, a margin of 1, passed on such a machine). The server's failure: its steps fail
+    # (slow, or refused by its memory admission) and stay valid. On a 2-core machine the overloaded node starves
+    # the generator as well; the failure stands all the same.
     done = run([sys.executable, "-m", "load.bench", "single"],
                env={**ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "QUICK_WARMUP_S": "0", "START_RATE": "800",
-                    "LEVEL": "14",
+                    "LEVEL": "16",
                     "MAX_STEPS": "2", "LOADGEN": driver, "MONITOR": "off"}, timeout=600, check=False)
     searched = [s for s in steps(tmp_path) if s["phase"] in ("search", "recheck")]
     assert [s["offered_rps"] for s in searched] == [800, 800], done.stdout
     for step in searched:
         assert step["valid"] and not step["passed"] and step["invalid_reason"] is None, step
-        assert any("p99" in broken for broken in step["slo_broken"]), step["slo_broken"]
+        assert step["slo_broken"], step
         # Every request due is answered, failed without a response, or unanswered at the end: many are, queued
         # behind the node.
         no_response = sum(step["errors"][kind] for kind in ("connect", "read", "write", "timeout", "other"))

@@ -1,5 +1,6 @@
 """Monitoring for real: `make bench-overhead QUICK=1` (node1 without monitoring, then with it) on the real
-cluster (project capbench-it). The half with monitoring must leave PCP archives of every host whose node
+second cluster of the integration tests (project capbench-it2, on the worker the first cluster's tests leave
+free: tests/conftest.py). The half with monitoring must leave PCP archives of every host whose node
 metrics change during the steps; the half without must leave none; pmcd must refuse fetches from outside the
 bench network."""
 from __future__ import annotations
@@ -13,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import assert_capacity_from_the_steps, compose, run
-from test_bench import ENV, only_run, steps_of
+from conftest import IT2_ENV as ENV, assert_capacity_from_the_steps, compose, only_run, run, steps_of
 
 HOSTS = ("node1", "node2", "node3", "lb", "load", "db")
 IMAGE = "capbench-controller:latest"
@@ -56,7 +56,7 @@ def pcp_tool(pcp_dir: Path, command: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def overhead_run(tmp_path_factory, cluster) -> Path:
+def overhead_run(tmp_path_factory, second_cluster) -> Path:
     results = tmp_path_factory.mktemp("results")
     run(["make", "--no-print-directory", "bench-overhead", "QUICK=1"],
         env={**ENV, "RESULTS_DIR": str(results), "LOADGEN": "oha"}, timeout=1800)
@@ -101,7 +101,10 @@ def test_node_metrics_change_during_the_steps(overhead_run):
         return [value for value in per_row(prefix, instance_part) if value is not None]
 
     requests = column("openmetrics.jvm.tomcat_requests_requestcount_total")  # requests per second
-    assert sum(requests) >= 100 and min(requests) >= 0, requests
+    # Summed over the window's seconds: the requests node1's Tomcat counted, at least the responses the monitored
+    # steps' generator received but for the window's first second (health checks add to Tomcat's count).
+    answered = sum(s["responses"] for s in steps if s["target"] == "node1")
+    assert sum(requests) >= 0.9 * answered > 0, (sum(requests), answered)
     # The Grinder allocates about a megabyte per call: in the seconds node1 served 50 requests or more (50 MB of
     # garbage and up), the young generation filled and was collected in at least a third of them.
     pairs = zip(per_row("openmetrics.jvm.jvm_gc_collection_seconds_count"),  # collections per second
@@ -160,6 +163,6 @@ def test_pmcd_refuses_fetches_from_outside_the_bench_network(overhead_run):
     inside = compose("exec", "-T", "controller", "pminfo", "-h", "lb", "-f", "pmcd.version", env=ENV)
     assert "value" in inside.stdout
     # The balancer is also on the edge network; a client there is not on the bench network.
-    outside = run(["docker", "run", "--rm", "--network", "capbench-it_edge", "--entrypoint", "/usr/bin/tini",
+    outside = run(["docker", "run", "--rm", "--network", f"{ENV['COMPOSE_PROJECT_NAME']}_edge", "--entrypoint", "/usr/bin/tini",
                    IMAGE, "--", "pminfo", "-h", "lb", "-f", "pmcd.version"], check=False, timeout=60)
     assert outside.returncode != 0 and "value" not in outside.stdout, outside.stdout

@@ -1,0 +1,90 @@
+"""bench-usl and bench-variants for real, on a second Compose cluster of the integration tests (project
+capbench-it2, bench network 10.89.2.0/24: tests/conftest.py), on the worker that also runs the unit tests, the
+Swarm lab and the VM, so that these benches take none of the first cluster's minutes. Nothing here depends on the first cluster's state: closed loops on node1 that obey Little's law and a
+USL fit; the Grinder's v1 and v3 on node1 and the cluster with their allocation, GC and thread dumps."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import assert_capacity_from_the_steps, only_run, run, steps_of
+from hosts.topology import NODES
+
+
+def test_quick_bench_usl_sweeps_closed_loops_and_fits(second_cluster, tmp_path):
+    done = run(["make", "--no-print-directory", "bench-usl", "QUICK=1"],
+               env={**second_cluster, "RESULTS_DIR": str(tmp_path), "MONITOR": "off"}, timeout=900)
+    run_dir = only_run(tmp_path)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "complete"
+    points = summary["usl_points"]
+    assert [p["n"] for p in points] == [1, 2, 4, 8]
+    for point in points:
+        # A closed loop without think time keeps exactly N requests in the system: Little's law, N = X·R.
+        assert point["throughput_rps"] * point["mean_latency_ms"] / 1000 == pytest.approx(point["n"], rel=0.1)
+    usl_steps = [s for s in steps_of(run_dir) if s["phase"] == "usl"]
+    assert [s["connections"] for s in usl_steps] == [1, 2, 4, 8]
+    assert all("-q" not in s["tool"]["argv"] and s["intended"] is None for s in usl_steps)
+    fit = summary["usl_fit"]
+    assert "error" not in fit, fit
+    # The fit recorded is the fit of these points: its curve gives back its own R² from them; and a parameter
+    # held at a bound carries no standard error (the fit's covariance would give it a meaningless one).
+    x = [p["throughput_rps"] for p in points]
+    curve = [fit["lam"] * p["n"] / (1 + fit["sigma"] * (p["n"] - 1) + fit["kappa"] * p["n"] * (p["n"] - 1))
+             for p in points]
+    total = sum((v - sum(x) / len(x)) ** 2 for v in x)
+    r_squared = 1 - sum((v - c) ** 2 for v, c in zip(x, curve)) / total if total > 0 else 1.0
+    assert fit["points"] == len(points) and fit["r_squared"] == pytest.approx(r_squared, rel=1e-9, abs=1e-9)
+    assert all(fit[f"{name}_err"] is None for name in fit["at_bound"]), fit
+    # λ (the throughput of one connection) is never at its bound of 0, and four points fit three parameters
+    # with a degree of freedom left: it has a standard error.
+    assert "lam" not in fit["at_bound"] and fit["lam_err"] is not None and fit["lam_err"] >= 0, fit
+    assert "USL: σ = " in done.stdout and (run_dir / "figures" / "usl.png").is_file()
+    assert "σ (contention)" in (run_dir / "report.html").read_text()
+
+
+def test_quick_bench_variants_records_capacities_gc_and_locks(second_cluster, tmp_path):
+    done = run(["make", "--no-print-directory", "bench-variants", "QUICK=1", "VARIANTS=v1 v3"],
+               env={**second_cluster, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha"}, timeout=1800)
+    run_dir = only_run(tmp_path)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "complete" and list(summary["variants"]) == ["v1", "v3"]
+    steps = steps_of(run_dir)
+    for variant in ("v1", "v3"):
+        v = summary["variants"][variant]
+        assert_capacity_from_the_steps(steps, f"node1 {variant}", v["node1_rps"])
+        assert_capacity_from_the_steps(steps, f"cluster {variant}", v["cluster_rps"])
+        # Every step of the variant asked for it.
+        assert all(f"variant={variant}&" in s["url"] for s in steps if s["label"].endswith(variant)), variant
+        figures = summary["targets"][f"node1 {variant}"]["metrics_at_capacity"]["node1"]
+        assert figures["alloc_mb_per_s"] > 0 and figures["gc_time_pct"] is not None
+        for where, nodes in (("node1", NODES[:1]), ("cluster", NODES)):
+            evidence = v["evidence"][where]
+            assert evidence["offered_rps"] == v[f"{where}_rps"] and not evidence["dump_errors"]
+            for node in nodes:
+                dumps = evidence["thread_dumps"][node]
+                assert dumps["dumps"] == 4 and dumps["unreadable"] == 0 and dumps["request_threads"] >= 1
+                assert len(list((run_dir / "raw").glob(f"step-{evidence['step']:03d}-{node}-threaddump-*.txt"))) == 4
+    # v1 grinds on one synchronized instance: at its capacity request threads queue for that monitor, and of the
+    # servlet's own monitors for no other; v3's threads can only wait for one of its pool's ReusingGrinders.
+    # Tomcat's own monitors may show up briefly too (a CI dump caught one thread on StandardContext's filter map,
+    # a java.util.HashMap), so those are left out of the servlet's claim and only bounded for v1.
+    def blocked(variant):
+        found = {}
+        for evidence in summary["variants"][variant]["evidence"].values():
+            for dumps in evidence["thread_dumps"].values():
+                for monitor, mean in dumps["blocked_on"].items():
+                    found[monitor] = found.get(monitor, 0) + mean
+        return found
+    def servlets_own(found):
+        return {monitor for monitor in found if monitor.startswith("capbench.")}
+    v1, v3 = blocked("v1"), blocked("v3")
+    assert servlets_own(v1) == {"capbench.grinder.SynchronizedAllocatingGrinder"}, v1
+    assert v1["capbench.grinder.SynchronizedAllocatingGrinder"] > sum(v1.values()) / 2, v1
+    assert servlets_own(v3) <= {"capbench.grinder.ReusingGrinder"}, v3
+    # v1 queues every request on its one monitor; v3 only ever waits for a free pool member, far less.
+    assert sum(v3.get(m, 0) for m in servlets_own(v3)) < v1["capbench.grinder.SynchronizedAllocatingGrinder"], (v1, v3)
+    assert "blocked on capbench.grinder.SynchronizedAllocatingGrinder" in done.stdout
+    page = (run_dir / "report.html").read_text()
+    assert "The study's investigation, with our numbers" in page and (run_dir / "figures" / "variants.png").is_file()
