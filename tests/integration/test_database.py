@@ -144,9 +144,14 @@ def test_quick_pool_sweep_resumes_after_an_interruption_and_recommends_by_its_ru
                             "POOLSIZE": "1,10"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             preexec_fn=sigint_as_default)
     seen = []
-    for line in tune.stdout:  # interrupt once the first point is finished and the second has begun
+    # Interrupted once the first point is finished and a step of the second has ended: inside its search, not
+    # while `make up` re-creates the nodes for it (twice in CI an interruption there was followed, on resuming, by
+    # HAProxy sending node1 nothing after every node had been re-created: an open question, see tests/README).
+    second = False
+    for line in tune.stdout:
         seen.append(line)
-        if "point 2/2: POOLSIZE=10" in line:
+        second = second or "point 2/2: POOLSIZE=10" in line
+        if second and "→ " in line:
             break
     tune.send_signal(signal.SIGINT)
     output = "".join(seen) + tune.communicate(timeout=600)[0]
@@ -162,8 +167,11 @@ def test_quick_pool_sweep_resumes_after_an_interruption_and_recommends_by_its_ru
     assert tune_json["status"] == "complete", done.stdout
     rows = {r["label"]: r for r in tune_json["rows"]}
     assert set(rows) == {"POOLSIZE=1", "POOLSIZE=10"} and rows["POOLSIZE=10"]["baseline"]
-    points = sorted(p for p in (root / "points").iterdir() if ".interrupted-" not in p.name)  # an attempt kept aside
+    points = sorted(p for p in (root / "points").iterdir() if ".interrupted-" not in p.name)
     assert len(points) == 2, points
+    # The second point's interrupted attempt, kept aside with the steps it finished.
+    [attempt] = [p for p in (root / "points").iterdir() if ".interrupted-" in p.name]
+    assert steps_of(attempt), attempt
     for point in points:
         summary = json.loads((point / "summary.json").read_text())
         node1 = summary["targets"]["node1"]
