@@ -58,7 +58,8 @@ def test_the_generator_keeps_1000_per_s_within_1_pct(tmp_path, hosts):
     assert done.returncode == 0 and "generator keeps up" in done.stdout, done.stdout
     for share in step.get("generators") or []:
         assert share["achieved_rps"] == pytest.approx(1000 / int(hosts), rel=0.01), share
-        assert 0 <= share["start_skew_ms"] < 1000, share
+        if hosts == "2":  # one host has no instant to agree on: its skew is None
+            assert 0 <= share["start_skew_ms"] < 1000, share
 
 
 def test_three_nodes_carry_more_than_the_fastest_alone(tmp_path):
