@@ -17,16 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IT_ENV, ROOT, it_up, run
+from conftest import IT_ENV, ROOT, it_up, only_run, run
 from hosts.topology import NODES
 
 ENV = {**IT_ENV, "LOADGEN": "oha", "QUICK": "1"}
 pytestmark = [pytest.mark.usefixtures("cluster"), pytest.mark.docker]  # the integration tests' one cluster
-
-
-def only_run(results: Path) -> Path:
-    [run_dir] = [p for p in results.iterdir() if p.is_dir() and (p / "summary.json").exists()]
-    return run_dir
 
 
 def gate(results: Path, *settings: str):
