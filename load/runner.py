@@ -40,6 +40,8 @@ RAW_FILES = ("oha.json", "wrk2.json", "stdout", "stderr", "envelope")  # kept pe
 class Bench(Searching, Balancing, Monitoring):
     # Pause after a step before the next; after a failed one, also wait until the requests an overloaded step
     # left queued in HAProxy or running on the nodes are done (up to DRAIN_MAX_S), so the next step starts clean.
+    # The pause after a failure lets the garbage and the work an overload left behind settle; a step shorter than
+    # 10 s (QUICK's 5 s) left at most half a step's worth of it, so it waits half a step.
     # A search step's first seconds (at most a fifth of it) are its ramp, recorded apart from its verdict: oha
     # opens its connections, HAProxy its own to the nodes, Tomcat grows its pool. In a 20 s step at 775/s on
     # node1 the first two seconds' p99 was 450 ms against 5-50 ms for most of the rest, and decided the step's
@@ -151,10 +153,14 @@ class Bench(Searching, Balancing, Monitoring):
         self.progress.end(record, began)
         if not settle:
             return record
-        time.sleep(self.SETTLE_AFTER_PASS_S if record.passed else self.SETTLE_AFTER_FAIL_S)
+        time.sleep(self.SETTLE_AFTER_PASS_S if record.passed else self.settle_after_fail_s)
         if not record.passed and target != "lb":
             self._drain()
         return record
+
+    @property
+    def settle_after_fail_s(self) -> float:
+        return min(self.SETTLE_AFTER_FAIL_S, self.settings.step_s / 2)
 
     def _drain(self) -> None:
         deadline = time.monotonic() + self.DRAIN_MAX_S
