@@ -78,30 +78,55 @@ def test_the_database_password_is_in_no_process_configuration_or_repository_file
     assert run(["git", "grep", "--quiet", "--fixed-strings", password], check=False).returncode == 1
 
 
-def test_a_pool_too_small_for_the_concurrency_holds_threads_in_its_borrow_and_refuses_naming_itself():
+@pytest.fixture(scope="module")
+def small_pool_and_cache():
+    """node1..3 with a pool of one connection per request (waits past 250 ms refused) and a cache of 100 reads:
+    one bring-up for the two tests below (a re-creation of the nodes costs a minute here). Without a user the
+    reads start at random rows, so the pool's burst hardly touches the cache."""
+    it_up(DB_POOL_SIZE="1", DB_POOL_TIMEOUT_MS="250", DB_CONNECTION_SCOPE="request", DB_CACHE_SIZE="100",
+          DB_CACHE_TTL_S="600")
+    yield
+    it_up()
+
+
+def test_the_node_cache_answers_a_users_repeated_read_and_counts_it_for_pcp(small_pool_and_cache):
+    """DB_CACHE_SIZE: a user's second read of the same rows is answered from node1's heap, a write still goes to
+    the database, and the cache's counters reach the JMX exporter that PCP scrapes. It runs first on the nodes the
+    fixture made, so the counters are this test's alone."""
+    url = "http://node1:8080/query?rows=50&join=1&user=cached-user"
+    first, second = query("load", url), query("load", url)
+    written = query("load", url + "&write=100")
+    other = query("load", "http://node1:8080/query?rows=50&join=1&user=another-user")
+    exported = exec_in("node1", "curl", "-fsS", "http://127.0.0.1:9404/metrics").stdout
+    assert (first["cached_reads"], second["cached_reads"], other["cached_reads"]) == (0, 1, 0), (first, second)
+    assert first["rows"] == second["rows"] == 50
+    assert written["cached_reads"] == 1 and written["writes"] == 1, written
+    counters = dict(re.findall(r"^(db_cache_\w+) ([0-9.eE+]+)$", exported, re.MULTILINE))
+    assert float(counters["db_cache_hits_total"]) == 2 and float(counters["db_cache_misses_total"]) == 2, counters
+    assert float(counters["db_cache_entries"]) == 2, counters
+
+
+def test_a_pool_too_small_for_the_concurrency_holds_threads_in_its_borrow_and_refuses_naming_itself(
+        small_pool_and_cache):
     """One connection per node, held by a request for 20 statements of 1000 joined rows, against 24 concurrent
     requests: the others queue in the pool, and those not served within 250 ms get the pool's 503."""
-    it_up(DB_POOL_SIZE="1", DB_POOL_TIMEOUT_MS="250", DB_CONNECTION_SCOPE="request")
-    try:
-        url = "http://node1:8080/query?rows=1000&join=1&calls=20"
-        burst = subprocess.Popen(
-            [str(ROOT / "cluster" / "compose" / "compose.sh"), "exec", "-T", "load", "oha", "-z", "10s", "-c", "24",
-             "--no-tui", "--output-format", "json", url],
-            cwd=ROOT, env={**os.environ, **ENV}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
-        time.sleep(3)
-        dumps = run([str(ROOT / ".venv" / "bin" / "python"), "-c",
-                     "from hosts import jvm\npid = jvm.java_pid('node1')\n"
-                     "print('\\n\\x00\\n'.join(jvm.thread_dump('node1', pid) for _ in range(3)))"],
-                    env=ENV, timeout=120).stdout.split("\n\x00\n")
-        # Asked again and again beside the burst, until one is refused (most are, not every one).
-        until_refused = (f'for i in $(seq 40); do out=$(curl -sS --max-time 10 -w "\\n%{{http_code}}" "{url}"); '
-                         '[[ $out == *503 ]] && { echo "$out"; exit 0; }; done; exit 1')
-        refused = exec_in("load", "bash", "-c", until_refused).stdout
-        out, err = burst.communicate(timeout=120)
-        assert burst.returncode == 0, err
-    finally:
-        it_up()
+    url = "http://node1:8080/query?rows=1000&join=1&calls=20"
+    burst = subprocess.Popen(
+        [str(ROOT / "cluster" / "compose" / "compose.sh"), "exec", "-T", "load", "oha", "-z", "10s", "-c", "24",
+         "--no-tui", "--output-format", "json", url],
+        cwd=ROOT, env={**os.environ, **ENV}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    time.sleep(3)
+    dumps = run([str(ROOT / ".venv" / "bin" / "python"), "-c",
+                 "from hosts import jvm\npid = jvm.java_pid('node1')\n"
+                 "print('\\n\\x00\\n'.join(jvm.thread_dump('node1', pid) for _ in range(3)))"],
+                env=ENV, timeout=120).stdout.split("\n\x00\n")
+    # Asked again and again beside the burst, until one is refused (most are, not every one).
+    until_refused = (f'for i in $(seq 40); do out=$(curl -sS --max-time 10 -w "\\n%{{http_code}}" "{url}"); '
+                     '[[ $out == *503 ]] && { echo "$out"; exit 0; }; done; exit 1')
+    refused = exec_in("load", "bash", "-c", until_refused).stdout
+    out, err = burst.communicate(timeout=120)
+    assert burst.returncode == 0, err
     summary = threaddump.summarize(dumps)
     assert summary["dumps"] == 3 and summary["mean_by_kind"]["pool"] >= 5, summary
     assert "waiting for a pooled connection" in threaddump.describe(summary)
@@ -110,27 +135,6 @@ def test_a_pool_too_small_for_the_concurrency_holds_threads_in_its_borrow_and_re
                                                 "this node's pooled connections were in use (DB_POOL_SIZE=1)"), refused
     codes = json.loads(out)["statusCodeDistribution"]
     assert codes.get("503", 0) > 0 and codes.get("200", 0) > 0, codes
-
-
-def test_the_node_cache_answers_a_users_repeated_read_and_counts_it_for_pcp():
-    """DB_CACHE_SIZE: a user's second read of the same rows is answered from node1's heap, a write still goes to
-    the database, and the cache's counters reach the JMX exporter that PCP scrapes."""
-    it_up(DB_CACHE_SIZE="100", DB_CACHE_TTL_S="600")
-    try:
-        url = "http://node1:8080/query?rows=50&join=1&user=cached-user"
-        first, second = query("load", url), query("load", url)
-        written = query("load", url + "&write=100")
-        other = query("load", "http://node1:8080/query?rows=50&join=1&user=another-user")
-        exported = exec_in("node1", "curl", "-fsS", "http://127.0.0.1:9404/metrics").stdout
-    finally:
-        it_up()
-    assert (first["cached_reads"], second["cached_reads"], other["cached_reads"]) == (0, 1, 0), (first, second)
-    assert first["rows"] == second["rows"] == 50
-    assert written["cached_reads"] == 1 and written["writes"] == 1, written
-    counters = dict(re.findall(r"^(db_cache_\w+) ([0-9.eE+]+)$", exported, re.MULTILINE))
-    assert float(counters["db_cache_hits_total"]) == 2 and float(counters["db_cache_misses_total"]) == 2, counters
-    assert float(counters["db_cache_entries"]) == 2, counters
-    assert query("load", url)["cached_reads"] == 0  # the node was started again without its cache
 
 
 def test_quick_pool_sweep_resumes_after_an_interruption_and_recommends_by_its_rule(tmp_path):

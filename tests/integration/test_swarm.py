@@ -1,9 +1,9 @@
 """The Swarm backend for real, on a lab of four Docker engines in containers on this machine (make swarm-lab),
 with a lab, a stack name, a bench network and a hosts file of its own (capbench-it-lab, capbench-it-swarm,
 10.89.4.0/24), so a user's lab or stack is untouched: up with each node on its own engine and the profile's
-limits, two load hosts on two engines, one QUICK bench-scaleout sent from both (N = 1 … 3 nodes in rotation and, the
-profile's nodes differing, node2 and node3 alone: every node alone and the cluster, as bench-cluster measures them),
-a failover kill timed by node1's own engine, the isolation of the overlay, no secret where it should not be, and
+limits, two load hosts on two engines, one QUICK bench-scaleout sent from both (N = 1 … 3 nodes in rotation; the
+homogeneous profile's nodes are alike, so the ideal is N·X(1): the heterogeneous nodes' ΣX_i, each alone, is
+bench-cluster's on Compose), a failover kill timed by node1's own engine, the isolation of the overlay, no secret where it should not be, and
 nothing left behind by down and the lab's teardown, pass or fail. The backend-neutral scale-out runs here, on the
 worker that the Compose cluster's tests leave idle (tests/conftest.py)."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, assert_capacity_from_the_steps, run
+from conftest import ROOT, SEARCH_FOR_TESTS, assert_capacity_from_the_steps, run
 from hosts.topology import NODES, load_host_names
 
 LAB = "capbench-it-lab"
@@ -42,7 +42,7 @@ def docker_on(env: dict[str, str], index: int, *args: str, check: bool = True) -
 def lab(tmp_path_factory):
     hosts_file = tmp_path_factory.mktemp("swarm") / "hosts"
     env = {"LAB_NAME": LAB, "SWARM_HOSTS": str(hosts_file), "COMPOSE_PROJECT_NAME": STACK, "BACKEND": "swarm",
-           "BENCH_NET_PREFIX": "10.89.4", "STATS_PORT": "0", "QUICK_PRECISION_PCT": "15",
+           "BENCH_NET_PREFIX": "10.89.4", "STATS_PORT": "0", **SEARCH_FOR_TESTS, "PROFILE": "homogeneous",
            "LOAD_HOSTS": str(len(LOADS))}
     run(["python3", "-m", "hosts.swarm_lab", "down"], env=env, check=False)  # what a killed session left
     try:
@@ -80,7 +80,7 @@ def test_each_node_runs_on_its_own_engine_with_the_profiles_limits(stack_up):
     quota = docker_on(stack_up, placed["node3"], "inspect", "--format", "{{.HostConfig.NanoCpus}}",
                       docker_on(stack_up, placed["node3"], "ps", "--quiet", "--filter",
                                 f"label=com.docker.swarm.service.name={STACK}_node3").strip())
-    assert int(quota) == 300_000_000  # the small profile's NODE3_CPUS=0.3
+    assert int(quota) == 300_000_000  # the homogeneous profile's NODE_CPUS=0.3
     status = make("status", stack_up).stdout
     for node in NODES:
         assert f"lab{placed[node]}" in next(line for line in status.splitlines() if line.startswith(node)), status
@@ -105,22 +105,21 @@ def test_quick_bench_scaleout_on_the_swarm_from_two_load_hosts(stack_up, tmp_pat
     assert summary["status"] == "complete"
     curve = [f"N={n}" for n in range(1, len(NODES) + 1)]
     run_json = json.loads((run_dir / "run.json").read_text())
-    assert run_json["targets"] == [*curve, *NODES[1:]]
+    assert run_json["targets"] == curve  # the nodes are alike: none is measured alone beyond N=1
     capacity = {t: summary["targets"][t]["capacity_rps"] for t in run_json["targets"]}
     for target, rps in capacity.items():
         assert_capacity_from_the_steps(steps, target, rps)
-    # The ideal from each node alone (ΣX_i: the nodes differ) and E(N) from the capacities the steps bracket.
-    alone = {NODES[0]: capacity["N=1"], **{node: capacity[node] for node in NODES[1:]}}
+    # The ideal from one node (N·X(1): the nodes are alike) and E(N) from the capacities the steps bracket.
     points = summary["scaleout"]["points"]
     assert [(p["n"], p["nodes"], p["capacity_rps"]) for p in points] == \
         [(n, list(NODES[:n]), capacity[f"N={n}"]) for n in range(1, len(NODES) + 1)]
     for p in points:
-        assert p["ideal_basis"] == "ΣX_i" and p["ideal_rps"] == pytest.approx(sum(alone[n] for n in p["nodes"]))
+        assert p["ideal_basis"] == "N·X(1)" and p["ideal_rps"] == pytest.approx(p["n"] * capacity["N=1"])
         assert p["efficiency"] == round(p["capacity_rps"] / p["ideal_rps"], 3)
         # PCP at each point's capacity: the balancer's and the generators' CPU.
         assert p["lb_cpu_cores"] > 0 and p["generator_cpu_pct"] > 0, p
     # Three node counts cannot carry the USL's three parameters: the run says so rather than inventing a fit.
-    assert "too few points" in summary["scaleout"]["fit"]["error"] and "ideal: ΣX_i" in done.stdout
+    assert "too few points" in summary["scaleout"]["fit"]["error"] and "ideal: N·X(1)" in done.stdout
     assert sorted(p.name for p in (run_dir / "pcp").iterdir() if p.is_dir()) == sorted(MONITORED)
     # Every step sent from both load hosts, in even shares.
     for step in steps:
