@@ -1,18 +1,18 @@
-"""Users' sessions on the real cluster (the session's shared one, tests/conftest.py): /session through the balancer
-keeps a user's kilobytes in the HttpSession of the node that served them. With stickiness (LB_STICKY=user) every
-request of a user goes to that node and finds the session; without it the balancer's round robin moves the user,
-and each node the user had not visited starts a new one: the user's state is lost at each move. With replication
-(TOMCAT_SESSION_REPLICATION=1) a sticky user whose node dies finds the session on the node the balancer moves them
-to. make bench-sessions runs on the second cluster (test_sessions_bench.py)."""
+"""Users' sessions on the second cluster (tests/conftest.py), on the worker that also runs the Swarm lab and the VM:
+/session through the balancer keeps a user's kilobytes in the HttpSession of the node that served them. With
+stickiness (LB_STICKY=user) every request of a user goes to that node and finds the session; without it the
+balancer's round robin moves the user, and each node the user had not visited starts a new one: the user's state
+is lost at each move. With replication (TOMCAT_SESSION_REPLICATION=1) a sticky user whose node dies finds the
+session on the node the balancer moves them to. make bench-sessions measures node1 by the kB each session keeps, until the heap runs out."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from conftest import IT_ENV as ENV, compose, it_up
+from conftest import IT2_ENV as ENV, assert_capacity_from_the_steps, compose, it_up, run
 
-pytestmark = pytest.mark.usefixtures("cluster")
+pytestmark = pytest.mark.usefixtures("second_cluster")
 
 
 def visit(user: str, kb: int = 8) -> dict:
@@ -27,7 +27,7 @@ def visit(user: str, kb: int = 8) -> dict:
 
 
 def test_a_sticky_user_finds_the_session_and_keeps_it_across_a_node_kill_with_replication_and_a_balanced_one_loses_it():
-    it_up(LB_STICKY="user", TOMCAT_SESSION_REPLICATION="1")
+    it_up(ENV, LB_STICKY="user", TOMCAT_SESSION_REPLICATION="1")
     killed = None
     try:
         sticky = [visit("it-sticky") for _ in range(6)]
@@ -39,7 +39,7 @@ def test_a_sticky_user_finds_the_session_and_keeps_it_across_a_node_kill_with_re
     finally:
         if killed:
             compose("start", killed, env=ENV, timeout=300)
-        it_up()  # the profile's balancer (LB_STICKY=none) and nodes without replication
+        it_up(ENV)  # the profile's balancer (LB_STICKY=none) and nodes without replication
     assert [s["session"] for s in sticky] == ["new"] + ["found"] * 5, sticky
     assert len({s["node"] for s in sticky}) == 1 and [s["requests"] for s in sticky] == [1, 2, 3, 4, 5, 6]
     assert [s["session"] for s in moved] == ["found", "found"], moved
@@ -52,3 +52,29 @@ def test_a_sticky_user_finds_the_session_and_keeps_it_across_a_node_kill_with_re
     # A node the user was on before still has its session; any other starts one, counting from 1 again.
     assert [s["session"] for s in roaming] == ["found" if node in nodes[:i] else "new" for i, node in enumerate(nodes)]
     assert [s["requests"] for s in roaming] == [nodes[:i + 1].count(node) for i, node in enumerate(nodes)]
+
+
+def test_bench_sessions_measures_node1_by_session_size_and_a_heap_too_small_ends_the_jvm(tmp_path):
+    """0 kB and 256 kB per user on node1 (320 MB heap): about 1 200 users of 256 kB fill the heap, so the JVM runs
+    out of it while the search adds users; its figures say how full it was; node1 is started afresh after. Users
+    come at a tenth of the rate (10 requests each) and stay: the warm-up and the first three rates, offered on any
+    machine (200, 400, 800, 1600/s for 5 s each), bring 1 500, and a machine whose search fails before 1600/s
+    brings as many while it bisects. (At 128 kB the 2 500 needed could outlast a slow machine's search; at 1 MB
+    the JVM died within the first seconds of its warm-up, between two of PCP's samples a second apart, the last
+    showing 14 % of the heap.)"""
+    done = run(["make", "--no-print-directory", "bench-sessions"], timeout=1500,
+               env={**ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha",
+                    "WORKLOAD": "session", "SESSION_SIZES": "0 256", "START_RATE": "400", "QUICK_STEP_S": "5"})
+    [run_dir] = [p for p in tmp_path.iterdir() if p.is_dir()]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    found = summary["sessions"]
+    assert 250 < found["heap_max_mb"] <= 320 and found["users"] == 10000, found
+    empty, large = found["sizes"]["0"], found["sizes"]["256"]
+    steps = [json.loads(line) for line in (run_dir / "steps.jsonl").read_text().splitlines()]
+    assert_capacity_from_the_steps(steps, "node1 0 kB", empty["capacity_rps"])
+    assert not empty["collapsed"], empty
+    assert empty["sessions_max"] and empty["heap_used_mb_max"] < 0.8 * found["heap_max_mb"], empty
+    assert large["collapsed"] and large["why"], large
+    assert large["heap_used_pct_max"] > 60, large  # PCP's samples of the steps before the JVM ended
+    assert "node1 by session size" in done.stdout and "collapsed:" in done.stdout
+    assert "node1" in compose("ps", "--status", "running", "--services", env=ENV).stdout.split()

@@ -3,8 +3,8 @@ with a lab, a stack name, a bench network and a hosts file of its own (capbench-
 10.89.4.0/24), so a user's lab or stack is untouched: up with each node on its own engine and the profile's
 limits, two load hosts on two engines, one QUICK bench-scaleout sent from both (N = 1 … 3 nodes in rotation; the
 homogeneous profile's nodes are alike, so the ideal is N·X(1): the heterogeneous nodes' ΣX_i, each alone, is
-bench-cluster's on Compose), a failover kill timed by node1's own engine, the isolation of the overlay, no secret where it should not be, and
-nothing left behind by down and the lab's teardown, pass or fail. The backend-neutral scale-out runs here, on the
+bench-cluster's on Compose), a failover kill timed by node1's own engine, the isolation of the overlay, no
+secret where it should not be, and nothing left behind by down and the lab's teardown, pass or fail. The backend-neutral scale-out runs here, on the
 worker that the Compose cluster's tests leave idle (tests/conftest.py)."""
 from __future__ import annotations
 

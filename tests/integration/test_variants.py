@@ -45,8 +45,10 @@ def test_quick_bench_usl_sweeps_closed_loops_and_fits(second_cluster, tmp_path):
 
 
 def test_quick_bench_variants_records_capacities_gc_and_locks(second_cluster, tmp_path):
+    # QUICK's own 5 s steps: an evidence step spreads four thread dumps of each node in rotation over it.
     done = run(["make", "--no-print-directory", "bench-variants", "QUICK=1", "VARIANTS=v1 v3"],
-               env={**second_cluster, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha"}, timeout=1800)
+               env={**second_cluster, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha", "QUICK_STEP_S": "5"},
+               timeout=1800)
     run_dir = only_run(tmp_path)
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "complete" and list(summary["variants"]) == ["v1", "v3"]
