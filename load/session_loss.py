@@ -13,28 +13,42 @@ from collections import Counter
 from hosts.haproxy_log import Request
 
 
-def sessions_lost(requests: list[Request], since: float | None = None) -> dict:
-    """The window's session figures; `since`: count losses only from then on (e.g. a fault), the requests
-    before it still telling which users had a session where."""
+def _answered(requests: list[Request]):
+    """Each answered /session request in the order HAProxy received them, with the node that held the user's
+    session before it (None: the user's first)."""
     held_on: dict[str, str] = {}  # user → the node that last answered with their session
-    lost_from: Counter = Counter()
-    lost_users: set[str] = set()
-    answered = lost = moved = 0
     for request in sorted(requests, key=lambda r: r.received):
         if request.status != 200 or request.user is None or request.session not in ("found", "new"):
             continue
-        counted = since is None or request.received >= since
-        before = held_on.get(request.user)
-        if counted:
-            answered += 1
-            if before is not None and before != request.server:
-                moved += 1
-            if request.session == "new" and before is not None:
-                lost += 1
-                lost_users.add(request.user)
-                lost_from[before] += 1
+        yield request, held_on.get(request.user)
         held_on[request.user] = request.server
-    return {"answered": answered, "users": len(held_on), "lost": lost, "users_lost": len(lost_users),
+
+
+def lost_between(requests: list[Request], start: float, end: float) -> list[Request]:
+    """The requests received in [start, end) that found no session their user had had."""
+    return [r for r, before in _answered(requests)
+            if start <= r.received < end and r.session == "new" and before is not None]
+
+
+def sessions_lost(requests: list[Request], since: float | None = None) -> dict:
+    """The window's session figures; `since`: count losses only from then on (e.g. a fault), the requests
+    before it still telling which users had a session where."""
+    lost_from: Counter = Counter()
+    lost_users: set[str] = set()
+    users: set[str] = set()
+    answered = lost = moved = 0
+    for request, before in _answered(requests):
+        users.add(request.user)
+        if since is not None and request.received < since:
+            continue
+        answered += 1
+        if before is not None and before != request.server:
+            moved += 1
+        if request.session == "new" and before is not None:
+            lost += 1
+            lost_users.add(request.user)
+            lost_from[before] += 1
+    return {"answered": answered, "users": len(users), "lost": lost, "users_lost": len(lost_users),
             "lost_pct": round(100 * lost / answered, 2) if answered else None,
             "moved": moved, "lost_from_node": dict(sorted(lost_from.items()))}
 

@@ -20,6 +20,7 @@ import pytest
 
 from conftest import IT_ENV, ROOT, compose, it_up, only_run, run, steps_of
 from hosts import haproxy_log
+from load import session_loss
 
 ENV = {**IT_ENV, "QUICK": "1", "LOADGEN": "oha"}
 pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
@@ -40,19 +41,12 @@ def non_200_log_lines(run_dir: Path) -> list[str]:
 
 def lost_before_the_fault(run_dir: Path, result: dict) -> list[tuple[haproxy_log.Request, float]]:
     """The failover step's requests that found no session their user had had, received before the fault, each with
-    the fault's time (session_loss's rule, from HAProxy's log of the run)."""
+    the fault's time (from HAProxy's log of the run)."""
     [record] = [r for r in steps_of(run_dir) if r["step"] == result["step"]]
     start, fault = record["start_epoch"], record["start_epoch"] + result["fault_s"]
     with gzip.open(run_dir / "raw" / "lb-requests.log.gz", "rt") as log:
-        requests = sorted(haproxy_log.parse_requests(log.read()), key=lambda r: r.received)
-    held_on, early = {}, []
-    for r in requests:
-        if r.status != 200 or r.user is None or r.session not in ("found", "new"):
-            continue
-        if r.session == "new" and r.user in held_on and start <= r.received < fault:
-            early.append((r, fault))
-        held_on[r.user] = r.server
-    return early
+        requests = haproxy_log.parse_requests(log.read())
+    return [(r, fault) for r in session_loss.lost_between(requests, start, fault)]
 
 
 def lb_requests_logging() -> str:

@@ -53,3 +53,10 @@ def test_without_stickiness_every_move_to_a_node_without_the_session_loses_it():
     figures = session_loss.sessions_lost(haproxy_log.parse_requests("\n".join(lines)))
     assert figures["lost"] == 1 and figures["moved"] == 5  # its second request, on node2, made a new session
     assert session_loss.describe(session_loss.sessions_lost([])) == "no /session request was answered"
+
+
+def test_the_requests_that_lost_a_session_in_a_window_are_named():
+    requests = sticky_users_and_a_killed_node()
+    assert [r.user for r in session_loss.lost_between(requests, T0 + 11, T0 + 11.1)] == ["a"]  # b's at 11.1: after
+    assert [r.user for r in session_loss.lost_between(requests, T0, T0 + 20)] == ["a", "b"]
+    assert session_loss.lost_between(requests, T0, T0 + 10) == []
