@@ -3,7 +3,8 @@
 stickiness (LB_STICKY=user) every request of a user goes to that node and finds the session; without it the
 balancer's round robin moves the user, and each node the user had not visited starts a new one: the user's state
 is lost at each move. With replication (TOMCAT_SESSION_REPLICATION=1) a sticky user whose node dies finds the
-session on the node the balancer moves them to. make bench-sessions measures node1 by the kB each session keeps, until the heap runs out."""
+session on the node the balancer moves them to. make bench-sessions measures node1 by the kB each session keeps,
+until the heap runs out."""
 from __future__ import annotations
 
 import json
