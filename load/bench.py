@@ -1,7 +1,7 @@
 """python -m load.bench KIND (make bench-KIND): a capacity bench from the load host, through HAProxy, with every
 host logged by PCP (MONITOR=on, the default). The kinds are in load/kinds/ (--help lists them).
 
-Everything is checked first (the bench settings of load/bench.env, the cluster's settings, the driver) and the
+Everything is checked first (the bench settings: load/settings.py and each kind's own, the cluster's settings, the driver) and the
 cluster's one-bench lock taken; a bad value or a running bench is refused before anything starts. Every run
 writes results/<run-id>/ as it goes; interrupted or failed runs keep their steps and are marked partial.
 Exit status: 0 done, 1 failed, 2 bad settings or cluster not up, 130 interrupted."""
@@ -20,11 +20,11 @@ from load import console
 from load.drivers import find_wrk2
 from load.drivers.oha import OhaDriver
 from load.drivers.wrk2 import Wrk2Driver
-from load.kinds import KINDS
+from load.kinds import KINDS, read_settings
 from load.progress import say
 from load.runner import Bench, execute
 from load.scenario import workload_name
-from load.settings import SettingsError, check_for_driver, load_settings
+from load.settings import SettingsError, check_for_driver
 from rundata.layout import RunPaths, new_run
 
 
@@ -36,9 +36,10 @@ def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False):
             raise SettingsError("LOADGEN='wrk2' cannot run make bench-usl: its steps are closed loops (each "
                                 "connection sends when answered) and wrk2 always paces at a rate; use LOADGEN=oha "
                                 "or auto")
-        if len(LOAD_HOSTS) > min(settings.usl_levels):
+        levels = settings.kinds["usl"].usl_levels
+        if len(LOAD_HOSTS) > min(levels):
             raise SettingsError(f"LOAD_HOSTS='{len(LOAD_HOSTS)}' cannot run make bench-usl with USL_LEVELS "
-                                f"starting at {min(settings.usl_levels)}: each load host needs a connection of "
+                                f"starting at {min(levels)}: each load host needs a connection of "
                                 f"every level; use LOAD_HOSTS=1, or levels of at least {len(LOAD_HOSTS)} connections")
         return OhaDriver(), None
     wrk2 = find_wrk2(environ.get("WRK2"))
@@ -56,7 +57,7 @@ def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False):
 def checked(closed_loop: bool = False, environ: dict[str, str] | None = None, kind=None):
     """The bench settings, the driver and the user's wrk2 binary, every setting checked (the cluster's too, and
     what the kind allows); SettingsError or SettingsRefused naming each problem."""
-    settings = load_settings(environ)
+    settings = read_settings(environ)
     if kind is not None and kind.workload is not None and settings.workload != kind.workload:
         raise SettingsError(f"WORKLOAD='{settings.workload}' cannot run make bench-{kind.name}: it {kind.compares}; "
                             f"use WORKLOAD={kind.workload}")

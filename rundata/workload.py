@@ -2,7 +2,7 @@
 what the console, the report and the history call it."""
 from __future__ import annotations
 
-# The servlets a bench's requests go to, one per WORKLOAD (bench.env); checks and /health go to none.
+# The servlets a bench's requests go to, one per WORKLOAD (load/settings.py); checks and /health go to none.
 SERVLETS = ("grind", "query", "session")
 
 

@@ -1,10 +1,12 @@
 """The bench kinds, one module each (load/kinds/base.py says what a kind is). `make bench-<name>` runs the kind of
-that name; a new kind is its module plus one line below. `python -m load.kinds` lists them for make help."""
+that name; a new kind is its module (its settings and report section included) plus one line below.
+`python -m load.kinds` lists them for make help."""
 from __future__ import annotations
 
 import importlib
 
 from load.kinds.base import Kind
+from load.settings import BenchSettings, load_settings
 
 MODULES = (
     "load.kinds.single",
@@ -32,3 +34,10 @@ def _table(modules: tuple[str, ...]) -> dict[str, Kind]:
 
 
 KINDS = _table(MODULES)
+# Each kind's own settings class, by its name: every run reads and checks all of them (load/settings.py).
+OWN_SETTINGS = {name: kind.own_settings for name, kind in KINDS.items() if kind.own_settings is not None}
+
+
+def read_settings(environ: dict[str, str] | None = None) -> BenchSettings:
+    """The shared settings and every kind's own, checked (load/settings.py: load_settings)."""
+    return load_settings(environ, OWN_SETTINGS)

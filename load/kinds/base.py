@@ -26,6 +26,14 @@ class Kind:
     users = True  # its requests are the scenario's (the user dataset goes to the load host), not a fixed URL
     reports = True  # tables, a history line and report.html at the end
     gated = False  # make gate may measure a build with it: its targets' capacities are searched, with repeats
+    # Its own settings: a frozen dataclass of load/setting_fields.setting() fields (and a problems() method for
+    # rules between them), read and checked with the shared ones; None: it has none.
+    own_settings: type | None = None
+
+    @classmethod
+    def own(cls, settings: BenchSettings):
+        """Its own settings, as the run read them."""
+        return settings.kinds[cls.name]
 
     def planned_searches(self, settings: BenchSettings) -> int:
         """How many capacity searches a run makes (for the ETA)."""
@@ -44,6 +52,13 @@ class Kind:
     def console(self, summary: dict) -> None:
         """Prints the kind's tables at the end, before the host figures: by default the capacities' table."""
         print_capacities(summary)
+
+
+class KindSettings:
+    """What a kind's settings class inherits: no rule between its values unless it says one."""
+
+    def problems(self) -> list[str]:
+        return []
 
 
 def keep_analysis(bench, summary: dict, name: str, series: tuple[str, ...]) -> None:

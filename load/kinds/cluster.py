@@ -6,11 +6,14 @@ times: equal weights, weights in proportion to the node capacities just measured
 weights), each with its E."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hosts.backend import ClusterError
 from hosts.settings import cluster_settings
 from hosts.topology import NODES
 from load.console import figure, print_capacities
-from load.kinds.base import Kind
+from load.kinds.base import Kind, KindSettings
+from load.setting_fields import choice as one_of, setting
 from report import balance, efficiency
 from report.balance import capacity_weights
 from rundata.run import node_numbers
@@ -18,25 +21,37 @@ from rundata.run import node_numbers
 # WEIGHTS=auto: the balancing choices the cluster is measured under (label, HAProxy balance, weights)
 BALANCING = (("equal", "roundrobin", "equal"), ("weighted", "roundrobin", "capacity"), ("leastconn", "leastconn", "equal"))
 
+WEIGHTS = ("profile", "equal", "auto")
+
+
+@dataclass(frozen=True)
+class ClusterSettings(KindSettings):
+    weights: str = setting("WEIGHTS", "profile", one_of(WEIGHTS),
+                           "the balancer's weights for the cluster's search: profile (the profile's NODEn_WEIGHT), "
+                           "equal (1:1:...), or auto (weights from the capacities just measured; the cluster "
+                           "measured under equal weights, those weights and leastconn, with E for each)")
+
+
 class Cluster(Kind):
     name = "cluster"
     description = "capacity of each node alone, then of all three: ΣX_i, X_cluster, E (WEIGHTS=auto: 3 balancings)"
     targets = (*NODES, "cluster")
     gated = True
+    own_settings = ClusterSettings
 
     def planned_searches(self, settings) -> int:
-        if settings.weights == "auto":
+        if self.own(settings).weights == "auto":
             return (len(NODES) + len(BALANCING)) * settings.repeats
         return len(self.targets) * settings.repeats
 
     def run(self, bench) -> None:
         for node in NODES:
             bench.search(node)
-        if bench.settings.weights == "profile":
+        if self.own(bench.settings).weights == "profile":
             bench.search("cluster")
             return
         equal = {node: 1 for node in NODES}
-        if bench.settings.weights == "equal":
+        if self.own(bench.settings).weights == "equal":
             try:
                 bench.balance("equal", "roundrobin", equal)
                 bench.search("cluster")
@@ -87,7 +102,7 @@ class Cluster(Kind):
         if label is None:
             return
         figures = targets[label].get("metrics_at_capacity") or {}
-        if bench.settings.weights == "profile":
+        if Cluster.own(bench.settings).weights == "profile":
             weights = node_numbers(cluster_settings(), "WEIGHT", NODES)
         else:  # WEIGHTS=equal, or auto's first choice
             weights = summary.get("balancing", {}).get("equal", {}).get("weights") or {}

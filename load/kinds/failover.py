@@ -29,15 +29,40 @@ import gzip
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
 
 from hosts import haproxy, haproxy_log
 from hosts.backend import ClusterError, Done, backend
 from hosts.topology import NODES
 from load import session_loss
-from load.kinds.base import Kind, keep_analysis
+from load.kinds.base import Kind, KindSettings, keep_analysis
 from load.progress import say
+from load.setting_fields import auto_or, choice, integer, number, setting
 
 DETECTION_GOAL_S = 2.0
+FAULTS = ("kill", "freeze")
+
+
+@dataclass(frozen=True)
+class FailoverSettings(KindSettings):
+    fault: str = setting("FAULT", "kill", choice(FAULTS),
+                         "what happens to FAULT_NODE: kill (SIGKILL, its container or service stopped) or freeze "
+                         "(every process stopped, as in a long GC pause)")
+    fault_node: str = setting("FAULT_NODE", "node1", choice(NODES), "the node the fault strikes")
+    fault_at_s: int = setting("FAULT_AT_S", "20", integer(5, 3600), "seconds into the failover step")
+    fault_for_s: int = setting("FAULT_FOR_S", "20", integer(1, 3600), "how long the node stays dead or frozen (s)")
+    failover_s: int = setting("FAILOVER_S", "90", integer(10, 7200), "the failover step's length (s)", quick="60")
+    failover_rate: float | None = setting(
+        "FAILOVER_RATE", "auto", auto_or(number(0, 1_000_000, low_open=True)),
+        "the step's rate (requests/s); auto: FAILOVER_LOAD_PCT % of the other nodes' capacity, measured first")
+    failover_load_pct: float = setting("FAILOVER_LOAD_PCT", "50", number(1, 100),
+                                       "FAILOVER_RATE=auto: the % of the other nodes' capacity")
+
+    def problems(self) -> list[str]:
+        if self.fault_at_s + self.fault_for_s >= self.failover_s:
+            return [f"FAILOVER_S='{self.failover_s}' is not allowed: use more than FAULT_AT_S + FAULT_FOR_S "
+                    f"({self.fault_at_s} + {self.fault_for_s}), so the step sees the node come back"]
+        return []
 UNLOGGED_KIND = "connection closed with no answer, not in HAProxy's log (the generator's read errors)"
 BACK_TIMEOUT_S = 180  # after the step, how long the node may take to pass its checks again
 
@@ -137,9 +162,9 @@ def analyze(requests: list[haproxy_log.Request], changes: list[haproxy_log.State
 
 def failover(bench) -> dict:
     """The analysis of one fault under load (kept in failover.json), after a search for the rate if none given."""
-    s = bench.settings
-    node = s.fault_node
-    rate = s.failover_rate
+    own = Failover.own(bench.settings)
+    node = own.fault_node
+    rate = own.failover_rate
     if rate is None:
         label = f"without {node}"
         bench.search(label, repeats=1)
@@ -147,26 +172,26 @@ def failover(bench) -> dict:
         if not capacity:
             raise ClusterError(f"no capacity was found for the nodes other than {node}, so no rate "
                                "they can carry is known: give FAILOVER_RATE=")
-        rate = round(capacity * s.failover_load_pct / 100, 1)
-        say(f"failover at {rate:g}/s: {s.failover_load_pct:g} % of {capacity:g}/s, what the nodes other "
+        rate = round(capacity * own.failover_load_pct / 100, 1)
+        say(f"failover at {rate:g}/s: {own.failover_load_pct:g} % of {capacity:g}/s, what the nodes other "
             f"than {node} carry")
     return bench.with_request_log(lambda: _failover_step(bench, node, rate))
 
 
 def _failover_step(bench, node: str, rate: float) -> dict:
-    s = bench.settings
+    s, own = bench.settings, Failover.own(bench.settings)
     bench.label = "failover"
     haproxy.set_rotation(NODES)
     haproxy.wait_until_up(NODES)
     bench.measure("cluster", 0, rate, "warmup", duration_s=max(s.warmup_s, bench.driver.min_step_s))
-    say(f"failover: {s.fault} {node} {s.fault_at_s} s into a {s.failover_s} s step at {rate:g}/s, "
-        f"back {s.fault_for_s} s later")
-    schedule = FaultSchedule(node, s.fault, s.fault_at_s, s.fault_for_s)
+    say(f"failover: {own.fault} {node} {own.fault_at_s} s into a {own.failover_s} s step at {rate:g}/s, "
+        f"back {own.fault_for_s} s later")
+    schedule = FaultSchedule(node, own.fault, own.fault_at_s, own.fault_for_s)
     schedule.start()
     try:
         # Until HAProxy marks it down, a frozen (or unreachable) node holds what it was sent: up to the 30 s of
         # its server timeout, or until it is thawed.
-        record = bench.measure("cluster", 1, rate, "failover", duration_s=s.failover_s,
+        record = bench.measure("cluster", 1, rate, "failover", duration_s=own.failover_s,
                                stuck_s=DETECTION_GOAL_S + 1)
     finally:
         schedule.finish()
@@ -183,7 +208,7 @@ def _failover_step(bench, node: str, rate: float) -> dict:
     logged = haproxy_log.parse_requests(ring)
     requests = [r for r in logged if start - 1 <= r.received <= end]
     if schedule.injected_at is None:
-        raise ClusterError(f"the step ended before the fault was due ({s.fault_at_s} s in)")
+        raise ClusterError(f"the step ended before the fault was due ({own.fault_at_s} s in)")
     analysis = analyze(requests, haproxy_log.state_changes(start - 1), node, schedule.injected_at,
                        schedule.recovered_at, start, end + s.timeout_s, unlogged)
     if s.workload == "session":
@@ -191,7 +216,7 @@ def _failover_step(bench, node: str, rate: float) -> dict:
         until_end = [r for r in logged if r.received <= end]
         analysis["sessions"] = {"step": session_loss.sessions_lost(until_end, since=start),
                                 "from_fault": session_loss.sessions_lost(until_end, since=schedule.injected_at)}
-    analysis.update({"fault": s.fault, "node": node, "rate_rps": rate, "step": record.step,
+    analysis.update({"fault": own.fault, "node": node, "rate_rps": rate, "step": record.step,
                      "fault_time": {"source": schedule.injected.source,
                                     "uncertainty_s": schedule.injected.uncertainty_s},
                      "generator": {"failures": result.failures, "errors": result.errors,
@@ -221,9 +246,10 @@ class Failover(Kind):
     description = "kill (FAULT=freeze: freeze) FAULT_NODE under load and bring it back: detection, failures, recovery"
     targets = ("cluster",)
     flags_disturbances = False  # a node going down is the point
+    own_settings = FailoverSettings
 
     def planned_searches(self, settings) -> int:
-        return 0 if settings.failover_rate else 1
+        return 0 if self.own(settings).failover_rate else 1
 
     def run(self, bench) -> None:
         bench.findings["failover"] = failover(bench)

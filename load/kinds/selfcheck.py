@@ -2,8 +2,11 @@
 /lb-health) at SELFCHECK_RATE, judged within SELFCHECK_TOLERANCE_PCT, with what it cost the load host."""
 from __future__ import annotations
 
-from load.kinds.base import Kind, Outcome
+from dataclasses import dataclass
+
+from load.kinds.base import Kind, KindSettings, Outcome
 from load.progress import say
+from load.setting_fields import auto_or, number, setting
 from rundata import jsonl
 from rundata.layout import history_path
 
@@ -12,10 +15,18 @@ DEFAULT_RATE = 4000.0
 TOLERANCE_PCT = 1.0
 
 
-def default_rate(settings) -> float:
+@dataclass(frozen=True)
+class SelfcheckSettings(KindSettings):
+    selfcheck_rate: float | None = setting(
+        "SELFCHECK_RATE", "auto", auto_or(number(0, 1_000_000, low_open=True)),
+        "the rate at which the generator proves it keeps up, on a trivial endpoint; auto: twice the highest "
+        "cluster capacity in results/ (4000/s before any)")
+
+
+def default_rate(own: SelfcheckSettings) -> float:
     """SELFCHECK_RATE, or twice the highest cluster capacity any complete run in the history recorded."""
-    if settings.selfcheck_rate is not None:
-        return settings.selfcheck_rate
+    if own.selfcheck_rate is not None:
+        return own.selfcheck_rate
     best = max((line.get("cluster_rps") or 0.0 for line in jsonl.read(history_path())
                 if line.get("kind") == "cluster" and line.get("status") == "complete"), default=0.0)
     return 2 * best if best else DEFAULT_RATE
@@ -28,12 +39,13 @@ class Selfcheck(Kind):
     restores_rotation = False  # it never changes the rotation
     users = False  # one trivial URL of HAProxy's own
     reports = False
+    own_settings = SelfcheckSettings
 
     def planned_searches(self, settings) -> int:
         return 1
 
     def run(self, bench) -> Outcome:
-        verdict = self.check(bench, default_rate(bench.settings))
+        verdict = self.check(bench, default_rate(self.own(bench.settings)))
         bench.searches["lb"] = [{"selfcheck": verdict, "status": "selfcheck", "capacity_rps": None}]
         if verdict["passed"]:
             return "complete", None, 0

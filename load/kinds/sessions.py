@@ -6,17 +6,26 @@ the heap, the JVM ends on OutOfMemoryError (-XX:+ExitOnOutOfMemoryError), HAProx
 ends there, saying so: the collapse. The figures come from PCP (MONITOR=on)."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from hosts import haproxy, jvm
 from hosts.backend import ClusterError, backend
-from load.kinds.base import Kind
+from load.kinds.base import Kind, KindSettings
 from load.progress import say
+from load.setting_fields import setting, sizes
 from rundata import jsonl
 from rundata.summary import of_label
 
 NODE = "node1"
 BACK_TIMEOUT_S = 180  # a fresh JVM passes its checks within a minute here; a slow machine gets three
+
+
+@dataclass(frozen=True)
+class SessionsSettings(KindSettings):
+    session_sizes: tuple[int, ...] = setting(
+        "SESSION_SIZES", "0 16 32 64", sizes(1024),
+        "the kB per user's session node1 is measured with, in turn, each on a fresh JVM; 0 is the request's own "
+        "cost (with USERS=10000, 64 kB is 640 MB if every user comes)")
 
 
 def label_of(kb: int) -> str:
@@ -55,15 +64,16 @@ class Sessions(Kind):
     workload = "session"
     compares = "measures node1 by the size of its users' sessions (SESSION_SIZES)"
     flags_disturbances = False  # a node that runs out of heap is the finding
+    own_settings = SessionsSettings
 
     def planned_searches(self, settings) -> int:
-        return len(settings.session_sizes) * settings.repeats
+        return len(self.own(settings).session_sizes) * settings.repeats
 
     def run(self, bench) -> None:
         heap_max = ((jvm.node_info(NODE) or {}).get("heap_max_bytes") or 0) / 2**20 or None
         bench.findings["sessions"] = {"heap_max_mb": round(heap_max, 1) if heap_max else None,
                                       "users": bench.settings.users}
-        for kb in bench.settings.session_sizes:
+        for kb in self.own(bench.settings).session_sizes:
             say(f"sessions: {kb} kB per user: {NODE} started afresh")
             # PCP's logger of a node whose pmcd went away ends; the loggers start again once it is back.
             bench.with_monitoring_paused(fresh_jvm)
@@ -79,7 +89,7 @@ class Sessions(Kind):
         found = bench.findings.get("sessions", {})
         heap_max = found.get("heap_max_mb")
         sizes = {}
-        for kb in bench.settings.session_sizes:
+        for kb in self.own(bench.settings).session_sizes:
             label = label_of(kb)
             target = summary["targets"].get(label, {})
             ended = [s for s in target.get("searches", []) if s.get("status") == "node-down"]

@@ -15,15 +15,33 @@ from __future__ import annotations
 
 import gzip
 from collections import Counter
+from dataclasses import dataclass
 
 from hosts import haproxy_log
 from hosts.backend import ClusterError
-from load.kinds.base import Kind, keep_analysis
+from hosts.topology import NODES
+from load.kinds.base import Kind, KindSettings, keep_analysis
 from load.progress import say
+from load.setting_fields import auto_or, choice, integer, number, setting
 
 RECOVERED_FOR_S = 5
 RECOVERED_ACHIEVED = 0.9
 PHASES = ("before", "overload", "recovery")
+
+
+@dataclass(frozen=True)
+class StressSettings(KindSettings):
+    stress_target: str = setting("STRESS_TARGET", "cluster", choice(("cluster", *NODES)), "what is overloaded")
+    stress_capacity: float | None = setting(
+        "STRESS_CAPACITY", "auto", auto_or(number(0, 1_000_000, low_open=True)),
+        "the target's capacity (requests/s) the rates are multiples of; auto: measured first")
+    stress_low: float = setting("STRESS_LOW", "0.5", number(0, 1, low_open=True),
+                                "× the capacity before and after the overload")
+    stress_high: float = setting("STRESS_HIGH", "2", number(1, 10, low_open=True), "× the capacity during it")
+    stress_base_s: int = setting("STRESS_BASE_S", "30", integer(5, 3600), "seconds before the overload", quick="10")
+    stress_over_s: int = setting("STRESS_OVER_S", "60", integer(5, 3600), "seconds of overload")
+    stress_recover_s: int = setting("STRESS_RECOVER_S", "60", integer(10, 3600), "seconds after it, to recover",
+                                    quick="40")
 
 
 def recovery_time(rows: list[dict], drop_s: float, low_rate: float, p99_slo_ms: float) -> float | None:
@@ -79,28 +97,28 @@ def analyze(requests: list[haproxy_log.Request], windows: dict[str, tuple[float,
 def stress(bench) -> dict:
     """The analysis of an overload and the way back (kept in stress.json), after a search for the capacity if
     none given."""
-    s = bench.settings
-    target = s.stress_target
-    capacity = s.stress_capacity
+    own = Stress.own(bench.settings)
+    target = own.stress_target
+    capacity = own.stress_capacity
     if capacity is None:
         bench.search(target, repeats=1)
         capacity = bench.capacity(target)
         if not capacity:
             raise ClusterError(f"no capacity was found for {target}: give STRESS_CAPACITY=")
-    rates = {"before": round(capacity * s.stress_low, 1), "overload": round(capacity * s.stress_high, 1),
-             "recovery": round(capacity * s.stress_low, 1)}
-    say(f"stress on {target} (capacity {capacity:g}/s): {rates['before']:g}/s for {s.stress_base_s} s, "
-        f"{rates['overload']:g}/s for {s.stress_over_s} s, {rates['recovery']:g}/s for {s.stress_recover_s} s")
+    rates = {"before": round(capacity * own.stress_low, 1), "overload": round(capacity * own.stress_high, 1),
+             "recovery": round(capacity * own.stress_low, 1)}
+    say(f"stress on {target} (capacity {capacity:g}/s): {rates['before']:g}/s for {own.stress_base_s} s, "
+        f"{rates['overload']:g}/s for {own.stress_over_s} s, {rates['recovery']:g}/s for {own.stress_recover_s} s")
     return bench.with_request_log(lambda: _stress_steps(bench, target, capacity, rates))
 
 
 def _stress_steps(bench, target: str, capacity: float, rates: dict[str, float]) -> dict:
-    s = bench.settings
+    s, own = bench.settings, Stress.own(bench.settings)
     bench.label = "stress"
     bench.route(target)
-    if s.stress_capacity is not None:  # no search ran before: warm the JVMs up as a search's warm-up does
+    if own.stress_capacity is not None:  # no search ran before: warm the JVMs up as a search's warm-up does
         bench.measure(target, 0, rates["before"] / 2, "warmup", duration_s=max(s.warmup_s, bench.driver.min_step_s))
-    durations = {"before": s.stress_base_s, "overload": s.stress_over_s, "recovery": s.stress_recover_s}
+    durations = {"before": own.stress_base_s, "overload": own.stress_over_s, "recovery": own.stress_recover_s}
     windows, records = {}, {}
     for phase in PHASES:
         record = bench.measure(target, 1, rates[phase], phase, duration_s=durations[phase], settle=False)
@@ -138,9 +156,10 @@ class Stress(Kind):
     description = "0.5x capacity, 2x for 60 s, 0.5x again: throughput while overloaded, failures, time to recover"
     targets = ("cluster",)
     flags_disturbances = False  # overloaded nodes failing their checks is the point
+    own_settings = StressSettings
 
     def planned_searches(self, settings) -> int:
-        return 0 if settings.stress_capacity else 1
+        return 0 if self.own(settings).stress_capacity else 1
 
     def run(self, bench) -> None:
         bench.findings["stress"] = stress(bench)

@@ -4,9 +4,23 @@ time), one step each after an open-loop warm-up, and the Universal Scalability L
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from load.console import print_usl_fit
-from load.kinds.base import Kind
+from load.kinds.base import Kind, KindSettings
+from load.setting_fields import levels, setting
+from load.settings import MAX_CONNECTIONS
+
+# The USL has three unknowns: fewer levels leave nothing to judge its fit by (report/usl.py).
+MIN_LEVELS = 4
+
+
+@dataclass(frozen=True)
+class UslSettings(KindSettings):
+    usl_levels: tuple[int, ...] = setting(
+        "USL_LEVELS", "1 2 4 8 16 32", levels(MIN_LEVELS, MAX_CONNECTIONS),
+        "node1's closed-loop concurrencies (connections that each send the next request as soon as the last is "
+        "answered), one step each", quick="1 2 4 8")
 
 
 def usl_fit(points: list[dict]) -> dict:
@@ -30,9 +44,10 @@ class Usl(Kind):
     description = "node1's throughput at closed-loop concurrencies USL_LEVELS= and the USL fit (σ, κ, N*, R²)"
     targets = ("node1",)
     closed_loop = True
+    own_settings = UslSettings
 
     def steps_per_search(self, settings) -> int:
-        return len(settings.usl_levels)
+        return len(self.own(settings).usl_levels)
 
     def run(self, bench) -> None:
         s = bench.settings
@@ -42,7 +57,7 @@ class Usl(Kind):
             bench.measure("node1", 0, round(s.start_rate / 2, 1), "warmup",
                           duration_s=max(s.warmup_s, bench.driver.min_step_s))
         points = bench.findings.setdefault("usl_points", [])
-        for level in s.usl_levels:
+        for level in self.own(s).usl_levels:
             record = bench.measure("node1", 1, 0, "usl", closed_connections=level)
             points.append({"n": level, "throughput_rps": record.result.achieved_rps,
                            "mean_latency_ms": record.result.mean_service_ms, "step": record.step,

@@ -6,19 +6,27 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from hosts import jvm
 from hosts.backend import ClusterError
 from load import threaddump
 from load.console import print_capacities
-from load.kinds.base import Kind
+from load.kinds.base import Kind, KindSettings
 from load.progress import say
 from load.searching import IN_ROTATION
+from load.setting_fields import choices, setting
+from load.settings import VARIANTS
 from rundata import jsonl
 from rundata.run import node_cpus
 
 DUMPS_PER_STEP = 4  # thread dumps of each node in rotation during an evidence step
+
+
+@dataclass(frozen=True)
+class VariantsSettings(KindSettings):
+    variants: tuple[str, ...] = setting("VARIANTS", " ".join(VARIANTS), choices(VARIANTS),
+                                        "the Grinder variants measured on node1 and on the cluster, in order")
 
 
 def gather_evidence(bench, target: str, label: str) -> None:
@@ -69,13 +77,14 @@ class Variants(Kind):
     compares = "compares the Grinder's variants (VARIANTS)"
     description = "the study's steps: VARIANTS on node1 and the cluster, with GC, CPU and thread-dump lock evidence"
     targets = ("node1", "cluster")
+    own_settings = VariantsSettings
 
     def planned_searches(self, settings) -> int:
-        return 2 * len(settings.variants) * settings.repeats
+        return 2 * len(self.own(settings).variants) * settings.repeats
 
     def run(self, bench) -> None:
         cores = node_cpus(jsonl.read_json(bench.paths.run_json) or {})
-        for variant in bench.settings.variants:
+        for variant in self.own(bench.settings).variants:
             # The requests ask for this variant from now on (the URLs on the load host are written anew).
             bench.settings = replace(bench.settings, variant=variant)
             if bench.urls_file:
@@ -92,7 +101,7 @@ class Variants(Kind):
         """Per variant: node1's and the cluster's capacity, the scale-out gain, and each evidence step."""
         targets, evidence = summary["targets"], bench.findings.get("evidence", {})
         summary["variants"] = {}
-        for variant in bench.settings.variants:
+        for variant in self.own(bench.settings).variants:
             node1 = targets.get(f"node1 {variant}", {}).get("capacity_rps")
             cluster = targets.get(f"cluster {variant}", {}).get("capacity_rps")
             summary["variants"][variant] = {

@@ -10,19 +10,19 @@ import pytest
 
 from conftest import ROOT
 from load.bench import choose_driver
-from load.kinds import KINDS
-from load.settings import SettingsError, check_for_driver, load_settings
+from load.kinds import KINDS, read_settings
+from load.settings import SettingsError, check_for_driver
 
 
 def settings(**env: str):
-    return load_settings(environ=env)
+    return read_settings(environ=env)
 
 
 def test_defaults_load():
     s = settings()
     assert (s.variant, s.level, s.scenario, s.loadgen) == ("v1", 13, "session", "auto")
     assert (s.slo.failure_pct, s.slo.p99_ms, s.slo.achieved_pct) == (1, 500, 95)
-    assert s.connections is None and s.selfcheck_rate is None and not s.quick
+    assert s.connections is None and s.kinds["selfcheck"].selfcheck_rate is None and not s.quick
 
 
 def test_quick_uses_the_quick_durations():
@@ -113,9 +113,9 @@ def test_driver_choice(tmp_path, monkeypatch):
 
 
 def test_usl_levels():
-    assert settings().usl_levels == (1, 2, 4, 8, 16, 32)
-    assert settings(QUICK="1").usl_levels == (1, 2, 4, 8)
-    assert settings(USL_LEVELS="2  3 5 7 11").usl_levels == (2, 3, 5, 7, 11)
+    assert settings().kinds["usl"].usl_levels == (1, 2, 4, 8, 16, 32)
+    assert settings(QUICK="1").kinds["usl"].usl_levels == (1, 2, 4, 8)
+    assert settings(USL_LEVELS="2  3 5 7 11").kinds["usl"].usl_levels == (2, 3, 5, 7, 11)
 
 
 def bench(*args: str, **env: str) -> subprocess.CompletedProcess:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from hosts import haproxy_log
-from load.kinds import failover
-from load.settings import SettingsError, load_settings
+from load.kinds import failover, read_settings
+from load.settings import SettingsError
 
 T0 = 1_800_000_000.0
 
@@ -82,4 +82,4 @@ def test_a_fault_never_detected_is_said_and_fails_its_goals():
 ])
 def test_bad_failover_settings_are_refused(env, message):
     with pytest.raises(SettingsError, match=message.replace("(", r"\(").replace("+", r"\+")):
-        load_settings(environ=env)
+        read_settings(environ=env)
