@@ -28,7 +28,7 @@ BUILT := $(shell BACKEND='$(BACKEND)' $(HOSTCTL) built)
 
 .PHONY: help setup artifacts images up down status stats logs test test-fast test-unit test-python test-load \
 	test-config test-integration test-claims lint node-maint node-ready tune report compare history gate gate-ready baseline vagrant-setup \
-	vagrant-box \
+	vagrant-box docs \
 	swarm-lab swarm-lab-down
 
 help: ## list the targets
@@ -148,7 +148,7 @@ test-unit: ## the webapp's JUnit 5 tests (and its WAR)
 # Every pytest in one run, so its summary line covers all: on two workers, the Compose cluster's tests on one and
 # the rest (the VM under emulation and the Swarm lab among it) on the other (tests/conftest.py); every test that
 # took over 20 s listed with its time, against the budget in tests/README.md.
-test-python: $(VENV)/.installed images $(JUNIT_XSD)
+test-python: $(VENV)/.installed images $(JUNIT_XSD) ## the pytest part of make test alone (needs the images)
 	$(PYTHON) -m pytest -n 2 --dist loadgroup --durations=0 --durations-min=20 tests
 
 # Claims that hold only on a quiet machine (tests/claims/): run alone, nothing else busy; never part of make test.
@@ -176,11 +176,14 @@ history: $(VENV)/.installed ## capacity across runs: a table and results/history
 # The gate's settings, and a BASELINE it names, are checked before the cluster is touched (load/gate.py). make
 # turns any failing recipe into its own exit status 2: the gate's own (3 fell, 4 cannot tell, 5 p99 over) comes
 # from `make gate-ready` then `.venv/bin/python -m load.gate`, which examples/ci/capacity-gate.sh runs.
-gate-ready: $(VENV)/.installed
+gate-ready: $(VENV)/.installed ## make gate's checks and bring-up, without measuring (a pipeline runs it, then load.gate)
 	@$(PYTHON) -m load.gate --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up
 
-gate: gate-ready ## measure this build (REPEATS=3) against its accepted baseline (exit statuses: README, Capacity gate)
+gate: gate-ready ## measure this build (REPEATS=3) against its accepted baseline (exit statuses: docs/guides/gate.md)
 	@$(PYTHON) -m load.gate
+
+docs: $(VENV)/.installed ## write docs/reference/ (settings, make targets, record fields) from the code's own tables
+	$(PYTHON) -m load.docs_reference
 
 baseline: $(VENV)/.installed ## accept RUN= (default: the last complete run) as the gate's baseline of its bench [TAG=name]
 	@$(PYTHON) -m report baseline $${RUN:+"$$RUN"} $${TAG:+--tag "$$TAG"}

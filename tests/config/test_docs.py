@@ -1,0 +1,121 @@
+"""The manual stays true: docs/reference/ is what `make docs` writes from the code today; every make target,
+setting and record field that README.md and docs/ name exists; every one that exists is described; every link
+between the pages leads somewhere."""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from conftest import ROOT
+from load import docs_records, docs_reference
+from load.kinds import KINDS
+from load.setting_fields import declared
+from load.settings import BenchSettings, GateKeys
+
+PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+CODE = ("*.py", "*.sh", "*.env", "*.yaml", "*.yml", "*.cfg", "*.xml", "*.java", "Makefile", "Vagrantfile", "*.lua")
+# Capitalised words in backticks that are not ours: HTTP methods and headers, signals, states, other tools' variables.
+NOT_SETTINGS = {"GET", "POST", "SIGKILL", "SIGTERM", "SIGSTOP", "SIGCONT", "JSESSIONID", "DOWN", "UP", "MAINT",
+                "BLOCKED", "WAITING", "RUNNABLE", "NOTE", "PASS", "FAIL", "FELL", "README", "CPU", "GC", "E", "N", "X",
+                "DOCKER_HOST"}
+
+
+def settings_classes() -> list[type]:
+    return [BenchSettings, GateKeys, *(k.own_settings for k in KINDS.values() if k.own_settings is not None)]
+
+
+def known_settings() -> set[str]:
+    keys = {s.key for cls in settings_classes() for s in declared(cls)}
+    keys |= {s.quick_key for cls in settings_classes() for s in declared(cls) if s.quick is not None}
+    for name in docs_reference.ENV_FILES:
+        keys |= {k for k, _, _ in docs_reference.env_file_settings(ROOT / name)}
+    for profile in docs_reference.PROFILES.glob("*.env"):
+        keys |= {k for k, _, _ in docs_reference.env_file_settings(profile)}
+    return keys | set(docs_reference.VARIABLES) | set(docs_reference.PARAMETERS)
+
+
+def backticked(text: str) -> list[str]:
+    return re.findall(r"`([^`\n]+)`", text)
+
+
+def test_the_reference_is_what_make_docs_writes_today():
+    for name, page in docs_reference.PAGES.items():
+        path = docs_reference.REFERENCE / name
+        assert path.is_file() and path.read_text() == page(), f"{path.relative_to(ROOT)} is stale: run make docs"
+
+
+def test_every_make_target_named_exists():
+    targets = {t for t, _ in docs_reference.make_targets()}
+    missing = set()
+    for page in PAGES:
+        for quoted in backticked(page.read_text()):
+            missing |= {f"{page.relative_to(ROOT)}: make {t}" for t in re.findall(r"\bmake ([a-z][a-z-]*)", quoted)
+                        if t not in targets}
+    assert not missing, sorted(missing)
+
+
+def test_every_setting_named_exists():
+    known, missing = known_settings(), set()
+    for page in PAGES:
+        for quoted in backticked(page.read_text()):
+            for word in re.findall(r"(?<![\w./-])([A-Z][A-Z0-9_]*[A-Z0-9])(?==|\b)", quoted):
+                if word not in known and word not in NOT_SETTINGS and not re.fullmatch(r"NODE[0-9]+_[A-Z]+", word):
+                    missing.add(f"{page.relative_to(ROOT)}: {word}")
+    assert not missing, sorted(missing)
+
+
+def test_every_setting_target_and_variable_is_described():
+    undescribed = [s.key for cls in settings_classes() for s in declared(cls) if not s.help.strip()]
+    for name in docs_reference.ENV_FILES:
+        undescribed += [k for k, _, h in docs_reference.env_file_settings(ROOT / name) if not h.strip()]
+    undescribed += [k for k, h in docs_reference.VARIABLES.items() if not h.strip()]
+    phony = set(re.search(r"^\.PHONY:((?:.*\\\n)*.*)$", (ROOT / "Makefile").read_text(), re.MULTILINE)[1]
+                .replace("\\\n", " ").split())
+    described = {t for t, h in docs_reference.make_targets() if h.strip()}
+    undescribed += [f"make {t}" for t in sorted(phony - described)]
+    assert not undescribed, undescribed
+
+
+def source_words() -> set[str]:
+    words = set()
+    for pattern in CODE:
+        for path in ROOT.rglob(pattern):
+            if ".venv" not in path.parts and ".git" not in path.parts and "node_modules" not in path.parts:
+                words |= set(re.findall(r"[a-z_][a-z0-9_]*", path.read_text(errors="replace")))
+    return words
+
+
+def test_every_variable_the_reference_lists_is_read_by_the_code():
+    words = " ".join((ROOT / p).read_text() for p in ("Makefile", *(str(p.relative_to(ROOT)) for p in
+                                                                    ROOT.glob("*/*.py")), "Vagrantfile"))
+    unread = [k for k in docs_reference.VARIABLES if not re.search(rf"\b{k}\b", words)]
+    unread += [p for p in docs_reference.PARAMETERS if not re.search(rf"\b{p}\b", words)]
+    assert not unread, unread
+
+
+def test_every_record_field_named_exists():
+    fields = {f.name for classes in docs_records.FILES.values() for cls in classes for f in dataclasses.fields(cls)}
+    words, missing = source_words(), set()
+    for page in PAGES:
+        for quoted in backticked(page.read_text()):
+            for word in re.fullmatch(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+", quoted) and [quoted] or []:
+                if word not in fields and word not in words:
+                    missing.add(f"{page.relative_to(ROOT)}: {word}")
+    assert not missing, sorted(missing)
+
+
+def test_every_record_field_is_described():
+    undescribed = [f"{cls.__name__}.{name}" for classes in docs_records.FILES.values() for cls in classes
+                   for name, _, doc in docs_records.record_fields(cls) if not doc.strip()]
+    assert not undescribed, undescribed
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_leads_somewhere(page):
+    broken = []
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+        if not re.match(r"[a-z]+://", target) and not (page.parent / target).exists():
+            broken.append(target)
+    assert not broken, broken
