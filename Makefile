@@ -134,7 +134,7 @@ test: $(VENV)/.installed ## every test: JUnit, lint, config, harness, cluster an
 	exit $$status
 
 # No Docker, no images: the tests that run Docker or Compose are marked docker (pytest.ini) and left to make test.
-test-fast: $(VENV)/.installed $(JUNIT_XSD) ## the edit loop, no Docker, under 2 minutes: JUnit, lint, the pytests not in integration/ or marked docker
+test-fast: $(VENV)/.installed $(JUNIT_XSD) ## the edit loop, no Docker: JUnit, lint, the pytests not in integration/ or marked docker
 	cd webapp && mvn -B -q package
 	@$(MAKE) --no-print-directory lint
 	$(PYTHON) -m pytest -q -m "not docker" tests --ignore=tests/integration

@@ -9,7 +9,7 @@
 #   4. the webapp WAR, the JMX exporter agent and the images that do not carry oha (node, lb, db, controller)
 #   5. oha (waited for) and the load image
 # What another backend needs beyond this only when that backend is asked for: BACKEND=vagrant adds the Vagrant
-# backend's tools (Vagrant, libvirt, QEMU and the box; or make vagrant-setup; README.md, 'On virtual machines').
+# backend's tools (Vagrant, libvirt, QEMU and the box; or make vagrant-setup; docs/guides/vagrant.md).
 # Prerequisites it does not install: Java 17 + Maven (to build the WAR), Rust's cargo (to build oha) and
 # Python 3 (the bench harness, status and tests).
 set -euo pipefail

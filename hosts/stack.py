@@ -8,7 +8,7 @@ What Swarm ignores or needs, and what is done about it:
   and HAProxy follows nodes by DNS as they come (haproxy.cfg's resolvers).
 - each role placed by a node label (`node.labels.capbench.<role> == true`) that `make up` sets from the hosts file;
 - `endpoint_mode: dnsrr`: between engines an overlay carries traffic by task address, not through a service's
-  virtual IP (design.md §4), and HAProxy and the pmloggers reach hosts by name anyway;
+  virtual IP (a service's virtual IP between engines did not carry traffic on our machines), and HAProxy and the pmloggers reach hosts by name anyway;
 - the bench network becomes an internal, attachable overlay with the same subnet (pmcd admits only it);
 - no published port: Swarm's ingress publishes on every machine's every address and host mode on every address
   of one machine, so the stats page is reached through a tunnel on the manager's loopback instead (make stats);

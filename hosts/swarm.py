@@ -153,7 +153,7 @@ class Swarm:
                        timeout=30).stdout.decode().split()
         if state != ["active", "true"]:
             raise ClusterError(f"{manager.name} ({manager.engine}) is not a swarm manager: run `docker swarm init` "
-                               f"there and join the other machines (README, From one machine to several)")
+                               f"there and join the other machines (docs/guides/swarm.md)")
         listed = docker(manager.engine, "node", "ls", "--format", "{{.Hostname}} {{.Status}}").stdout.decode()
         ready = {name for name, status in (line.split()[:2] for line in listed.splitlines() if line.strip())
                  if status == "Ready"}

@@ -7,7 +7,7 @@ stack names them by it, so each machine pulls what it runs.
 
 Without a registry the stack names each image by its ID (by_id): Swarm's agent tries to pull a task's image
 before it starts the task, whatever the machine holds, unless the image is named by ID, and with no registry to
-answer it first waits out the failed attempt (measured in the lab: see README, From one machine to several)."""
+answer it first waits out the failed attempt (docs/findings.md has what the lab measured)."""
 from __future__ import annotations
 
 import os

@@ -33,7 +33,7 @@ MAX_ENGINES = 8
 LAB_SUBNET = "10.88.0.0/24"  # apart from the bench networks (10.89.x) and Docker's default pools (172.17+)
 MARK = "# written by make swarm-lab"
 CGROUP_PARENT = "/capbench-lab"  # engine.Dockerfile's --cgroup-parent
-# What an engine in a container needs, and no more: --privileged is refused on our machines (design.md §4).
+# What an engine in a container needs, and no more: --privileged is refused on our machines.
 ENGINE_RIGHTS = ["--cap-add", "ALL", "--cap-drop", "SYS_RESOURCE", "--security-opt", "seccomp=unconfined",
                  "--security-opt", "apparmor=unconfined", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "--tmpfs", "/run"]
 

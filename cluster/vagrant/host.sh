@@ -8,7 +8,7 @@
 #                    emulation: nested KVM in some clouds starts a guest and then fails in its boot code).
 #                    Prints it and writes it to .capbench/vagrant/libvirt-driver, which the Vagrantfile reads.
 #   host.sh stop     stop the libvirtd and virtlogd that `ensure` started (recorded in .capbench/), nothing else
-# VirtualBox users install VirtualBox and Vagrant themselves (README.md) and need none of this.
+# VirtualBox users install VirtualBox and Vagrant themselves (docs/guides/vagrant.md) and need none of this.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 state=$root/.capbench/vagrant
@@ -23,7 +23,7 @@ systemd_is_init() { [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ]; }
 install_packages() {
     command -v vagrant >/dev/null && command -v virsh >/dev/null && plugin_ok && return 0
     if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
-        say "install Vagrant, the vagrant-libvirt plugin and libvirt with QEMU/KVM (README.md: Vagrant), then run this again"
+        say "install Vagrant, the vagrant-libvirt plugin and libvirt with QEMU/KVM (docs/guides/vagrant.md), then run this again"
         return 1
     fi
     say "installing Debian's ${PACKAGES[*]}"

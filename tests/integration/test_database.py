@@ -31,7 +31,7 @@ from load import threaddump
 
 pytestmark = pytest.mark.usefixtures("cluster")
 NODES = ("node1", "node2", "node3")
-# The database workload of the README's figures: 5 statements of 100 joined rows per request.
+# The database workload of docs/findings.md's figures: 5 statements of 100 joined rows per request.
 QUERY = {"WORKLOAD": "query", "QUERY_CALLS": "5", "QUERY_ROWS": "100", "QUERY_JOIN": "1"}
 OTHERS = ("lb", "load", "controller")
 
