@@ -8,7 +8,7 @@ import time
 
 from hosts import haproxy
 from hosts.backend import ClusterError
-from hosts.topology import NODES
+from hosts.topology import IN_ROTATION, NODES
 from load.progress import say
 from load.scenario import target_url, user_ids
 from load.search import find_capacity
@@ -16,17 +16,6 @@ from load.warmup import MAX_WINDOWS, expected_rps, run_warm_rate, warm_up
 from rundata.records import StepRecord
 from rundata.summary import capacity_of
 
-
-def first_nodes(count: int) -> str:
-    """bench-scaleout's target of the first `count` nodes in rotation: N=1, N=2, …"""
-    return f"N={count}"
-
-
-# The nodes in the balancer's rotation for each target (a node alone, the cluster, all but one, the first N).
-IN_ROTATION = {**{node: (node,) for node in NODES}, "cluster": NODES,
-               # bench-failover: the nodes that carry the load while one is down
-               **{f"without {n}": tuple(m for m in NODES if m != n) for n in NODES},
-               **{first_nodes(k): NODES[:k] for k in range(1, len(NODES) + 1)}}
 # A target's nodes that are down when its search should start (a node killed by hand during a run): the
 # search waits this long for them, then is skipped and says so; the run goes on.
 DOWN_WAIT_S = 30

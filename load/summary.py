@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import time
 
+from hosts.topology import IN_ROTATION
 from load.progress import say
-from load.searching import DOWN_WAIT_S, IN_ROTATION
+from load.searching import DOWN_WAIT_S
 from rundata import jsonl
 from rundata.generators import load_hosts
 from rundata.summary import SUMMARY_SCHEMA, metrics_at, target_summary

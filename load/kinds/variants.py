@@ -10,11 +10,11 @@ from dataclasses import replace
 
 from hosts import jvm
 from hosts.backend import ClusterError
+from hosts.topology import IN_ROTATION
 from load import threaddump
 from load.console import print_capacities
 from load.kinds.base import Kind
 from load.progress import say
-from load.searching import IN_ROTATION
 from rundata import jsonl
 from rundata.run import node_cpus
 
