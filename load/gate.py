@@ -29,10 +29,9 @@ INTERRUPTED = 130
 def measure_thresholds(bench, thresholds: tuple[gate.P99Threshold, ...]) -> None:
     """Each threshold's rate on its target, one step per repeat, recorded under the threshold's label."""
     for threshold in thresholds:
-        bench.label = threshold.label
         bench.route(threshold.target)
         for repeat in range(1, bench.settings.repeats + 1):
-            bench.measure(threshold.target, repeat, threshold.rate, "gate")
+            bench.steps.measure(threshold.target, repeat, threshold.rate, "gate", label=threshold.label)
 
 
 def print_gate(result: gate.Gate, folder: Path, names: tuple[str, ...]) -> None:
