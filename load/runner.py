@@ -113,10 +113,10 @@ class Bench:
                 "started_epoch": time.time()}
 
 
-def execute(bench: Bench, body=None) -> tuple[dict, int]:
+def execute(bench: Bench, body=None, extra: dict | None = None) -> tuple[dict, int]:
     """Runs the kind's run() (or `body`) with monitoring around it, and always writes what was measured: steps,
-    archives, run.json and summary.json; PARTIAL stays when it did not end normally. run() may return
-    (status, error, exit code) for an outcome of its own (the self-check's verdict)."""
+    archives, run.json and summary.json (with `extra` added); PARTIAL stays when it did not end normally. run()
+    may return (status, error, exit code) for an outcome of its own (the self-check's verdict)."""
     paths, kind = bench.paths, bench.kind
     paths.partial_marker.write_text("this run has not ended normally\n")
     started = time.time()
@@ -151,7 +151,7 @@ def execute(bench: Bench, body=None) -> tuple[dict, int]:
         if not paths.run_json.exists():
             jsonl.write_json(paths.run_json, bench.run_json())
         bench.lb_events.collect()
-        summary = summarize(bench, status, error, started)
+        summary = {**summarize(bench, status, error, started), **(extra or {})}
         jsonl.write_json(paths.summary, summary)
         if status != "partial":
             paths.partial_marker.unlink()
