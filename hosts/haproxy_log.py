@@ -132,10 +132,6 @@ def state_changes(since: float = 0.0) -> list[StateChange]:
     return [change for change in parse_events(read_ring(EVENTS_RING)) if change.at >= since]
 
 
-def requests_between(start: float, end: float) -> list[Request]:
-    return [r for r in parse_requests(read_ring(REQUESTS_RING)) if start <= r.received <= end]
-
-
 def per_second(requests: list[Request], start: float, end: float) -> list[dict]:
     """Second by second from `start` (by when each request ended): answered by each node, failed, and the
     99th percentile of HAProxy's total time of the answered ones."""

@@ -64,6 +64,19 @@ DATABASE = "db"
 ARCHIVED: tuple[str, ...] = (*MONITORED, DATABASE)  # the hosts a run's archives may hold
 
 
+def first_nodes(count: int) -> str:
+    """bench-scaleout's target of the first `count` nodes in rotation: N=1, N=2, …"""
+    return f"N={count}"
+
+
+# The nodes in the balancer's rotation for each target (a node alone, the cluster, all but one, the first N).
+IN_ROTATION: dict[str, tuple[str, ...]] = {
+    **{node: (node,) for node in NODES}, "cluster": NODES,
+    # bench-failover: the nodes that carry the load while one is down
+    **{f"without {n}": tuple(m for m in NODES if m != n) for n in NODES},
+    **{first_nodes(k): NODES[:k] for k in range(1, len(NODES) + 1)}}
+
+
 def role(host: str) -> str:
     """node, lb, load, db or controller."""
     if host == DATABASE:

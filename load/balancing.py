@@ -9,40 +9,21 @@ from hosts import haproxy, haproxy_log
 from hosts.backend import ClusterError, backend
 from hosts.settings import cluster_settings
 from hosts.topology import NODES
+from load.monitoring import Monitoring
 from load.progress import say
 from rundata.run import node_values
 
 DEFAULT_BALANCE = "roundrobin"
 
 
-class Balancing:
-    """Needs the Bench's `balancing` (choice → balance, weights), `lb_events`, `started` and monitoring."""
+class LbEvents:
+    """HAProxy's DOWN/UP state changes of the nodes since `started` (epoch seconds), kept as they are read."""
 
-    def balance(self, choice: str, algorithm: str, weights: dict[str, int]) -> None:
-        """Puts the balancer in this configuration: the algorithm needs a new HAProxy (monitoring pauses while
-        it is re-created, as its host's logger would lose its pmcd), the weights go through the runtime API."""
-        if algorithm != self.balancing_running():
-            say(f"balancer: re-creating it with balance {algorithm}")
-            self.with_monitoring_paused(lambda: backend().recreate("lb", {"LB_BALANCE": algorithm}))
-        haproxy.set_weights(weights)
-        self.balancing[choice] = {"balance": algorithm, "weights": weights}
-        say(f"balancer: {choice}: balance {algorithm}, weights "
-            + ", ".join(f"{node} {w}" for node, w in weights.items()))
+    def __init__(self, started: float):
+        self.started = started
+        self.events: list[dict] = []
 
-    def balancing_running(self) -> str:
-        chosen = [b["balance"] for b in self.balancing.values()]
-        return chosen[-1] if chosen else cluster_settings().get("LB_BALANCE", DEFAULT_BALANCE)
-
-    def restore_balancer(self) -> None:
-        """Back to the profile's balancer: its algorithm and weights (the documented end state)."""
-        settings = cluster_settings()
-        profile_balance = settings.get("LB_BALANCE", DEFAULT_BALANCE)
-        if self.balancing_running() != profile_balance:
-            self.with_monitoring_paused(lambda: backend().recreate("lb", {"LB_BALANCE": profile_balance}))
-        haproxy.set_weights({node: int(w) for node, w in node_values(settings, "WEIGHT", NODES).items()})
-        self.balancing["restored"] = {"balance": profile_balance}
-
-    def collect_lb_events(self) -> None:
+    def collect(self) -> None:
         """Keeps HAProxy's state changes of the nodes so far (its ring is lost when the lb is re-created)."""
         try:
             changes = haproxy_log.state_changes(self.started)
@@ -51,16 +32,55 @@ class Balancing:
             return
         for change in changes:
             event = {"epoch": change.at, "node": change.server, "state": change.state, "text": change.text}
-            if change.state in ("DOWN", "UP") and event not in self.lb_events:
-                self.lb_events.append(event)
+            if change.state in ("DOWN", "UP") and event not in self.events:
+                self.events.append(event)
+
+
+class Balancer:
+    """Re-creates the balancer with `monitoring` paused around it and `lb_events` collected before it (its ring
+    goes with it); `cluster_env` are the cluster's settings over this process's environment (make tune's point)."""
+
+    def __init__(self, monitoring: Monitoring, lb_events: LbEvents, cluster_env: dict[str, str]):
+        self.monitoring = monitoring
+        self.lb_events = lb_events
+        self.cluster_env = cluster_env
+        self.choices: dict[str, dict] = {}  # per balancing choice, the balance and weights measured under
+
+    def set(self, choice: str, algorithm: str, weights: dict[str, int]) -> None:
+        """Puts the balancer in this configuration: the algorithm needs a new HAProxy (monitoring pauses while
+        it is re-created, as its host's logger would lose its pmcd), the weights go through the runtime API."""
+        if algorithm != self.running():
+            say(f"balancer: re-creating it with balance {algorithm}")
+            self._recreate({"LB_BALANCE": algorithm})
+        haproxy.set_weights(weights)
+        self.choices[choice] = {"balance": algorithm, "weights": weights}
+        say(f"balancer: {choice}: balance {algorithm}, weights "
+            + ", ".join(f"{node} {w}" for node, w in weights.items()))
+
+    def running(self) -> str:
+        chosen = [b["balance"] for b in self.choices.values()]
+        return chosen[-1] if chosen else cluster_settings(self.cluster_env).get("LB_BALANCE", DEFAULT_BALANCE)
+
+    def restore(self) -> None:
+        """Back to the profile's balancer: its algorithm and weights (the documented end state)."""
+        settings = cluster_settings(self.cluster_env)
+        profile_balance = settings.get("LB_BALANCE", DEFAULT_BALANCE)
+        if self.running() != profile_balance:
+            self._recreate({"LB_BALANCE": profile_balance})
+        haproxy.set_weights({node: int(w) for node, w in node_values(settings, "WEIGHT", NODES).items()})
+        self.choices["restored"] = {"balance": profile_balance}
 
     def with_request_log(self, action):
         """Runs `action` with HAProxy logging every request (the balancer re-created with LB_LOG_REQUESTS=1,
         and without it afterwards, whatever happens): bench-failover's and bench-stress's analyses read it."""
         say("balancer: re-creating it with a log of every request (LB_LOG_REQUESTS=1)")
-        self.with_monitoring_paused(lambda: backend().recreate("lb", {"LB_LOG_REQUESTS": "1"}))
+        self._recreate({"LB_LOG_REQUESTS": "1"})
         try:
             return action()
         finally:
             say("balancer: back without the request log")
-            self.with_monitoring_paused(lambda: backend().recreate("lb", {"LB_LOG_REQUESTS": "0"}))
+            self._recreate({"LB_LOG_REQUESTS": "0"})
+
+    def _recreate(self, settings: dict[str, str]) -> None:
+        self.lb_events.collect()
+        self.monitoring.paused(lambda: backend().recreate("lb", {**self.cluster_env, **settings}))

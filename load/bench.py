@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 
-from hosts import runlock
-from hosts.backend import backend
 from hosts.settings import SettingsRefused, cluster_settings
 from hosts.topology import LOAD_HOSTS
-from load import console
 from load.drivers import find_wrk2
 from load.drivers.oha import OhaDriver
 from load.drivers.wrk2 import Wrk2Driver
 from load.kinds import KINDS, read_settings
 from load.progress import say
-from load.runner import Bench, execute
+from load.runner import Bench
 from load.scenario import workload_name
+from load.session import in_session, measured, refuse
 from load.settings import SettingsError, check_for_driver
 from rundata.layout import RunPaths, new_run
 
@@ -57,65 +54,34 @@ def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False):
 def checked(closed_loop: bool = False, environ: dict[str, str] | None = None, kind=None):
     """The bench settings, the driver and the user's wrk2 binary, every setting checked (the cluster's too, and
     what the kind allows); SettingsError or SettingsRefused naming each problem."""
+    environ = dict(os.environ) if environ is None else environ
     settings = read_settings(environ)
     if kind is not None and kind.workload is not None and settings.workload != kind.workload:
         raise SettingsError(f"WORKLOAD='{settings.workload}' cannot run make bench-{kind.name}: it {kind.compares}; "
                             f"use WORKLOAD={kind.workload}")
     cluster_settings()
-    driver, wrk2_local = choose_driver(settings, dict(os.environ), closed_loop)
+    driver, wrk2_local = choose_driver(settings, environ, closed_loop)
     return check_for_driver(settings, driver.name), driver, wrk2_local
-
-
-def refuse(problem: Exception) -> int:
-    """Bad input: each problem on a line of its own, before anything starts; exit status 2."""
-    for line in str(problem).splitlines():
-        print(f"capbench: {line}", file=sys.stderr)
-    return 2
-
-
-def cluster_not_up() -> bool:
-    down = backend().unhealthy()
-    if down:
-        print(f"capbench: the cluster is not up ({', '.join(down)} not running and healthy): run make up first",
-              file=sys.stderr)
-    return bool(down)
-
-
-def interrupt(signum, frame) -> None:
-    """SIGTERM ends a run as Ctrl-C does: completed steps kept, marked partial."""
-    raise KeyboardInterrupt
 
 
 def run(kind, settings, driver, wrk2_local, command: str, check_only: bool = False,
         after=None) -> tuple[int, RunPaths | None]:
-    """The kind's run on the cluster under its lock, to the end (tables, history line, report): its exit status
-    and results folder (none with check_only: the lock is only tried). `after(bench)` measures more once the kind's
-    run is done (make gate's thresholds), inside the same run."""
-    try:
-        # Held until this process exits. --check-only (make's first call, before make up) takes it too and
-        # lets it go: a running bench's cluster is not changed under it by the next one's `up`.
-        lock = runlock.acquire(command)
-    except runlock.Busy as busy:
-        return refuse(busy), None
-    if check_only:
-        return 0, None
-    if cluster_not_up():
-        return 2, None
-    run_id, paths = new_run(kind.name)
-    bench = Bench(kind, settings, driver, wrk2_local, run_id, paths)
-    say(f"run {run_id}: {kind.name} with {driver.name}, {workload_name(settings)}, "
-        f"{settings.scenario} scenario, steps of {settings.step_s} s → {paths.root}")
-    signal.signal(signal.SIGTERM, interrupt)
+    """The kind's run on the cluster in a bench session (load/session.py), to the end (tables, history line,
+    report): its exit status and results folder (none with check_only: the lock is only tried). `after(bench)`
+    measures more once the kind's run is done (make gate's thresholds), inside the same run."""
+    def bench_run() -> tuple[int, RunPaths]:
+        run_id, paths = new_run(kind.name)
+        bench = Bench(kind, settings, driver, wrk2_local, run_id, paths)
+        say(f"run {run_id}: {kind.name} with {driver.name}, {workload_name(settings)}, "
+            f"{settings.scenario} scenario, steps of {settings.step_s} s → {paths.root}")
 
-    def body():
-        outcome = kind.run(bench)
-        if after is not None:
-            after(bench)
-        return outcome
-    summary, code = execute(bench, body)
-    console.finish(kind, paths, summary)
-    lock.close()
-    return code, paths
+        def body():
+            outcome = kind.run(bench)
+            if after is not None:
+                after(bench)
+            return outcome
+        return measured(bench, body)[1], paths
+    return in_session(command, check_only, bench_run)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,7 @@ from hosts.settings import SettingsRefused
 from load import bench as bench_command
 from load.kinds import KINDS
 from load.progress import say
+from load.session import refuse
 from load.settings import SettingsError, raw_settings
 from report import baselines, calibration, gate
 from report.history import history_line
@@ -29,10 +30,9 @@ INTERRUPTED = 130
 def measure_thresholds(bench, thresholds: tuple[gate.P99Threshold, ...]) -> None:
     """Each threshold's rate on its target, one step per repeat, recorded under the threshold's label."""
     for threshold in thresholds:
-        bench.label = threshold.label
         bench.route(threshold.target)
         for repeat in range(1, bench.settings.repeats + 1):
-            bench.measure(threshold.target, repeat, threshold.rate, "gate")
+            bench.steps.measure(threshold.target, repeat, threshold.rate, "gate", label=threshold.label)
 
 
 def print_gate(result: gate.Gate, folder: Path, names: tuple[str, ...]) -> None:
@@ -54,13 +54,13 @@ def main(argv: list[str] | None = None) -> int:
     benches = {kind.name: kind.targets for kind in KINDS.values() if kind.gated}
     try:
         chosen = gate.gate_settings(raw_settings(), benches)
-        os.environ.setdefault("REPEATS", str(chosen.repeats))  # the gate's own default, checked with the rest
+        environ = {"REPEATS": str(chosen.repeats), **os.environ}  # the gate's own default, checked with the rest
         kind = KINDS[chosen.bench]
-        settings, driver, wrk2_local = bench_command.checked(kind.closed_loop, kind=kind)
+        settings, driver, wrk2_local = bench_command.checked(kind.closed_loop, environ, kind)
         if chosen.baseline:  # a baseline named must exist before minutes are spent measuring
             baselines.find(jsonl.read(history_path()), chosen.baseline, "", None)
     except (gate.GateSettingsError, SettingsError, SettingsRefused, baselines.BaselineError) as problem:
-        return bench_command.refuse(problem)
+        return refuse(problem)
     code, paths = bench_command.run(kind, settings, driver, wrk2_local, "make gate", args.check_only,
                                     after=lambda bench: measure_thresholds(bench, chosen.p99))
     if paths is None or code == INTERRUPTED:

@@ -14,9 +14,9 @@ from load.drivers import Envelope
 
 RUN_STEP = "/opt/capbench/bin/run-step"
 WORK_DIR = "/tmp/capbench"  # on the load host, writable by its user
-# A routing check's request may take this long, and the check waits for all of them: right after a pool sweep
-# re-created the nodes and the database, 48 queries took more than 78 s together (CI, 2026-11-25), which broke
-# the run off when the check allowed about a second each.
+# A routing check's request may take this long, and the check waits for all of them: right after the nodes and
+# the database are re-created (a pool sweep's point) its queries can take seconds each, and a check that allowed
+# about a second each broke the run off.
 ANSWER_MAX_S = 10
 
 

@@ -1,5 +1,5 @@
 """PCP during a run: the controller's loggers started once the hosts' metrics exist, paused around a re-created
-balancer, and at the end the archives brought home and each step's window exported into its record
+balancer or node, and at the end the archives brought home and each step's window exported into its record
 (metrics/). Part of the Bench (load/runner.py)."""
 from __future__ import annotations
 
@@ -7,28 +7,37 @@ import time
 
 from load.progress import say
 from metrics import export
+from metrics.monitor import Monitor
 from rundata import jsonl
+from rundata.layout import RunPaths
 from rundata.run import db_cpus, node_cpus
 
 
 class Monitoring:
-    """Needs the Bench's `monitor` (None: MONITOR=off), `paths` and collect_lb_events()."""
+    """The run's PCP loggers (`monitor`; None: MONITOR=off), whose figures go into the records under `paths`."""
 
-    def start_monitoring(self) -> None:
+    def __init__(self, monitor: Monitor | None, paths: RunPaths):
+        self.monitor = monitor
+        self.paths = paths
+
+    def start(self) -> None:
         say("monitoring: starting a pmlogger per host on the controller once its metrics exist")
         for line in self.monitor.start():
             say(f"monitoring: {line}")
 
-    def with_monitoring_paused(self, action) -> None:
-        self.collect_lb_events()
+    def stop(self) -> None:
+        self.monitor.stop()
+
+    def paused(self, action) -> None:
+        """Runs `action` with the loggers stopped, if they were logging, and started again after it."""
         logging = self.monitor is not None and self.monitor.logging
         if logging:
             self.monitor.stop()
         action()
         if logging:
-            self.start_monitoring()
+            self.start()
 
-    def finish_monitoring(self) -> None:
+    def finish(self) -> None:
         """Stops the loggers, brings their archives home and adds each step's host figures to its record."""
         if self.monitor is None or not self.monitor.sessions:
             return

@@ -8,25 +8,16 @@ import time
 
 from hosts import haproxy
 from hosts.backend import ClusterError
-from hosts.topology import NODES
-from load.progress import say
+from hosts.topology import IN_ROTATION, NODES
+from load.loadhost import LoadHost
+from load.measuring import StepRunner
+from load.progress import Progress, say
 from load.scenario import target_url, user_ids
 from load.search import find_capacity
 from load.warmup import MAX_WINDOWS, expected_rps, run_warm_rate, warm_up
 from rundata.records import StepRecord
 from rundata.summary import capacity_of
 
-
-def first_nodes(count: int) -> str:
-    """bench-scaleout's target of the first `count` nodes in rotation: N=1, N=2, …"""
-    return f"N={count}"
-
-
-# The nodes in the balancer's rotation for each target (a node alone, the cluster, all but one, the first N).
-IN_ROTATION = {**{node: (node,) for node in NODES}, "cluster": NODES,
-               # bench-failover: the nodes that carry the load while one is down
-               **{f"without {n}": tuple(m for m in NODES if m != n) for n in NODES},
-               **{first_nodes(k): NODES[:k] for k in range(1, len(NODES) + 1)}}
 # A target's nodes that are down when its search should start (a node killed by hand during a run): the
 # search waits this long for them, then is skipped and says so; the run goes on.
 DOWN_WAIT_S = 30
@@ -41,8 +32,16 @@ class NodeDown(RuntimeError):
     """A node of the target being searched went down: the search's steps no longer measure the target."""
 
 
-class Searching:
-    """The search half of a Bench: needs its settings, driver, host, progress, measure() and search records."""
+class Searcher:
+    """Searches with the run's steps (`steps`), checks the routing from the load host `host`, and counts each
+    search done in `progress`; keeps each label's searches and the labels it skipped."""
+
+    def __init__(self, steps: StepRunner, host: LoadHost, progress: Progress):
+        self.steps = steps
+        self.host = host
+        self.progress = progress
+        self.searches: dict[str, list[dict]] = {}  # per label, each repeat's search
+        self.skipped: dict[str, str] = {}  # per label, why its search did not run (its nodes were down)
 
     def route(self, target: str) -> None:
         """Puts exactly the target's nodes in rotation and checks that they, and only they, answer."""
@@ -51,15 +50,15 @@ class Searching:
         haproxy.wait_until_up(nodes_in)
         # One user through first (warm-up), which also shows where HAProxy sends the traffic.
         first_user = user_ids(1)[0]
-        url = f"{target_url('lb', self.settings)}&user={first_user}"
-        seen = self.host.nodes_answering(url, max(self.settings.session_requests, 4 * len(nodes_in)))
+        settings = self.steps.settings
+        url = f"{target_url('lb', settings)}&user={first_user}"
+        seen = self.host.nodes_answering(url, max(settings.session_requests, 4 * len(nodes_in)))
         for again in range(2):
             if not set(seen) < set(nodes_in):
                 break
-            # A node just put back may only be behind in the round robin's order (with weights 1:1:1 after
-            # two nodes left maintenance, 12 requests went 6:6:0): ask more before calling it missing. Once
-            # the weighted round robin kept a node at 0 of 60 right after the balancer and the nodes were all
-            # re-created, re-seating fixed it: the second time the rotation is set again first.
+            # A node just put back may only be behind in the round robin's order: ask more before calling it
+            # missing. The weighted round robin can also keep a node at none right after the balancer and the
+            # nodes were re-created, which setting the rotation again fixes: the second time it is set again first.
             if again:
                 haproxy.set_rotation(nodes_in)
                 haproxy.wait_until_up(nodes_in)
@@ -83,45 +82,41 @@ class Searching:
         starting near `estimate` (default: for the cluster, the sum of its nodes' capacities; else the label's
         capacity in the last complete run of the workload in the history). Skipped, and
         said, when a node of the target is down (the run goes on: what it measured stays true)."""
-        s = self.settings
+        s = self.steps.settings
         label = label or target
-        self.label = label
         down = self.nodes_down(target)
         if down:
             self.skipped[label] = f"{', '.join(down)} down (HAProxy's health checks) for {DOWN_WAIT_S} s"
             say(f"warning: skipping {label}'s search: {self.skipped[label]}")
             self.progress.search_done()
             return
-        if not self.warmups and s.warmup_s > 0 and target != "lb":
+        if not self.steps.warmups and s.warmup_s > 0 and target != "lb":
             # The run's first search: every node warmed together first (load/warmup.py).
-            self.label = "warm-up"
             self.route("cluster")
-            time.sleep(self.SETTLE_AFTER_PASS_S)
-            warm_up(self, "cluster", run_warm_rate(s))
-            self.label = label
+            time.sleep(self.steps.SETTLE_AFTER_PASS_S)
+            warm_up(self.steps, "cluster", run_warm_rate(s), "warm-up")
         self.route(target)
         # The routing check's requests end well before the warm-up starts: the request counts of each step
         # (metrics/) run from a sample before it to one after it, and must hold only its traffic.
-        time.sleep(self.SETTLE_AFTER_PASS_S)
+        time.sleep(self.steps.SETTLE_AFTER_PASS_S)
         estimate = estimate or self._estimate(target) or expected_rps(s, label)
         # The warm-up runs at half the rate the search starts at (a quarter of an estimate), until the target is
-        # steady (load/warmup.py): a cold 0.3-CPU node3 failed the cluster's first step at 600/s with 48 % of
-        # its requests slower than 5 s after 20 s at 25/s.
+        # steady (load/warmup.py): a cold node on a small CPU quota fails even a fraction of its capacity after
+        # a short warm-up at a few requests a second.
         warm_rate = max(s.start_rate, estimate / s.growth) if estimate else s.start_rate
         if s.warmup_s > 0:
-            warm_up(self, target, round(warm_rate / 2, 1), max_windows=1 if s.quick else MAX_WINDOWS)
+            warm_up(self.steps, target, round(warm_rate / 2, 1), label, max_windows=1 if s.quick else MAX_WINDOWS)
         done = self.searches.setdefault(label, [])
         for repeat in range(len(done) + 1, len(done) + 1 + (repeats or s.repeats)):
             previous = [x["capacity_rps"] for x in done if x["capacity_rps"]]
             guess = previous[-1] if previous else estimate
-            # Near a guess the search starts just below it and grows gently: a first failure at twice the
-            # capacity left a node slower for the rest of its search (node2 passed 656/s, then failed 656, 590,
-            # 558 and 525/s in a row after steps at 1050 and 788/s, and passed 492/s).
+            # Near a guess the search starts just below it and grows gently: a first failure far above the
+            # capacity leaves a node slower for the rest of its search, failing rates below its capacity.
             start = max(s.start_rate, round(guess * NEAR_GUESS_START, 1)) if guess else s.start_rate
             growth = min(s.growth, NEAR_GUESS_GROWTH) if guess else s.growth
             try:
-                outcome = find_capacity(lambda rate, phase: self.search_step(target, repeat, rate, phase), start,
-                                        growth, s.precision_pct, s.max_steps)
+                outcome = find_capacity(lambda rate, phase: self.search_step(target, label, repeat, rate, phase),
+                                        start, growth, s.precision_pct, s.max_steps)
             except NodeDown as down:  # the search's steps no longer measure the target: end it, go on
                 done.append({"repeat": repeat, "start_rps": start, "status": "node-down", "capacity_rps": None,
                              "reason": str(down)})
@@ -135,11 +130,11 @@ class Searching:
             for warning in outcome.warnings:
                 say(f"warning: {label}: {warning}")
 
-    def search_step(self, target: str, repeat: int, rate: float, phase: str) -> StepRecord:
+    def search_step(self, target: str, label: str, repeat: int, rate: float, phase: str) -> StepRecord:
         """A search's step; a failed one whose target lost a node ends the search: a node HAProxy still holds
         DOWN DOWN_WAIT_S after the step. An overloaded node fails its health checks too (its /health waits
         behind the grinding threads), and passes them again within seconds once the step's load is gone."""
-        record = self.measure(target, repeat, rate, phase)
+        record = self.steps.measure(target, repeat, rate, phase, label=label)
         if not record.passed:
             down = haproxy.still_down(IN_ROTATION[target], DOWN_WAIT_S)
             if down:

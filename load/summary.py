@@ -5,35 +5,36 @@ from __future__ import annotations
 
 import time
 
+from hosts.topology import IN_ROTATION
 from load.progress import say
-from load.searching import DOWN_WAIT_S, IN_ROTATION
+from load.searching import DOWN_WAIT_S
 from rundata import jsonl
 from rundata.generators import load_hosts
 from rundata.summary import SUMMARY_SCHEMA, metrics_at, target_summary
 
 
 def summarize(bench, status: str, error: str | None, started: float) -> dict:
-    targets = {label: target_summary(searches) for label, searches in bench.searches.items()}
+    targets = {label: target_summary(searches) for label, searches in bench.searcher.searches.items()}
     summary = {"schema": SUMMARY_SCHEMA, "run_id": bench.run_id, "kind": bench.kind.name, "status": status,
                "error": error, "driver": {"name": bench.driver.name, "version": bench.version},
                "slo": vars(bench.settings.slo), "calibration": bench.calibration, "targets": targets,
-               "steps": bench.step_number,
-               "lb_events": [{**e, "t_s": round(e["epoch"] - started, 3)} for e in bench.lb_events]}
-    if bench.warmups:
-        summary["warmups"] = bench.warmups
-    if bench.skipped:
-        summary["skipped"] = bench.skipped
+               "steps": bench.steps.step_number,
+               "lb_events": [{**e, "t_s": round(e["epoch"] - started, 3)} for e in bench.lb_events.events]}
+    if bench.steps.warmups:
+        summary["warmups"] = bench.steps.warmups
+    if bench.searcher.skipped:
+        summary["skipped"] = bench.searcher.skipped
     records = jsonl.read(bench.paths.steps)
     if bench.kind.flags_disturbances:
-        disturbed, flaps = disturbances(records, bench.lb_events, time.time())
+        disturbed, flaps = disturbances(records, bench.lb_events.events, time.time())
         if flaps:
             summary["lb_flaps"] = flaps
         if disturbed:
             summary["disturbed"] = disturbed
             for label, why in disturbed.items():
                 say(f"warning: {label}'s steps ran while {'; '.join(why)}: its capacity is not that of healthy nodes")
-    if bench.monitor is not None:
-        summary["monitoring"] = bench.monitor.summary()
+    if bench.monitoring.monitor is not None:
+        summary["monitoring"] = bench.monitoring.monitor.summary()
         for label, target in targets.items():
             target["metrics_at_capacity"] = metrics_at(records, label, target["capacity_rps"])
     shares = load_hosts(records, targets)

@@ -18,19 +18,19 @@ import argparse
 import hashlib
 import json
 import os
-import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-from hosts import runlock
-from hosts.backend import ClusterError, backend
+from hosts.backend import ClusterError
 from hosts.settings import SettingsRefused, cluster_settings, profile_name
-from load import console
-from load.bench import checked, cluster_not_up, interrupt, refuse
+from hosts.topology import ROOT
+from load.bench import checked
 from load.kinds import KINDS
 from load.progress import mmss, say
-from load.runner import Bench, execute
+from load.runner import Bench
+from load.session import in_session, measured, refuse
 from load.settings import SettingsError
 from load.sweep import PARAMETERS, Point, Sweep, SweepError, check_points, read_sweep, resolve
 from report import tune as tune_report
@@ -61,19 +61,11 @@ def finished(folder: Path) -> dict | None:
     return summary if summary and summary.get("status") == "complete" else None
 
 
-def apply(env: dict[str, str], original: dict[str, str | None]) -> None:
-    """The point's settings in this process's environment (make up and the run's record read them)."""
-    for key, value in original.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
-    os.environ.update(env)
-
-
-def bring_up(label: str) -> None:
+def bring_up(label: str, env: dict[str, str]) -> None:
+    """make up with the point's settings `env` over this process's environment (python -m hosts up, as make does:
+    this process's own environment stays as it was given)."""
     say(f"{label}: bringing the cluster to these settings (make up; nodes re-created, no image rebuilt)")
-    if backend().up() != 0:
+    if subprocess.run([sys.executable, "-m", "hosts", "up"], cwd=ROOT, env={**os.environ, **env}).returncode != 0:
         raise ClusterError(f"make up failed for {label} (its output is above)")
 
 
@@ -90,23 +82,19 @@ def print_rows(rows: list[dict]) -> None:
                                                              for v, w in zip(cells, (8, 7, 9, 10))))
 
 
-def run_point(point: Point, folder: Path, index: int, run_id: str, target: str, settings, driver, wrk2_local,
-              original: dict) -> tuple[dict, int]:
+def run_point(point: Point, folder: Path, index: int, run_id: str, target: str, settings, driver,
+              wrk2_local) -> tuple[dict, int]:
     """One point: the cluster brought to its settings, then one capacity search as a run of its own."""
-    apply(point.env, original)
-    bring_up(point.label)
+    bring_up(point.label, point.env)
     if folder.exists():  # an interrupted attempt: kept aside, never overwritten
         folder.rename(folder.with_name(f"{folder.name}.interrupted-{time.strftime('%H%M%S')}"))
     folder.mkdir(parents=True)
     paths = RunPaths(folder)
     kind = KINDS["single" if target == "node1" else "cluster"]
     point_bench = Bench(kind, settings, driver, wrk2_local, f"{run_id}-p{index:02d}", paths,
-                        searches=settings.repeats)
-    summary, code = execute(point_bench, lambda: point_bench.search(target))
-    summary["tune_point"] = {"label": point.label, "values": point.values, "env": point.env}
-    jsonl.write_json(paths.summary, summary)
-    console.finish(kind, paths, summary)
-    return summary, code
+                        searches=settings.repeats, cluster_env=point.env)
+    return measured(point_bench, lambda: point_bench.search(target),
+                    {"tune_point": {"label": point.label, "values": point.values, "env": point.env}})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,15 +110,12 @@ def main(argv: list[str] | None = None) -> int:
         check_points(sweep)
     except (SettingsError, SettingsRefused, SweepError) as problem:
         return refuse(problem)
-    try:
-        lock = runlock.acquire("make tune")  # held until this process exits (see load/bench.py's main)
-    except runlock.Busy as busy:
-        return refuse(busy)
-    if args.check_only:
-        return 0
-    if cluster_not_up():
-        return 2
+    return in_session("make tune", args.check_only, lambda: (sweep_run(sweep, settings, driver, wrk2_local), None))[0]
 
+
+def sweep_run(sweep: Sweep, settings, driver, wrk2_local) -> int:
+    """Each point not finished before measured, then the cluster brought back to its configured settings and
+    the sweep's report made; an interrupted or failed point ends the sweep (the finished ones are kept)."""
     digest = sweep_hash(sweep, settings.as_dict(), driver.name)
     root = find_unfinished(digest) if os.environ.get("RESUME", "1") != "0" else None
     if root is None:
@@ -148,8 +133,6 @@ def main(argv: list[str] | None = None) -> int:
     say(f"tune {run_id}: {len(sweep.points)} points on {sweep.target} ({', '.join(sweep.parameters)})"
         + (f"; resuming: {len(done_before)} finished before are kept" if done_before else "") + f" → {root}")
     jsonl.write_json(root / "tune.json", tune)
-    signal.signal(signal.SIGTERM, interrupt)
-    original = {k: os.environ.get(k) for p in sweep.points for k in p.env}
     started, code, finished_points = time.monotonic(), 0, 0
     measured_s: list[float] = []  # wall time of each point measured now (for the ETA)
     try:
@@ -163,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                 say(f"point {index}/{len(sweep.points)}: {point.label}{' (baseline)' if point.baseline else ''}"
                     f"  elapsed {mmss(time.monotonic() - started)}{eta}")
                 summary, point_code = run_point(point, folder, index, run_id, sweep.target, settings, driver,
-                                                wrk2_local, original)
+                                                wrk2_local)
                 measured_s.append(time.monotonic() - point_started)
                 if point_code == 130:
                     raise KeyboardInterrupt
@@ -187,9 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         jsonl.write_json(root / "tune.json", tune)
         raise
     finally:
-        apply({}, original)
         try:
-            bring_up("back to the configured settings")
+            bring_up("back to the configured settings", {})
         except (ClusterError, KeyboardInterrupt) as problem:
             say(f"warning: the cluster could not be brought back to its settings: {problem or 'interrupted'}; "
                 "run make up")
@@ -203,7 +185,6 @@ def main(argv: list[str] | None = None) -> int:
     say(analysis["recommendation"])
     say(f"{tune['status']}: {finished_points} of {len(sweep.points)} points in "
         f"{mmss(time.monotonic() - started)} → {root}")
-    lock.close()
     return code
 
 

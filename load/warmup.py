@@ -43,19 +43,20 @@ def expected_rps(settings, label: str) -> float | None:
     return found[-1] if found else None
 
 
-def warm_up(bench, target: str, rate: float, max_windows: int = MAX_WINDOWS) -> dict:
+def warm_up(steps, target: str, rate: float, label: str, max_windows: int = MAX_WINDOWS) -> dict:
     """Warm-up windows on `target` (already in rotation) at `rate` until steady, at most `max_windows` (one:
-    a single window, not judged); the outcome is recorded."""
-    duration = max(bench.settings.warmup_s, bench.driver.min_step_s)
+    a single window, not judged), with the run's steps (load/measuring.py) under `label`; the outcome is recorded
+    in the steps' warmups."""
+    duration = max(steps.settings.warmup_s, steps.driver.min_step_s)
     figures: list[float | None] = []
     steady = False
     while len(figures) < max_windows and not steady:
-        record = bench.measure(target, 0, rate, "warmup", duration_s=duration)
+        record = steps.measure(target, 0, rate, "warmup", label=label, duration_s=duration)
         figures.append(steady_figure(record))
         steady = len(figures) >= 2 and agree(figures[-2], figures[-1])
-    outcome = {"label": bench.label, "target": target, "rate_rps": rate, "window_s": duration,
+    outcome = {"label": label, "target": target, "rate_rps": rate, "window_s": duration,
                "windows": len(figures), "service_ms": figures, "steady": steady if max_windows > 1 else None}
-    bench.warmups.append(outcome)
+    steps.warmups.append(outcome)
     if not steady and max_windows > 1:
         say(f"warning: {target} was not steady after {len(figures)} warm-up windows of {duration} s at {rate:g}/s "
             f"(mean ms per request {', '.join(str(f) for f in figures)}); the search starts anyway")

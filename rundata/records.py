@@ -14,7 +14,6 @@ SLOW_MS = 5000.0
 ERROR_KINDS = ("connect", "read", "write", "timeout", "status", "slow", "other")
 # The kinds where no response came back (status and slow ones did get a response).
 SOCKET_ERROR_KINDS = ("connect", "read", "write", "timeout", "other")
-PERCENTILES = ("p50", "p90", "p99", "p99.9", "max")
 # The phases of a capacity search's steps (load/search.py): grow, measure a first failure again, bisect,
 # confirm the capacity, vote at an unsteady knee, and measure again a step the load host made invalid.
 SEARCH_PHASES = ("search", "recheck", "confirm", "repeat", "retry")

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hosts.backend import ClusterError
-from hosts.settings import cluster_settings
 from hosts.topology import NODES
 from load.console import figure, print_capacities
 from load.kinds.base import Kind, KindSettings
@@ -53,10 +52,10 @@ class Cluster(Kind):
         equal = {node: 1 for node in NODES}
         if self.own(bench.settings).weights == "equal":
             try:
-                bench.balance("equal", "roundrobin", equal)
+                bench.balancer.set("equal", "roundrobin", equal)
                 bench.search("cluster")
             finally:
-                bench.restore_balancer()
+                bench.balancer.restore()
             return
         capacities = {node: bench.capacity(node) for node in NODES}
         missing = [node for node, cap in capacities.items() if not cap]
@@ -65,10 +64,10 @@ class Cluster(Kind):
         proportional = capacity_weights(capacities)
         try:
             for choice, algorithm, weights in BALANCING:
-                bench.balance(choice, algorithm, proportional if weights == "capacity" else equal)
+                bench.balancer.set(choice, algorithm, proportional if weights == "capacity" else equal)
                 bench.search("cluster", label=f"cluster {choice}")
         finally:
-            bench.restore_balancer()
+            bench.balancer.restore()
 
     def summarize(self, bench, summary: dict) -> None:
         targets = summary["targets"]
@@ -81,11 +80,11 @@ class Cluster(Kind):
             e = round(x / node_sum, 3) if x and node_sum else None
             return {"efficiency": e, "efficiency_caveat": efficiency.caveat(e),
                     "cluster_over_node1": round(x / node1, 3) if x and node1 else None}
-        if bench.balancing:  # WEIGHTS=equal or auto: the cluster measured under each balancing choice
+        if bench.balancer.choices:  # WEIGHTS=equal or auto: the cluster measured under each balancing choice
             summary["balancing"] = {
                 choice: {**b, "capacity_rps": targets.get(f"cluster {choice}", targets.get("cluster", {}))
                          .get("capacity_rps"), "label": f"cluster {choice}" if f"cluster {choice}" in targets
-                         else "cluster"} for choice, b in bench.balancing.items() if choice != "restored"}
+                         else "cluster"} for choice, b in bench.balancer.choices.items() if choice != "restored"}
             for b in summary["balancing"].values():
                 b.update(gains(b["capacity_rps"]))
             if cluster is None:  # WEIGHTS=auto: the cluster's capacity is the one under capacity weights
@@ -103,7 +102,7 @@ class Cluster(Kind):
             return
         figures = targets[label].get("metrics_at_capacity") or {}
         if Cluster.own(bench.settings).weights == "profile":
-            weights = node_numbers(cluster_settings(), "WEIGHT", NODES)
+            weights = node_numbers(bench.cluster_settings(), "WEIGHT", NODES)
         else:  # WEIGHTS=equal, or auto's first choice
             weights = summary.get("balancing", {}).get("equal", {}).get("weights") or {}
         found = balance.hint({n: targets.get(n, {}).get("capacity_rps") for n in NODES}, weights,

@@ -175,15 +175,15 @@ def failover(bench) -> dict:
         rate = round(capacity * own.failover_load_pct / 100, 1)
         say(f"failover at {rate:g}/s: {own.failover_load_pct:g} % of {capacity:g}/s, what the nodes other "
             f"than {node} carry")
-    return bench.with_request_log(lambda: _failover_step(bench, node, rate))
+    return bench.balancer.with_request_log(lambda: _failover_step(bench, node, rate))
 
 
 def _failover_step(bench, node: str, rate: float) -> dict:
     s, own = bench.settings, Failover.own(bench.settings)
-    bench.label = "failover"
     haproxy.set_rotation(NODES)
     haproxy.wait_until_up(NODES)
-    bench.measure("cluster", 0, rate, "warmup", duration_s=max(s.warmup_s, bench.driver.min_step_s))
+    bench.steps.measure("cluster", 0, rate, "warmup", label="failover",
+                        duration_s=max(s.warmup_s, bench.driver.min_step_s))
     say(f"failover: {own.fault} {node} {own.fault_at_s} s into a {own.failover_s} s step at {rate:g}/s, "
         f"back {own.fault_for_s} s later")
     schedule = FaultSchedule(node, own.fault, own.fault_at_s, own.fault_for_s)
@@ -191,8 +191,8 @@ def _failover_step(bench, node: str, rate: float) -> dict:
     try:
         # Until HAProxy marks it down, a frozen (or unreachable) node holds what it was sent: up to the 30 s of
         # its server timeout, or until it is thawed.
-        record = bench.measure("cluster", 1, rate, "failover", duration_s=own.failover_s,
-                               stuck_s=DETECTION_GOAL_S + 1)
+        record = bench.steps.measure("cluster", 1, rate, "failover", label="failover", duration_s=own.failover_s,
+                                     stuck_s=DETECTION_GOAL_S + 1)
     finally:
         schedule.finish()
     if schedule.error is not None:

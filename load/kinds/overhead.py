@@ -37,12 +37,12 @@ class Overhead(Kind):
         for pair in range(bench.settings.repeats):
             for mode in (("off", "on") if pair % 2 == 0 else ("on", "off")):
                 if mode == "on":
-                    bench.start_monitoring()
+                    bench.monitoring.start()
                 try:
                     bench.search("node1", label=f"node1 monitor {mode}", repeats=1)
                 finally:
                     if mode == "on":
-                        bench.monitor.stop()
+                        bench.monitoring.stop()
 
     def summarize(self, bench, summary: dict) -> None:
         summary["overhead"] = overhead_ratio(summary["targets"])

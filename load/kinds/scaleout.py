@@ -8,10 +8,9 @@ balancer's and the generator's CPU and the machine's idle CPU at each X(N), and 
 from __future__ import annotations
 
 from hosts.settings import cluster_settings
-from hosts.topology import LOAD_HOSTS, NODES
+from hosts.topology import IN_ROTATION, LOAD_HOSTS, NODES, first_nodes
 from load.console import print_capacities, print_usl_fit
 from load.kinds.base import Kind
-from load.searching import IN_ROTATION, first_nodes
 from report import scaleout
 from rundata import jsonl
 from rundata.summary import steps_at

@@ -46,15 +46,15 @@ class Selfcheck(Kind):
 
     def run(self, bench) -> Outcome:
         verdict = self.check(bench, default_rate(self.own(bench.settings)))
-        bench.searches["lb"] = [{"selfcheck": verdict, "status": "selfcheck", "capacity_rps": None}]
+        bench.searcher.searches["lb"] = [{"selfcheck": verdict, "status": "selfcheck", "capacity_rps": None}]
         if verdict["passed"]:
             return "complete", None, 0
         return "failed", "the generator did not keep the offered rate", 1
 
     @staticmethod
     def check(bench, rate: float) -> dict:
-        record = bench.measure("lb", 1, rate, "selfcheck", url=URL,
-                               duration_s=max(bench.settings.step_s, bench.driver.min_step_s))
+        record = bench.steps.measure("lb", 1, rate, "selfcheck", url=URL,
+                                     duration_s=max(bench.settings.step_s, bench.driver.min_step_s))
         r = record.result
         within = abs(r.achieved_pct - 100) <= TOLERANCE_PCT
         usage = r.loadhost

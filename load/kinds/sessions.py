@@ -77,8 +77,7 @@ class Sessions(Kind):
             say(f"sessions: {kb} kB per user: {NODE} started afresh")
             # PCP's logger of a node whose pmcd went away ends; the loggers start again once it is back.
             bench.with_monitoring_paused(fresh_jvm)
-            bench.settings = replace(bench.settings, session_kb=kb)
-            bench.write_urls()
+            bench.steps.change_settings(replace(bench.settings, session_kb=kb))
             bench.search(NODE, label=label_of(kb))
         say(f"sessions: {NODE} started afresh, without the last size's sessions")
         bench.with_monitoring_paused(fresh_jvm)
@@ -97,7 +96,7 @@ class Sessions(Kind):
             held = figures["heap_used_mb_max"]
             sizes[str(kb)] = {
                 "kb": kb, "capacity_rps": target.get("capacity_rps"),
-                "collapsed": bool(ended), "why": ended[0]["reason"] if ended else bench.skipped.get(label),
+                "collapsed": bool(ended), "why": ended[0]["reason"] if ended else bench.searcher.skipped.get(label),
                 "heap_used_pct_max": round(100 * held / heap_max, 1) if held and heap_max else None,
                 "users_heap_mb": round(found.get("users", 0) * kb / 1024, 1), **figures}
         summary["sessions"] = {"heap_max_mb": heap_max, "users": found.get("users"), "sizes": sizes}

@@ -109,19 +109,20 @@ def stress(bench) -> dict:
              "recovery": round(capacity * own.stress_low, 1)}
     say(f"stress on {target} (capacity {capacity:g}/s): {rates['before']:g}/s for {own.stress_base_s} s, "
         f"{rates['overload']:g}/s for {own.stress_over_s} s, {rates['recovery']:g}/s for {own.stress_recover_s} s")
-    return bench.with_request_log(lambda: _stress_steps(bench, target, capacity, rates))
+    return bench.balancer.with_request_log(lambda: _stress_steps(bench, target, capacity, rates))
 
 
 def _stress_steps(bench, target: str, capacity: float, rates: dict[str, float]) -> dict:
     s, own = bench.settings, Stress.own(bench.settings)
-    bench.label = "stress"
     bench.route(target)
     if own.stress_capacity is not None:  # no search ran before: warm the JVMs up as a search's warm-up does
-        bench.measure(target, 0, rates["before"] / 2, "warmup", duration_s=max(s.warmup_s, bench.driver.min_step_s))
+        bench.steps.measure(target, 0, rates["before"] / 2, "warmup", label="stress",
+                            duration_s=max(s.warmup_s, bench.driver.min_step_s))
     durations = {"before": own.stress_base_s, "overload": own.stress_over_s, "recovery": own.stress_recover_s}
     windows, records = {}, {}
     for phase in PHASES:
-        record = bench.measure(target, 1, rates[phase], phase, duration_s=durations[phase], settle=False)
+        record = bench.steps.measure(target, 1, rates[phase], phase, label="stress", duration_s=durations[phase],
+                                     settle=False)
         windows[phase] = (record.result.start_epoch, record.result.end_epoch)
         records[phase] = record
     ring = haproxy_log.read_ring(haproxy_log.REQUESTS_RING)

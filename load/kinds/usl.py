@@ -52,13 +52,13 @@ class Usl(Kind):
     def run(self, bench) -> None:
         s = bench.settings
         bench.route("node1")
-        time.sleep(bench.SETTLE_AFTER_PASS_S)
+        time.sleep(bench.steps.SETTLE_AFTER_PASS_S)
         if s.warmup_s > 0:
-            bench.measure("node1", 0, round(s.start_rate / 2, 1), "warmup",
-                          duration_s=max(s.warmup_s, bench.driver.min_step_s))
+            bench.steps.measure("node1", 0, round(s.start_rate / 2, 1), "warmup",
+                                duration_s=max(s.warmup_s, bench.driver.min_step_s))
         points = bench.findings.setdefault("usl_points", [])
         for level in self.own(s).usl_levels:
-            record = bench.measure("node1", 1, 0, "usl", closed_connections=level)
+            record = bench.steps.measure("node1", 1, 0, "usl", closed_connections=level)
             points.append({"n": level, "throughput_rps": record.result.achieved_rps,
                            "mean_latency_ms": record.result.mean_service_ms, "step": record.step,
                            "valid": record.valid})

@@ -10,11 +10,11 @@ from dataclasses import dataclass, replace
 
 from hosts import jvm
 from hosts.backend import ClusterError
+from hosts.topology import IN_ROTATION
 from load import threaddump
 from load.console import print_capacities
 from load.kinds.base import Kind, KindSettings
 from load.progress import say
-from load.searching import IN_ROTATION
 from load.setting_fields import choices, setting
 from load.settings import VARIANTS
 from rundata import jsonl
@@ -53,10 +53,9 @@ def gather_evidence(bench, target: str, label: str) -> None:
 
     # The samplers start when the step is sent to the load host; the generator starts within a second.
     samplers = [threading.Thread(target=sample, args=(node,), daemon=True) for node in nodes]
-    bench.label = label
     for sampler in samplers:
         sampler.start()
-    record = bench.measure(target, 0, capacity, "evidence")
+    record = bench.steps.measure(target, 0, capacity, "evidence", label=label)
     for sampler in samplers:
         sampler.join(timeout=60)
     locks = {}
@@ -86,9 +85,7 @@ class Variants(Kind):
         cores = node_cpus(jsonl.read_json(bench.paths.run_json) or {})
         for variant in self.own(bench.settings).variants:
             # The requests ask for this variant from now on (the URLs on the load host are written anew).
-            bench.settings = replace(bench.settings, variant=variant)
-            if bench.urls_file:
-                bench.write_urls()
+            bench.steps.change_settings(replace(bench.settings, variant=variant))
             bench.search("node1", label=f"node1 {variant}")
             gather_evidence(bench, "node1", f"node1 {variant}")
             node1 = bench.capacity(f"node1 {variant}")

@@ -18,9 +18,9 @@ def bench_whose_run_raises(tmp_path, problem: BaseException | None):
         if problem is not None:
             raise problem
     kind = SimpleNamespace(logs_whole_run=False, restores_rotation=False, run=run)
-    return SimpleNamespace(paths=RunPaths(tmp_path), kind=kind, prepare=lambda: None, monitor=None,
-                           run_json=lambda: {"schema": "test"}, finish_monitoring=lambda: None,
-                           collect_lb_events=lambda: None)
+    return SimpleNamespace(paths=RunPaths(tmp_path), kind=kind, prepare=lambda: None,
+                           monitoring=SimpleNamespace(monitor=None, finish=lambda: None),
+                           run_json=lambda: {"schema": "test"}, lb_events=SimpleNamespace(collect=lambda: None))
 
 
 @pytest.fixture(autouse=True)

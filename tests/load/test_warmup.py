@@ -17,11 +17,10 @@ class FakeBench:
     settings: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(warmup_s=5, start_rate=50.0,
                                                                                variant="v1", level=13))
     driver: SimpleNamespace = field(default_factory=lambda: SimpleNamespace(min_step_s=1))
-    label: str = "node1"
     warmups: list = field(default_factory=list)
     measured: list = field(default_factory=list)
 
-    def measure(self, target, repeat, rate, phase, duration_s=None):
+    def measure(self, target, repeat, rate, phase, label=None, duration_s=None):
         self.measured.append((target, rate, phase, duration_s))
         ms = self.service[len(self.measured) - 1]
         return SimpleNamespace(result=SimpleNamespace(mean_service_ms=ms, latency_ms={"p50": 99.0}))
@@ -30,7 +29,7 @@ class FakeBench:
 def test_windows_until_two_in_a_row_agree():
     # A cold JVM: 19 ms per request, then 9.0 and 4.1 as the JIT compiles, then 3.0 and 2.6 (within 1 ms): steady.
     bench = FakeBench([19.0, 9.0, 4.1, 3.0, 2.6, 2.6])
-    outcome = warmup.warm_up(bench, "node1", 25.0)
+    outcome = warmup.warm_up(bench, "node1", 25.0, "node1")
     assert outcome == {"label": "node1", "target": "node1", "rate_rps": 25.0, "window_s": 5, "windows": 5,
                        "service_ms": [19.0, 9.0, 4.1, 3.0, 2.6], "steady": True}
     assert bench.measured == [("node1", 25.0, "warmup", 5)] * 5 and bench.warmups == [outcome]
@@ -44,13 +43,13 @@ def test_agreement_is_relative_or_within_a_millisecond():
 
 def test_a_target_that_never_settles_stops_at_the_bound_and_says_so():
     bench = FakeBench([10.0, 5.0, 10.0, 5.0, 10.0, 5.0, 10.0, 5.0])
-    outcome = warmup.warm_up(bench, "node3", 12.5)
+    outcome = warmup.warm_up(bench, "node3", 12.5, "node3")
     assert outcome["windows"] == warmup.MAX_WINDOWS and not outcome["steady"]
 
 
 def test_without_a_service_time_the_p50_is_the_figure():
     bench = FakeBench([None, None])
-    assert warmup.warm_up(bench, "node2", 25.0)["service_ms"] == [99.0, 99.0]
+    assert warmup.warm_up(bench, "node2", 25.0, "node2")["service_ms"] == [99.0, 99.0]
 
 
 def test_the_runs_warm_rate_is_half_the_last_cluster_capacity_of_the_workload(tmp_path, monkeypatch):
@@ -67,5 +66,5 @@ def test_the_runs_warm_rate_is_half_the_last_cluster_capacity_of_the_workload(tm
 
 def test_a_single_window_is_not_judged():
     bench = FakeBench([9.0])
-    outcome = warmup.warm_up(bench, "node1", 25.0, max_windows=1)
+    outcome = warmup.warm_up(bench, "node1", 25.0, "node1", max_windows=1)
     assert outcome["windows"] == 1 and outcome["steady"] is None and len(bench.measured) == 1

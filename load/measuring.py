@@ -1,0 +1,123 @@
+"""A run's steps: each one sent to the load hosts at a rate (or as a closed loop), its raw files kept, judged
+against the SLO and recorded under a label, then the pause before the next. The scenario's dataset (users, URLs)
+goes to the load hosts first. Part of the Bench (load/runner.py)."""
+from __future__ import annotations
+
+import math
+import time
+
+from hosts import haproxy
+from load.drivers import StepPlan
+from load.generators import LoadHosts
+from load.progress import Progress, say
+from load.scenario import connections_for, target_url, user_ids
+from load.settings import MAX_CONNECTIONS, BenchSettings
+from load.step import judge
+from rundata import jsonl
+from rundata.layout import RunPaths
+from rundata.records import SEARCH_PHASES, StepRecord
+
+RAW_FILES = ("oha.json", "wrk2.json", "stdout", "stderr", "envelope")  # kept per step (not oha's request database)
+
+
+class StepRunner:
+    # Pause after a step before the next; after a failed one, also wait until the requests an overloaded step
+    # left queued in HAProxy or running on the nodes are done (up to DRAIN_MAX_S), so the next step starts clean.
+    # The pause after a failure lets the garbage and the work an overload left behind settle; a step shorter than
+    # 10 s (QUICK's 5 s) left at most half a step's worth of it, so it waits half a step.
+    # A search step's first seconds (at most a fifth of it) are its ramp, recorded apart from its verdict: oha
+    # opens its connections, HAProxy its own to the nodes, Tomcat grows its pool, and those first seconds' p99
+    # is many times the rest's, enough to decide the step's. wrk2 leaves out its first 10 s the same way (its
+    # calibration).
+    RAMP_S = 2.0
+    RAMPED_PHASES = ("warmup", *SEARCH_PHASES, "selfcheck", "gate")
+    SETTLE_AFTER_PASS_S = 1
+    SETTLE_AFTER_FAIL_S = 5
+    DRAIN_MAX_S = 120
+
+    def __init__(self, settings: BenchSettings, driver, loads: LoadHosts, run_id: str, work_dir: str,
+                 paths: RunPaths, progress: Progress):
+        self.settings = settings  # change_settings() switches it between searches (bench-variants, bench-sessions)
+        self.driver = driver
+        self.loads = loads
+        self.run_id = run_id
+        self.work_dir = work_dir
+        self.paths = paths
+        self.progress = progress
+        self.step_number = 0
+        self.users_file: str | None = None
+        self.urls_file: str | None = None
+        self.warmups: list[dict] = []  # each warm-up's windows and whether it became steady (load/warmup.py)
+
+    def put_dataset(self) -> None:
+        """The session scenario's users and URLs on each load host (a copy of the users in the results)."""
+        users_text = ("\n".join(user_ids(self.settings.users)) + "\n").encode()
+        self.paths.users.write_bytes(users_text)
+        self.users_file = f"{self.work_dir}/users.txt"
+        self.urls_file = f"{self.work_dir}/urls.txt"
+        self.loads.put(self.users_file, users_text)
+        self.write_urls()
+
+    def write_urls(self) -> None:
+        """The session scenario's URLs on the load hosts: one per user, for the settings' variant and level."""
+        base = target_url("lb", self.settings)
+        self.loads.put(self.urls_file, "".join(f"{base}&user={u}\n" for u in user_ids(self.settings.users)).encode())
+
+    def change_settings(self, settings: BenchSettings) -> None:
+        """The steps from now on ask for what `settings` say (the URLs on the load hosts written anew)."""
+        self.settings = settings
+        if self.urls_file:
+            self.write_urls()
+
+    def measure(self, target: str, repeat: int, rate: float, phase: str, *, label: str | None = None,
+                url: str | None = None, duration_s: int | None = None, closed_connections: int | None = None,
+                settle: bool = True, stuck_s: float = 0) -> StepRecord:
+        """One step at `rate`, or with closed_connections: a closed loop of that many (rate 0), recorded under
+        `label` (default: the target). settle=False: the next step follows at once, on what this one left queued
+        (bench-stress's overload and recovery). stuck_s: the generator gets rate × stuck_s connections more, for
+        requests a fault will hold that long (a frozen node's): its users are independent, so theirs must not
+        wait for a free connection."""
+        s = self.settings
+        self.step_number += 1
+        connections = closed_connections or min(MAX_CONNECTIONS, connections_for(rate, s) + math.ceil(rate * stuck_s))
+        single = url is not None or s.scenario == "single"
+        plan = StepPlan(url=url or target_url("lb", s), rate=rate, duration_s=duration_s or s.step_s,
+                        connections=connections, threads=s.threads, timeout_s=s.timeout_s,
+                        users_file=None if single else self.users_file,
+                        urls_file=None if single else self.urls_file, session_requests=s.session_requests,
+                        ramp_s=min(self.RAMP_S, (duration_s or s.step_s) / 5) if phase in self.RAMPED_PHASES else 0.0)
+        began = self.progress.begin(target, phase, self.step_number, rate, plan.duration_s, connections)
+        step_dir = f"{self.work_dir}/step-{self.step_number:03d}"
+        result, files_by_host = self.loads.send(self.driver, plan, step_dir,
+                                                timeout=plan.duration_s + s.timeout_s + 120)
+        for host, files in files_by_host.items():
+            prefix = f"step-{self.step_number:03d}-" + (f"{host}-" if len(files_by_host) > 1 else "")
+            for name in RAW_FILES:
+                if files.get(name):
+                    (self.paths.raw / f"{prefix}{name}").write_bytes(files[name])
+        record = judge(self.run_id, self.step_number, phase, target, repeat, plan.url, "single" if single
+                       else s.scenario, result, s.slo)
+        record.label = label or target
+        if closed_connections:  # no offered rate, so no SLO verdict: the step only has to be valid
+            record.passed, record.slo_broken = record.valid, []
+        jsonl.append(self.paths.steps, record.to_json())
+        self.progress.end(record, began)
+        if not settle:
+            return record
+        time.sleep(self.SETTLE_AFTER_PASS_S if record.passed else self.settle_after_fail_s)
+        if not record.passed and target != "lb":
+            self._drain()
+        return record
+
+    @property
+    def settle_after_fail_s(self) -> float:
+        return min(self.SETTLE_AFTER_FAIL_S, self.settings.step_s / 2)
+
+    def _drain(self) -> None:
+        deadline = time.monotonic() + self.DRAIN_MAX_S
+        left = haproxy.requests_in_nodes()
+        while left and time.monotonic() < deadline:
+            time.sleep(0.5)
+            left = haproxy.requests_in_nodes()
+        if left:
+            say(f"warning: {left} requests still queued or running on the nodes after {self.DRAIN_MAX_S} s")
