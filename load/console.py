@@ -77,7 +77,7 @@ def finish(kind, paths: RunPaths, summary: dict) -> None:
         try:
             from report import build, history  # matplotlib and jinja only when a report is made
             jsonl.append(history_path(), history.history_line(jsonl.read_json(paths.run_json) or {}, summary))
-            say(f"report: {build.build(paths.root)}")
+            say(f"report: {build.build(paths.root, kind.section)}")
         except Exception as problem:  # noqa: BLE001 — the run's results are on disk; say what failed, keep going
             say(f"warning: the report could not be made ({type(problem).__name__}: {problem}); "
                 f"retry with make report RUN={paths.root.name}")

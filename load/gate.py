@@ -22,6 +22,7 @@ from report import baselines, calibration, gate
 from report.history import history_line
 from rundata import jsonl
 from rundata.layout import gate_latest_dir, history_path
+from rundata.records import read_steps
 
 INTERRUPTED = 130
 
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     except baselines.BaselineError as problem:  # a run id's prefix that now matches this run too
         found = baselines.Found(None, str(problem))
     searches = {label: target.get("searches", []) for label, target in (summary.get("targets") or {}).items()}
-    steps = jsonl.read(paths.steps)
+    steps = read_steps(paths.steps)
     result = gate.judge(now, searches, steps, found.line, found.how, chosen)
     from report import pipeline  # its libraries only once there is a verdict to write
     pipeline.write(result, kind.name, summary, steps, paths.root / "gate", gate_latest_dir())

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from report import calibration, significance
 from rundata import workload
-from rundata.run import EARLIER_BACKEND, backend_of
+from rundata.run import EARLIER_BACKEND, RunRecord
 from rundata.summary import HISTORY_SCHEMA
 
 # Settings that do not change what is measured, only how long or how often: left out of the config hash.
@@ -77,8 +77,8 @@ def _basis(run: dict) -> dict:
                      or k in WORKLOAD_SETTINGS.get(run.get("settings", {}).get("workload"), ()))}
     basis = {"kind": run.get("kind"), "settings": settings, "driver": (run.get("driver") or {}).get("name"),
              "profile": run.get("profile"), "cluster": _cluster(run)}
-    if backend_of(run) != EARLIER_BACKEND:  # the hash of a run from before backends were recorded stays as it was
-        basis["backend"] = backend_of(run)
+    if (RunRecord.from_json(run).backend or EARLIER_BACKEND) != EARLIER_BACKEND:  # the hash of a run from before backends were recorded stays as it was
+        basis["backend"] = (RunRecord.from_json(run).backend or EARLIER_BACKEND)
     return basis
 
 
@@ -110,7 +110,7 @@ def history_line(run: dict, summary: dict) -> dict:
     return {"schema": HISTORY_SCHEMA, "time": time.strftime(TIME_FORMAT, time.gmtime()),
             "run_id": summary.get("run_id"),
             "kind": summary.get("kind"), "status": summary.get("status"), "git_sha": run.get("git_sha"),
-            "backend": backend_of(run),
+            "backend": (RunRecord.from_json(run).backend or EARLIER_BACKEND),
             "config_hash": config_hash(run), "bench_hash": bench_hash(run), "build": build_of(run),
             "driver": summary.get("driver"),
             "workload": workload.describe(run.get("settings", {})),

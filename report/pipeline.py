@@ -16,6 +16,7 @@ from prometheus_client.openmetrics.exposition import generate_latest
 
 from report.gate import ABOVE, CANNOT_TELL, FELL, Gate
 from rundata import jsonl
+from rundata.records import StepRecord
 from rundata.summary import steps_at
 
 GATE_SCHEMA = "capbench-gate/1"
@@ -45,9 +46,9 @@ def gate_json(gate: Gate, bench: str) -> dict:
             "checks": [{"name": c.name, "verdict": c.verdict, "message": c.message, **c.figures} for c in gate.checks]}
 
 
-def p99_at_capacity(steps: list[dict], label: str, capacity: float | None) -> float | None:
-    at = [s for s in steps_at(steps, label, capacity) if (s.get("latency_ms") or {}).get("p99") is not None]
-    return at[-1]["latency_ms"]["p99"] if at else None
+def p99_at_capacity(steps: list[StepRecord], label: str, capacity: float | None) -> float | None:
+    at = [s for s in steps_at(steps, label, capacity) if s.result.latency_ms.get("p99") is not None]
+    return at[-1].result.latency_ms["p99"] if at else None
 
 
 class _Headline:

@@ -3,9 +3,12 @@ baselines kept in the history (report/baselines.py): holds, fell beyond the tole
 repeats, a search that did not end, another machine, another bench, no baseline), p99 thresholds."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from report import baselines, gate, history
+from step_records import a_step
 
 CALIBRATION = {"ms_per_call": {"node1": 0.35}, "node_cpu_ms": {"node1": 80.0}, "load_ms": 210.0, "machine": "AMD EPYC × 2 on vm"}
 RUN = {"kind": "single", "settings": {"variant": "v2", "level": 13, "repeats": 3, "precision_pct": 7.0},
@@ -112,22 +115,27 @@ def test_no_rate_passing_at_all_is_a_fall():
     assert result.verdict == gate.FELL and "no rate down to the lowest met the SLO" in result.checks[0].message
 
 
+def slower_step(step):
+    return replace(step, result=replace(step.result, latency_ms={"p99": 80.0}))
+
+
 def test_p99_threshold_from_the_gate_steps():
     limit = gate.P99Threshold("node1", 50.0, 400.0)
     settings = gate.GateSettings("single", None, 10.0, (limit,))
-    steps = [{"step": n, "label": limit.label, "valid": True, "latency_ms": {"p99": p}, "achieved_rps": 400.0}
+    steps = [a_step(n, label=limit.label, latency_ms={"p99": p}, achieved_rps=400.0)
              for n, p in ((7, 20.0), (8, 60.0), (9, 30.0))]
     base, now = line("base", [1000, 1050, 1100]), line("now", [980, 1040, 1120])
     holding = verdict(base, now, steps=steps, settings=settings)
     assert [c.verdict for c in holding.checks] == [gate.HOLDS, gate.HOLDS]
     assert "p99 30.0 ms (median of 3 steps: 20.0, 60.0, 30.0 ms), threshold 50 ms" == holding.checks[1].message
-    above = verdict(base, now, steps=[{**s, "latency_ms": {"p99": 80.0}} for s in steps], settings=settings)
+    above = verdict(base, now, steps=[slower_step(s) for s in steps], settings=settings)
     assert above.verdict == gate.ABOVE and above.code == 5
     # A fall outweighs a threshold broken.
-    slower = verdict(base, line("now", [500, 525, 550]), steps=[{**s, "latency_ms": {"p99": 80.0}} for s in steps],
+    slower = verdict(base, line("now", [500, 525, 550]), steps=[slower_step(s) for s in steps],
                      settings=settings)
     assert slower.code == 3
-    invalid = verdict(base, now, steps=[{**steps[0], "valid": False, "invalid_reason": "load behind"}], settings=settings)
+    invalid = verdict(base, now, steps=[replace(steps[0], valid=False, invalid_reason="load behind")],
+                      settings=settings)
     assert invalid.checks[1].verdict == gate.CANNOT_TELL and "step 7: load behind" in invalid.checks[1].message
 
 
