@@ -7,7 +7,8 @@ from load.progress import mmss, say
 from metrics.catalogue import SHOWN
 from rundata import jsonl
 from rundata.layout import RunPaths, history_path
-from rundata.summary import serving_nodes
+from rundata.run import RunRecord
+from rundata.summary import Summary, serving_nodes
 
 CROSS_CHECK = (("tomcat_requests", "Tomcat n"), ("haproxy_responses", "HAProxy n"), ("diff_pct", "diff %"))
 
@@ -76,8 +77,9 @@ def finish(kind, paths: RunPaths, summary: dict) -> None:
         print_load_hosts(summary)
         try:
             from report import build, history  # matplotlib and jinja only when a report is made
-            jsonl.append(history_path(), history.history_line(jsonl.read_json(paths.run_json) or {}, summary))
-            say(f"report: {build.build(paths.root)}")
+            typed = Summary.from_json(summary)
+            jsonl.append(history_path(), history.history_line(RunRecord.read(paths.run_json), typed))
+            say(f"report: {build.build(paths.root, kind.section)}")
         except Exception as problem:  # noqa: BLE001 — the run's results are on disk; say what failed, keep going
             say(f"warning: the report could not be made ({type(problem).__name__}: {problem}); "
                 f"retry with make report RUN={paths.root.name}")

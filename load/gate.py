@@ -23,6 +23,9 @@ from report import baselines, calibration, gate
 from report.history import history_line
 from rundata import jsonl
 from rundata.layout import gate_latest_dir, history_path
+from rundata.records import read_steps
+from rundata.run import RunRecord
+from rundata.summary import Summary
 
 INTERRUPTED = 130
 
@@ -65,15 +68,15 @@ def main(argv: list[str] | None = None) -> int:
                                     after=lambda bench: measure_thresholds(bench, chosen.p99))
     if paths is None or code == INTERRUPTED:
         return code
-    summary = jsonl.read_json(paths.summary) or {}
-    now = history_line(jsonl.read_json(paths.run_json) or {}, summary)
+    summary = Summary.from_json(jsonl.read_json(paths.summary) or {})
+    now = history_line(RunRecord.read(paths.run_json), summary)
     try:
         found = baselines.find(jsonl.read(history_path()), chosen.baseline, now["bench_hash"],
                                calibration.machine(calibration.of(now)))
     except baselines.BaselineError as problem:  # a run id's prefix that now matches this run too
         found = baselines.Found(None, str(problem))
-    searches = {label: target.get("searches", []) for label, target in (summary.get("targets") or {}).items()}
-    steps = jsonl.read(paths.steps)
+    searches = {label: target.searches for label, target in summary.targets.items()}
+    steps = read_steps(paths.steps)
     result = gate.judge(now, searches, steps, found.line, found.how, chosen)
     from report import pipeline  # its libraries only once there is a verdict to write
     pipeline.write(result, kind.name, summary, steps, paths.root / "gate", gate_latest_dir())

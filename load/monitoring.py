@@ -10,7 +10,7 @@ from metrics import export
 from metrics.monitor import Monitor
 from rundata import jsonl
 from rundata.layout import RunPaths
-from rundata.run import db_cpus, node_cpus
+from rundata.run import RunRecord, db_cpus, node_cpus
 
 
 class Monitoring:
@@ -48,7 +48,7 @@ class Monitoring:
         sessions = [(s["started_epoch"], s.get("ended_epoch", time.time())) for s in self.monitor.sessions]
         logged = [r for r in records if any(a <= r["start_epoch"] and r["end_epoch"] <= b for a, b in sessions)]
         try:
-            run = jsonl.read_json(self.paths.run_json) or {}
+            run = RunRecord.read(self.paths.run_json)
             exported = export.export_run(self.monitor.pcp_dir, self.paths.pcp_export, logged,
                                          {**node_cpus(run), **db_cpus(run)})
             enriched = {r["step"]: r for r in exported}

@@ -10,6 +10,7 @@ from load.progress import say
 from load.searching import DOWN_WAIT_S
 from rundata import jsonl
 from rundata.generators import load_hosts
+from rundata.records import read_steps
 from rundata.summary import SUMMARY_SCHEMA, metrics_at, target_summary
 
 
@@ -33,11 +34,12 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
             summary["disturbed"] = disturbed
             for label, why in disturbed.items():
                 say(f"warning: {label}'s steps ran while {'; '.join(why)}: its capacity is not that of healthy nodes")
+    steps = read_steps(bench.paths.steps)
     if bench.monitoring.monitor is not None:
         summary["monitoring"] = bench.monitoring.monitor.summary()
         for label, target in targets.items():
-            target["metrics_at_capacity"] = metrics_at(records, label, target["capacity_rps"])
-    shares = load_hosts(records, targets)
+            target["metrics_at_capacity"] = metrics_at(steps, label, target["capacity_rps"])
+    shares = load_hosts(steps, targets)
     if shares:
         summary["load_hosts"] = shares
     try:

@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 from report import baselines, build, calibration, efficiency, history, tune
+from report.sections import ReportSection
 from rundata import jsonl
 from rundata.layout import history_path, results_dir
+from rundata.run import RunRecord
 
 
 def run_folder(run: str) -> Path:
@@ -25,6 +27,13 @@ def run_folder(run: str) -> Path:
         raise build.ReportError(f"RUN='{run}' matches {len(matches)} folders under {results_dir()} "
                                 f"(latest runs: {recent})")
     return matches[0]
+
+
+def section_of(folder: Path) -> ReportSection | None:
+    """The report section of the kind the run in folder was."""
+    from load.kinds import KINDS  # the one upward import: the lead moves this command to the commands layer
+    kind = KINDS.get(RunRecord.read(folder / "run.json").kind)
+    return kind.section if kind else None
 
 
 def interval_text(c: history.Change) -> str:
@@ -76,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "build":
             folder = run_folder(args.run)
-            out = tune.rebuild(folder) if (folder / "tune.json").is_file() else build.build(folder)
+            out = tune.rebuild(folder) if (folder / "tune.json").is_file() else build.build(folder, section_of(folder))
             print(f"report: {out}")
         elif args.command == "compare":
             a, b = history.pick(baselines.runs(jsonl.read(history_path())), args.a, args.b)

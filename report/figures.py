@@ -27,7 +27,8 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from report import scaleout  # noqa: E402
-from rundata.summary import node_figures  # noqa: E402
+from rundata.records import StepRecord  # noqa: E402
+from rundata.summary import Summary, node_figures  # noqa: E402
 
 NODE_COLOURS = {"node1": "tab:blue", "node2": "tab:orange", "node3": "tab:green", "cluster": "tab:purple"}
 MORE_COLOURS = ("tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray")
@@ -49,43 +50,43 @@ def save(fig, path: Path) -> Path:
     return path
 
 
-def capacity_summary(target: str, records: list[dict], capacity: float | None, t0: float, path: Path,
+def capacity_summary(target: str, records: list[StepRecord], capacity: float | None, t0: float, path: Path,
                      nodes: tuple[str, ...], title: str | None = None, events: list[dict] | None = None) -> Path:
     """nodes: the run's; title: the search's label where it is not the target alone (e.g. "cluster v2"); events: HAProxy's
     DOWN/UP changes of the nodes (summary.json's lb_events), marked where they fall in these steps' time."""
-    steps = [r for r in records if r["target"] == target]
-    x = np.array([(r["start_epoch"] - t0) / 60 for r in steps])
-    width = np.array([(r["end_epoch"] - r["start_epoch"]) / 60 for r in steps])
+    steps = [r for r in records if r.target == target]
+    x = np.array([(r.result.start_epoch - t0) / 60 for r in steps])
+    width = np.array([(r.result.end_epoch - r.result.start_epoch) / 60 for r in steps])
     mid = x + width / 2
     fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(10, 10), sharex=True)
     title = title or target
     fig.suptitle(f"{title}: capacity {capacity:g}/s" if capacity else f"{title}: no capacity found")
 
-    offered = [r["offered_rps"] for r in steps]
+    offered = [r.result.offered_rps for r in steps]
     top.bar(x, offered, width=width, align="edge", color="lightgrey", label="offered /s")
-    top.plot(mid, [r["achieved_rps"] for r in steps], "o-", color="black", label="achieved /s")
-    failed = [i for i, r in enumerate(steps) if not r.get("passed")]
-    top.plot(mid[failed], [steps[i]["achieved_rps"] for i in failed], "x", color="red", markersize=10,
+    top.plot(mid, [r.result.achieved_rps for r in steps], "o-", color="black", label="achieved /s")
+    failed = [i for i, r in enumerate(steps) if not r.passed]
+    top.plot(mid[failed], [steps[i].result.achieved_rps for i in failed], "x", color="red", markersize=10,
              label="SLO broken")
     if capacity:
         top.axhline(capacity, color="tab:purple", linestyle="--", linewidth=1, label=f"capacity {capacity:g}/s")
     top.set_ylabel("requests/s")
     lat = top.twinx()
     for name, style in (("p50", ":"), ("p99", "-"), ("p99.9", "--")):
-        lat.plot(mid, [r.get("latency_ms", {}).get(name) or np.nan for r in steps], style, color="tab:red",
+        lat.plot(mid, [r.result.latency_ms.get(name) or np.nan for r in steps], style, color="tab:red",
                  label=f"{name} latency", alpha=0.8)
     lat.set_yscale("log")
     lat.set_ylabel("corrected latency, ms (log)")
     _legend(top, lat)
 
-    middle.plot(mid, [r.get("connections") for r in steps], "s-", color="grey", label="generator connections")
+    middle.plot(mid, [r.result.connections for r in steps], "s-", color="grey", label="generator connections")
     busy = [_sum_nodes(r, "busy_threads_mean") for r in steps]
     middle.plot(mid, busy, "o-", color="tab:blue", label="busy Tomcat threads (sum of nodes)")
     conns = [_sum_nodes(r, "connections_mean") for r in steps]
     middle.plot(mid, conns, "^-", color="tab:cyan", label="open Tomcat connections (sum)")
     middle.set_ylabel("concurrency")
     fail = middle.twinx()
-    fail.plot(mid, [r.get("failure_pct", 0) for r in steps], "x--", color="tab:red", label="failures %")
+    fail.plot(mid, [r.result.failure_pct for r in steps], "x--", color="tab:red", label="failures %")
     fail.set_ylabel("failures, % of requests")
     fail.set_ylim(bottom=0)
     _legend(middle, fail)
@@ -190,26 +191,26 @@ def failover(analysis: dict, path: Path, nodes: tuple[str, ...]) -> Path:
     return save(fig, path)
 
 
-def single_vs_cluster(summary: dict, quotas: dict[str, float], path: Path, nodes: tuple[str, ...]) -> Path:
+def single_vs_cluster(summary: Summary, quotas: dict[str, float], path: Path, nodes: tuple[str, ...]) -> Path:
     # The cluster's capacity is the summary's (under WEIGHTS=auto: the one under capacity weights).
-    targets = {**summary["targets"], "cluster": {"capacity_rps": summary.get("cluster_rps")}}
+    targets = {**{n: t.capacity_rps for n, t in summary.targets.items()}, "cluster": summary.cluster_rps}
     names = [n for n in (*nodes, "cluster") if n in targets]
-    caps = [targets[n].get("capacity_rps") or 0 for n in names]
+    caps = [targets[n] or 0 for n in names]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5), gridspec_kw={"width_ratios": [3, 2]})
     labels = [*names[:-1], "ΣX_i", "X_cluster"] if "cluster" in names else names
-    values = [*caps[:-1], summary.get("sum_nodes_rps") or 0, caps[-1]] if "cluster" in names else caps
+    values = [*caps[:-1], summary.sum_nodes_rps or 0, caps[-1]] if "cluster" in names else caps
     colours = [colour_of(n) for n in names[:-1]] + ["lightgrey", colour_of("cluster")] \
         if "cluster" in names else [colour_of(n) for n in names]
     bars = left.bar(labels, values, color=colours)
     left.bar_label(bars, fmt="%.0f")
-    e = summary.get("efficiency")
+    e = summary.efficiency
     left.set_title(f"capacity, requests/s — E = X_cluster / ΣX_i = {e:.3f}" if e else "capacity, requests/s")
     left.set_ylabel("requests/s at the SLO")
     per_cpu_names = [n for n in names if n in quotas or n == "cluster"]
     per_cpu = []
     for n in per_cpu_names:
         quota = sum(quotas.get(m, 0) for m in nodes) if n == "cluster" else quotas.get(n)
-        per_cpu.append((targets[n].get("capacity_rps") or 0) / quota if quota else 0)
+        per_cpu.append((targets[n] or 0) / quota if quota else 0)
     bars = right.bar(per_cpu_names, per_cpu, color=[colour_of(n) for n in per_cpu_names])
     right.bar_label(bars, fmt="%.0f")
     right.set_title("capacity per CPU of quota")
@@ -305,13 +306,13 @@ def scaleout_curve(points: list[dict], fitted, path: Path) -> Path:
     return save(fig, path)
 
 
-def _node(record: dict, node: str, key: str) -> float:
-    value = (record.get("host_metrics") or {}).get(node, {}).get(key)
+def _node(record: StepRecord, node: str, key: str) -> float:
+    value = (record.host_metrics or {}).get(node, {}).get(key)
     return np.nan if value is None else value
 
 
-def _sum_nodes(record: dict, key: str) -> float:
-    values = [_node(record, n, key) for n in node_figures(record.get("host_metrics"))]
+def _sum_nodes(record: StepRecord, key: str) -> float:
+    values = [_node(record, n, key) for n in node_figures(record.host_metrics)]
     present = [v for v in values if not np.isnan(v)]
     return sum(present) if present else np.nan
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from report import calibration, significance
 from report.history import FAR_APART_H, hours_apart
+from rundata.records import StepRecord
 
 HOLDS, FELL, CANNOT_TELL, ABOVE = "holds", "fell", "cannot tell", "above threshold"
 # The exit status per verdict; the gate's is the first of these its checks reach.
@@ -173,15 +174,15 @@ def capacity_check(target: str, base: dict, now: dict, now_searches: list[dict],
     return Check(name, HOLDS, f"{said}: not wholly below the tolerance of -{drop_pct:g} %", figures)
 
 
-def p99_check(threshold: P99Threshold, steps: list[dict]) -> Check:
+def p99_check(threshold: P99Threshold, steps: list[StepRecord]) -> Check:
     """The threshold against the p99 of its steps (label P99Threshold.label): the median over the valid ones."""
-    own = [s for s in steps if s.get("label") == threshold.label]
-    valid = [s for s in own if s.get("valid") and (s.get("latency_ms") or {}).get("p99") is not None]
-    p99s = [s["latency_ms"]["p99"] for s in valid]
+    own = [s for s in steps if s.label == threshold.label]
+    valid = [s for s in own if s.valid and s.result.latency_ms.get("p99") is not None]
+    p99s = [s.result.latency_ms["p99"] for s in valid]
     figures = {"target": threshold.target, "rate": threshold.rate, "threshold_ms": threshold.ms, "p99_ms": p99s,
-               "achieved_rps": [s.get("achieved_rps") for s in own]}
+               "achieved_rps": [s.result.achieved_rps for s in own]}
     if not own or len(valid) < len(own):
-        bad = [f"step {s['step']}: {s.get('invalid_reason') or 'no latency'}" for s in own if s not in valid]
+        bad = [f"step {s.step}: {s.invalid_reason or 'no latency'}" for s in own if s not in valid]
         return Check(threshold.label, CANNOT_TELL, ("; ".join(bad) if bad else "no step was measured")
                      + f" (threshold {threshold.ms:g} ms)", figures)
     median = statistics.median(p99s)
@@ -197,7 +198,7 @@ def build_changes(base: dict, now: dict) -> list[str]:
     return [f"{k} {b.get(k, '-')} → {n.get(k, '-')}" for k in sorted({*b, *n}) if b.get(k) != n.get(k)]
 
 
-def judge(now: dict, searches: dict[str, list[dict]], steps: list[dict], base: dict | None, baseline_how: str,
+def judge(now: dict, searches: dict[str, list[dict]], steps: list[StepRecord], base: dict | None, baseline_how: str,
           settings: GateSettings) -> Gate:
     """The gate for the run whose history line is `now` (searches: its summary's per target; steps: its
     steps.jsonl) against the baseline's history line `base` (None: none found, `baseline_how` says why)."""

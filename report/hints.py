@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hosts.topology import DATABASE
-from rundata.records import GENERATOR_BEHIND_PCT, GENERATOR_CPU_PCT
+from rundata.records import GENERATOR_BEHIND_PCT, GENERATOR_CPU_PCT, StepResult
 from rundata.summary import serving_nodes
 
 CPU_SATURATED_PCT = 85.0
@@ -53,8 +53,8 @@ class Hint:
     figures: dict = field(default_factory=dict)
 
 
-def hints_for(host_metrics: dict | None, record: dict | None = None) -> list[Hint]:
-    """The hints for one step: host_metrics as in the step record, the record for the load host's figures."""
+def hints_for(host_metrics: dict | None, result: StepResult | None = None) -> list[Hint]:
+    """The hints for one step: host_metrics as in the step record, its result for the generator's figures."""
     found: list[Hint] = []
     metrics = host_metrics or {}
     for node, f in serving_nodes(metrics).items():
@@ -92,17 +92,17 @@ def hints_for(host_metrics: dict | None, record: dict | None = None) -> list[Hin
     if (lb.get("backend_queue_max") or 0) > 0:
         found.append(Hint("lb-queue", "lb", f"lb: the backend queue held up to {lb['backend_queue_max']:g} requests",
                           {"backend_queue_max": lb["backend_queue_max"]}))
-    record = record or {}
     # The load host whose machine was busiest (one of several where LOAD_HOSTS > 1).
-    host, load = max(((h, metrics.get(h) or {}) for h in [g["host"] for g in record.get("generators") or []]
-                      or ["load"]), key=lambda entry: entry[1].get("machine_cpu_busy_pct") or 0)
-    late, intended = record.get("behind_schedule"), record.get("intended") or 0
+    hosts = [g.host for g in result.generators] if result else []
+    host, load = max(((h, metrics.get(h) or {}) for h in hosts or ["load"]),
+                     key=lambda entry: entry[1].get("machine_cpu_busy_pct") or 0)
+    late, intended = (result.behind_schedule, result.intended or 0) if result else (None, 0)
     late_pct = round(100 * late / intended, 2) if late is not None and intended else None
     machine = load.get("machine_cpu_busy_pct")
     if (late_pct is not None and late_pct > GENERATOR_LATE_PCT) or (machine is not None
                                                                     and machine >= GENERATOR_MACHINE_CPU_PCT):
-        without = record.get("p99_without_generator_lag_ms")
-        lag_note = (f"; p99 {record.get('latency_ms', {}).get('p99')} ms with that lag, {without} ms without"
+        without = result.p99_without_generator_lag_ms if result else None
+        lag_note = (f"; p99 {result.latency_ms.get('p99')} ms with that lag, {without} ms without"
                     if without is not None else "")
         found.append(Hint("generator", host, f"{host}: generator-bound? {late_pct} % of the requests went out behind "
                                              f"the generator's own schedule, the machine's CPU was {machine} % busy"

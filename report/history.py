@@ -19,8 +19,8 @@ from pathlib import Path
 
 from report import calibration, significance
 from rundata import workload
-from rundata.run import EARLIER_BACKEND, backend_of
-from rundata.summary import HISTORY_SCHEMA
+from rundata.run import EARLIER_BACKEND, RunRecord
+from rundata.summary import HISTORY_SCHEMA, Summary
 
 # Settings that do not change what is measured, only how long or how often: left out of the config hash.
 NOT_CONFIG = {"repeats", "max_steps", "selfcheck_rate", "monitor"}
@@ -49,8 +49,8 @@ OTHER_WORKLOADS_SETTINGS = {name for names in WORKLOAD_SETTINGS.values() for nam
 DATABASE_CLUSTER_SETTINGS = re.compile(r"DB_\w+")
 
 
-def _on_database(run: dict) -> bool:
-    return run.get("settings", {}).get("workload") == "query"
+def _on_database(run: RunRecord) -> bool:
+    return run.settings.get("workload") == "query"
 
 
 # Settings whose "off" is how runs from before they existed ran: a balancer without stickiness, sessions not
@@ -59,8 +59,8 @@ OFF_AS_BEFORE = (("LB_STICKY", "none"), ("TOMCAT_SESSION_REPLICATION", "0"), ("D
 WITH_THE_CACHE = ("DB_CACHE_TTL_S",)
 
 
-def _cluster(run: dict) -> dict:
-    settings = run.get("cluster_settings", {})
+def _cluster(run: RunRecord) -> dict:
+    settings = run.cluster_settings
     cache_off = settings.get("DB_CACHE_SIZE", "0") == "0"
     cluster = {k: v for k, v in settings.items()
                if (k, v) not in OFF_AS_BEFORE and not (cache_off and k in WITH_THE_CACHE)}
@@ -68,17 +68,17 @@ def _cluster(run: dict) -> dict:
                                               if not DATABASE_CLUSTER_SETTINGS.fullmatch(k)}
 
 
-def _basis(run: dict) -> dict:
+def _basis(run: RunRecord) -> dict:
     """What makes two runs comparable: the kind, the bench settings, the driver, the cluster's settings and what
     runs the hosts (VMs are not containers; runs from before the Vagrant backend are Compose runs)."""
-    settings = {k: v for k, v in run.get("settings", {}).items() if k not in NOT_CONFIG
-                and KIND_SETTINGS.get(k, run.get("kind")) == run.get("kind")
+    settings = {k: v for k, v in run.settings.items() if k not in NOT_CONFIG
+                and KIND_SETTINGS.get(k, run.kind) == run.kind
                 and (k not in OTHER_WORKLOADS_SETTINGS
-                     or k in WORKLOAD_SETTINGS.get(run.get("settings", {}).get("workload"), ()))}
-    basis = {"kind": run.get("kind"), "settings": settings, "driver": (run.get("driver") or {}).get("name"),
-             "profile": run.get("profile"), "cluster": _cluster(run)}
-    if backend_of(run) != EARLIER_BACKEND:  # the hash of a run from before backends were recorded stays as it was
-        basis["backend"] = backend_of(run)
+                     or k in WORKLOAD_SETTINGS.get(run.settings.get("workload"), ()))}
+    basis = {"kind": run.kind, "settings": settings, "driver": run.driver.get("name"),
+             "profile": run.profile, "cluster": _cluster(run)}
+    if run.backend != EARLIER_BACKEND:  # the hash of a run from before backends were recorded stays as it was
+        basis["backend"] = run.backend
     return basis
 
 
@@ -86,18 +86,18 @@ def _hash(basis: dict) -> str:
     return hashlib.sha256(json.dumps(basis, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def config_hash(run: dict) -> str:
+def config_hash(run: RunRecord) -> str:
     return _hash(_basis(run))
 
 
-def build_of(run: dict) -> dict[str, str]:
+def build_of(run: RunRecord) -> dict[str, str]:
     """The run's build settings (BUILD_SETTINGS, BUILD_CLUSTER_SETTINGS) by name, as the user sets them."""
-    settings, cluster = run.get("settings", {}), _cluster(run)
+    settings, cluster = run.settings, _cluster(run)
     return {**{name.upper(): str(settings[name]) for name in BUILD_SETTINGS if name in settings},
             **{name: value for name, value in cluster.items() if BUILD_CLUSTER_SETTINGS.fullmatch(name)}}
 
 
-def bench_hash(run: dict) -> str:
+def bench_hash(run: RunRecord) -> str:
     """The configuration without the build: two runs of one bench on two builds share it (make gate)."""
     basis = _basis(run)
     basis["settings"] = {k: v for k, v in basis["settings"].items() if k not in BUILD_SETTINGS}
@@ -105,30 +105,30 @@ def bench_hash(run: dict) -> str:
     return _hash(basis)
 
 
-def history_line(run: dict, summary: dict) -> dict:
-    targets, fit = summary.get("targets", {}), _usl_fit(summary)
+def history_line(run: RunRecord, summary: Summary) -> dict:
+    targets, fit = summary.targets, _usl_fit(summary)
     return {"schema": HISTORY_SCHEMA, "time": time.strftime(TIME_FORMAT, time.gmtime()),
-            "run_id": summary.get("run_id"),
-            "kind": summary.get("kind"), "status": summary.get("status"), "git_sha": run.get("git_sha"),
-            "backend": backend_of(run),
+            "run_id": summary.run_id,
+            "kind": summary.kind, "status": summary.status, "git_sha": run.git_sha,
+            "backend": run.backend,
             "config_hash": config_hash(run), "bench_hash": bench_hash(run), "build": build_of(run),
-            "driver": summary.get("driver"),
-            "workload": workload.describe(run.get("settings", {})),
-            "precision_pct": run.get("settings", {}).get("precision_pct"),
-            "capacities": {t: v.get("capacity_rps") for t, v in targets.items()},
-            "repeats": {t: v.get("repeats", []) for t, v in targets.items()},
-            "cluster_rps": summary.get("cluster_rps"), "efficiency": summary.get("efficiency"),
-            "cluster_over_node1": summary.get("cluster_over_node1"),
+            "driver": summary.driver,
+            "workload": workload.describe(run.settings),
+            "precision_pct": run.settings.get("precision_pct"),
+            "capacities": {t: v.capacity_rps for t, v in targets.items()},
+            "repeats": {t: v.repeats for t, v in targets.items()},
+            "cluster_rps": summary.cluster_rps, "efficiency": summary.efficiency,
+            "cluster_over_node1": summary.cluster_over_node1,
             "usl": {k: fit.get(k) for k in ("sigma", "kappa", "lam", "peak_n", "r_squared")} if fit else None,
             # bench-scaleout's curve: E(N) at each N (its X(N) are the capacities of its targets N=1, N=2, …).
-            "scaleout": {str(p["n"]): p["efficiency"] for p in summary["scaleout"]["points"]}
-            if summary.get("scaleout") else None,
-            "calibration": calibration.of(summary) or calibration.of(run)}
+            "scaleout": {str(p["n"]): p["efficiency"] for p in summary.scaleout["points"]}
+            if summary.scaleout else None,
+            "calibration": summary.calibration or run.calibration}
 
 
-def _usl_fit(summary: dict) -> dict:
+def _usl_fit(summary: Summary) -> dict:
     """The run's USL fit: over one node's concurrency (bench-usl) or over the number of nodes (bench-scaleout)."""
-    return summary.get("usl_fit") or (summary.get("scaleout") or {}).get("fit") or {}
+    return summary.usl_fit or (summary.scaleout or {}).get("fit") or {}
 
 
 class CompareError(ValueError):

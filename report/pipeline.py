@@ -16,7 +16,8 @@ from prometheus_client.openmetrics.exposition import generate_latest
 
 from report.gate import ABOVE, CANNOT_TELL, FELL, Gate
 from rundata import jsonl
-from rundata.summary import steps_at
+from rundata.records import StepRecord
+from rundata.summary import Summary, steps_at
 
 GATE_SCHEMA = "capbench-gate/1"
 FILES = ("junit.xml", "gate.json", "metrics.om", "metrics.prom")
@@ -45,15 +46,15 @@ def gate_json(gate: Gate, bench: str) -> dict:
             "checks": [{"name": c.name, "verdict": c.verdict, "message": c.message, **c.figures} for c in gate.checks]}
 
 
-def p99_at_capacity(steps: list[dict], label: str, capacity: float | None) -> float | None:
-    at = [s for s in steps_at(steps, label, capacity) if (s.get("latency_ms") or {}).get("p99") is not None]
-    return at[-1]["latency_ms"]["p99"] if at else None
+def p99_at_capacity(steps: list[StepRecord], label: str, capacity: float | None) -> float | None:
+    at = [s for s in steps_at(steps, label, capacity) if s.result.latency_ms.get("p99") is not None]
+    return at[-1].result.latency_ms["p99"] if at else None
 
 
 class _Headline:
     """The run's figures as metric families (a prometheus_client collector, read once by generate_latest)."""
 
-    def __init__(self, gate: Gate, bench: str, summary: dict, steps: list[dict]):
+    def __init__(self, gate: Gate, bench: str, summary: Summary, steps: list[StepRecord]):
         self.gate, self.bench, self.summary, self.steps = gate, bench, summary, steps
 
     def collect(self):
@@ -69,23 +70,23 @@ class _Headline:
                                  labels=["target"])
         p99 = GaugeMetricFamily("capbench_p99_at_capacity_seconds", "corrected p99 latency of the last step at the "
                                 "capacity", labels=["target"])
-        for label, target in (summary.get("targets") or {}).items():
-            if target.get("capacity_rps"):
-                capacity.add_metric([label], target["capacity_rps"])
-                low.add_metric([label], target["min_rps"])
-                at = p99_at_capacity(self.steps, label, target["capacity_rps"])
+        for label, target in summary.targets.items():
+            if target.capacity_rps:
+                capacity.add_metric([label], target.capacity_rps)
+                low.add_metric([label], target.min_rps)
+                at = p99_at_capacity(self.steps, label, target.capacity_rps)
                 if at is not None:
                     p99.add_metric([label], round(at / 1000, 9))
         for check in gate.checks:
             if check.figures.get("baseline_rps") and check.name.startswith("capacity "):
                 base.add_metric([check.figures["target"]], check.figures["baseline_rps"])
         yield from (capacity, low, base, p99)
-        if summary.get("efficiency") is not None:
+        if summary.efficiency is not None:
             yield GaugeMetricFamily("capbench_scaleout_efficiency", "E = X_cluster / sum of the nodes' capacities",
-                                    value=summary["efficiency"])
+                                    value=summary.efficiency)
         calibration = GaugeMetricFamily("capbench_calibration_call_seconds", "a probe call's time on an idle node "
                                         "(the machine's speed)", labels=["node"])
-        for node, ms in ((summary.get("calibration") or {}).get("ms_per_call") or {}).items():
+        for node, ms in ((summary.calibration or {}).get("ms_per_call") or {}).items():
             if ms:
                 calibration.add_metric([node], round(ms / 1000, 9))
         yield calibration
@@ -97,17 +98,17 @@ class _Headline:
         yield GaugeMetricFamily("capbench_gate_exit_code", "make gate's exit status", value=gate.code)
 
 
-def _registry(gate: Gate, bench: str, summary: dict, steps: list[dict]) -> CollectorRegistry:
+def _registry(gate: Gate, bench: str, summary: Summary, steps: list[StepRecord]) -> CollectorRegistry:
     registry = CollectorRegistry()
     registry.register(_Headline(gate, bench, summary, steps))
     return registry
 
 
-def openmetrics(gate: Gate, bench: str, summary: dict, steps: list[dict]) -> str:
+def openmetrics(gate: Gate, bench: str, summary: Summary, steps: list[StepRecord]) -> str:
     return generate_latest(_registry(gate, bench, summary, steps)).decode()
 
 
-def write(gate: Gate, bench: str, summary: dict, steps: list[dict], folder: Path, latest: Path) -> list[Path]:
+def write(gate: Gate, bench: str, summary: Summary, steps: list[StepRecord], folder: Path, latest: Path) -> list[Path]:
     """The three files in the run's gate/ folder, and a copy of each in `latest` (a path a pipeline can name
     before it knows the run's id)."""
     folder.mkdir(parents=True, exist_ok=True)

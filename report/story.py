@@ -9,6 +9,7 @@ machines gave more than three times one."""
 from __future__ import annotations
 
 from report import hints
+from rundata.summary import Summary
 
 LOCK_BLOCKED_THREADS = 1.0  # request threads BLOCKED on one monitor, mean of the dumps: others queue on a lock
 # The study's claims, as (from, to, what it found, test of the ratio to / from).
@@ -19,8 +20,9 @@ STUDY = (
 )
 
 
-def node1_figures(summary: dict, variant: str) -> dict:
-    at = summary["targets"].get(f"node1 {variant}", {}).get("metrics_at_capacity") or {}
+def node1_figures(summary: Summary, variant: str) -> dict:
+    target = summary.targets.get(f"node1 {variant}")
+    at = (target.metrics_at_capacity if target else None) or {}
     return at.get("node1") or {}
 
 
@@ -43,10 +45,10 @@ def bound_by(figures: dict, dumps: dict) -> list[str]:
     return found
 
 
-def variant_lines(summary: dict) -> list[dict]:
+def variant_lines(summary: Summary) -> list[dict]:
     """One entry per variant: its capacities, its evidence, and what bound it."""
     rows = []
-    for variant, v in (summary.get("variants") or {}).items():
+    for variant, v in (summary.variants or {}).items():
         figures, dumps = node1_figures(summary, variant), node1_dumps(v)
         rows.append({"variant": variant, "node1_rps": v.get("node1_rps"), "cluster_rps": v.get("cluster_rps"),
                      "cluster_over_node1": v.get("cluster_over_node1"), "alloc_mb_per_s": figures.get("alloc_mb_per_s"),
@@ -57,7 +59,7 @@ def variant_lines(summary: dict) -> list[dict]:
     return rows
 
 
-def story(summary: dict, noise_pct: float, repeated: bool = False, quota_ratio: float | None = None) -> list[str]:
+def story(summary: Summary, noise_pct: float, repeated: bool = False, quota_ratio: float | None = None) -> list[str]:
     """The paragraphs: each variant, each of the study's claims against ours, the scale-out. repeated: the
     searches were repeated, so the band holds the run-to-run noise; quota_ratio: the nodes' CPU quotas over
     node1's (the cluster's ideal gain)."""

@@ -1,11 +1,15 @@
 """The run-record contract: what one step measured (StepResult, from a driver) and where, when and with what
 verdict it ran (StepRecord, one line of steps.jsonl). README.md beside this file lists every field of
-run.json, steps.jsonl and summary.json; readers take the files as JSON and name fields as written here.
+run.json, steps.jsonl and summary.json; readers read the lines back into these classes (read_steps).
 Units: requests/s, ms, s, epoch seconds. Latencies are corrected for coordinated omission: measured from when
 each request was meant to be sent."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from rundata import jsonl
 
 # Written into every step record and summary; raised when a field changes meaning or is removed.
 STEP_SCHEMA = "capbench-step/2"
@@ -32,6 +36,10 @@ class Tool:
     name: str
     version: str
     argv: list[str]
+
+    @classmethod
+    def from_json(cls, data: dict) -> Tool:
+        return cls(**known(cls, data))
 
 
 @dataclass
@@ -67,6 +75,11 @@ class LoadHostUsage:
             return 0.0
         return 100.0 * self.cpu_seconds / (self.wall_seconds * self.cpus_available)
 
+    @classmethod
+    def from_json(cls, data: dict | None) -> LoadHostUsage | None:
+        """As usage_json wrote it (the shares it adds are computed again, not read)."""
+        return None if data is None else cls(**known(cls, data))
+
 
 @dataclass
 class Generator:
@@ -83,6 +96,24 @@ class Generator:
     behind_schedule: int | None
     start_skew_ms: float | None  # its start after the instant all were given (None: one generator, no instant)
     loadhost: LoadHostUsage | None
+
+    @classmethod
+    def from_json(cls, data: dict) -> Generator:
+        return cls(**{**known(cls, data), "loadhost": LoadHostUsage.from_json(data.get("loadhost"))})
+
+
+def doc(meaning: str, **default) -> Any:
+    """A field with its one-line meaning where docs/reference/records.md reads it (dataclasses.fields(cls)[i]
+    .metadata["doc"]); default= or default_factory= as dataclasses.field takes them."""
+    return field(metadata={"doc": meaning}, **default)
+
+
+def known(cls, data: dict) -> dict:
+    """The entries of a written record that are fields of cls: what the record computed from them (failures,
+    cpu_pct) and fields earlier versions had (late_with_free_connection) are left out; a field a record
+    predates takes its default."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
 
 
 def usage_json(usage: LoadHostUsage | None) -> dict | None:
@@ -147,6 +178,13 @@ class StepResult:
     # figures above are all of theirs merged (load/drivers/merge.py).
     generators: list[Generator] = field(default_factory=list)
 
+    @classmethod
+    def from_json(cls, data: dict) -> StepResult:
+        """From a step record's line, where the result's fields sit beside the step's."""
+        return cls(**{**known(cls, data), "tool": Tool.from_json(data["tool"]),
+                      "loadhost": LoadHostUsage.from_json(data.get("loadhost")),
+                      "generators": [Generator.from_json(g) for g in data.get("generators") or []]})
+
     @property
     def failures(self) -> int:
         return sum(self.errors.values())
@@ -189,9 +227,14 @@ class StepRecord:
     label: str = ""  # the search it belongs to, e.g. "node1", "cluster v2", "node1 monitor on"
     # Its windows disagreed on the p99 bound (some met it, some not): a transient decided the step's p99.
     unsteady: bool = False
+    # Added after the run to the steps PCP logged (metrics/export.py): per host, the figures of
+    # metrics/catalogue.py by name (requests_cross_check per node); None: not logged.
+    host_metrics: dict[str, dict] | None = None
+    metrics_window: dict[str, float] | None = None  # start_epoch, end_epoch of the figures' window
 
     def to_json(self) -> dict:
-        data = asdict(self)
+        data = {k: v for k, v in asdict(self).items()
+                if v is not None or k not in ("host_metrics", "metrics_window")}
         result = data.pop("result")
         result["loadhost"] = usage_json(self.result.loadhost)
         for written, generator in zip(result["generators"], self.result.generators):
@@ -200,5 +243,14 @@ class StepRecord:
         result["failure_pct"] = round(self.result.failure_pct, 3)
         result["achieved_pct"] = round(self.result.achieved_pct, 2)
         return {"schema": STEP_SCHEMA, **data, **result}
+
+    @classmethod
+    def from_json(cls, data: dict) -> StepRecord:
+        return cls(**{**known(cls, data), "result": StepResult.from_json(data)})
+
+
+def read_steps(path: Path) -> list[StepRecord]:
+    """steps.jsonl's records, in the order written (a damaged line is reported and skipped: jsonl.read)."""
+    return [StepRecord.from_json(line) for line in jsonl.read(path)]
 
 

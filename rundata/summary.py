@@ -1,21 +1,108 @@
-"""summary.json's per-target figures and the rules that read them, written once: which steps belong to a
-search, the capacities its repeats found, and the host figures at a capacity."""
+"""summary.json, typed (Summary, TargetSummary), and the rules that read it, written once: which steps belong
+to a search, the capacities its repeats found, and the host figures at a capacity."""
 from __future__ import annotations
 
 import statistics
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from rundata import workload
+from rundata.records import StepRecord, doc, known
 
 SUMMARY_SCHEMA = "capbench-summary/1"
 HISTORY_SCHEMA = "capbench-history/1"  # a line of results/history.jsonl
 
 
-def of_label(record: dict, label: str) -> bool:
+@dataclass
+class TargetSummary:
+    """A search label's entry in summary.json's targets."""
+    capacity_rps: float | None = doc("the median of the capacities its repeats found; None: none found one",
+                                     default=None)
+    repeats: list[float] = doc("each repeat's capacity, of those that found one", default_factory=list)
+    interval_rps: list[float] | None = doc("[low, high]: where the capacity may lie by every step the searches "
+                                           "saw, at least their brackets", default=None)
+    unresolved: list[list[float]] = doc("the brackets of searches that ran out of steps wider than the "
+                                        "precision (not in the capacity)", default_factory=list)
+    min_rps: float | None = doc("the lowest of the repeats' capacities", default=None)
+    max_rps: float | None = doc("the highest of the repeats' capacities", default=None)
+    spread_pct: float | None = doc("(max - min) / median in %, with two repeats or more", default=None)
+    searches: list[dict] = doc("each repeat's outcome (load/search.py): status, capacity_rps, interval_rps, "
+                               "lowest_failure_rps, tried, warnings", default_factory=list)
+    metrics_at_capacity: dict | None = doc("the host figures at the capacity (metrics_at), with the step they "
+                                           "come from; None: not monitored", default=None)
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        if self.metrics_at_capacity is None:  # written only where the run was monitored
+            del data["metrics_at_capacity"]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> TargetSummary:
+        return cls(**known(cls, data))
+
+
+@dataclass
+class Summary:
+    """summary.json: written when the run ends, however it ends; the common part for every kind, then the
+    kind's own sections (its report section reads them)."""
+    run_id: str = doc("the run's id, its folder's name")
+    kind: str = doc("the bench kind (load/kinds/)")
+    status: str = doc("complete, partial or failed")
+    targets: dict[str, TargetSummary] = doc("per search label (node1, cluster v2, N=2, ...)")
+    error: str | None = doc("why the run did not complete", default=None)
+    driver: dict[str, str] = doc("name and version of the load generator", default_factory=dict)
+    slo: dict[str, float] = doc("failure_pct, p99_ms, achieved_pct: what a step must meet to pass",
+                                default_factory=dict)
+    calibration: dict | None = doc("the machine's calibration at the run's start (report/calibration.py)",
+                                   default=None)
+    steps: int = doc("steps run", default=0)
+    elapsed_s: float = doc("the run's length", default=0.0)
+    lb_events: list[dict] = doc("HAProxy's DOWN/UP changes of the nodes: node, state, epoch, t_s",
+                                default_factory=list)
+    warmups: dict | None = doc("the warm-ups' outcomes", default=None)
+    skipped: dict[str, str] | None = doc("per label, why its search was skipped", default=None)
+    disturbed: dict[str, list[str]] | None = doc("per label, the node outages while its steps ran", default=None)
+    lb_flaps: dict[str, int] | None = doc("per label, short DOWNs (an overloaded node failing its checks)",
+                                          default=None)
+    monitoring: dict | None = doc("PCP's account of the run (MONITOR=on)", default=None)
+    summary_error: str | None = doc("why the kind's analysis failed (what was measured is kept)", default=None)
+    load_hosts: dict | None = doc("several load hosts: each one's share and CPU (rundata/generators.py)",
+                                  default=None)
+    # The kinds' own sections, each read by its kind's report section (load/kinds/<kind>.py).
+    sum_nodes_rps: float | None = doc("cluster: ΣX_i, the sum of the nodes' capacities", default=None)
+    cluster_rps: float | None = doc("cluster: X_cluster", default=None)
+    efficiency: float | None = doc("cluster: E = X_cluster / ΣX_i", default=None)
+    efficiency_caveat: str | None = doc("cluster: E's one-line caveat above 1 or below 0.5", default=None)
+    cluster_over_node1: float | None = doc("cluster: X_cluster / X_node1", default=None)
+    balancing: dict | None = doc("cluster: each balancing choice's capacity and E", default=None)
+    balance_hint: dict | None = doc("cluster: what the nodes' shares say about the weights", default=None)
+    variants: dict | None = doc("variants: each variant's capacities and evidence", default=None)
+    overhead: dict | None = doc("overhead: capacities with monitoring off and on, their ratio", default=None)
+    usl_points: list[dict] | None = doc("usl: the concurrency sweep's points", default=None)
+    usl_fit: dict | None = doc("usl: the fit (report/usl.py), or its error", default=None)
+    failover: dict | None = doc("failover: the analysis without its series (whole in failover.json)",
+                                default=None)
+    stress: dict | None = doc("stress: the analysis without its series (whole in stress.json)", default=None)
+    scaleout: dict | None = doc("scaleout: points (one per N) and the USL fit over N", default=None)
+    sessions: dict | None = doc("sessions: node1's capacity and heap by session size", default=None)
+    tune_point: dict | None = doc("make tune: the point this run measured", default=None)
+    extra: dict[str, Any] = doc("fields this version does not know (a later version's)", default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Summary:
+        fields_of = known(cls, data)
+        return cls(**{**fields_of, "targets": {label: TargetSummary.from_json(t)
+                                               for label, t in (data.get("targets") or {}).items()},
+                      "extra": {k: v for k, v in data.items() if k not in fields_of and k != "schema"}})
+
+
+def of_label(record: StepRecord, label: str) -> bool:
     """Whether a step belongs to a search label ("node1", "cluster v2", "node1 monitor on"); steps recorded
     before steps carried their label belong to the label's first word, their target."""
-    if record.get("label"):
-        return record["label"] == label
-    return record["target"] == label.split()[0]
+    if record.label:
+        return record.label == label
+    return record.target == label.split()[0]
 
 
 def found_capacities(searches: list[dict]) -> list[float]:
@@ -37,36 +124,38 @@ def interval_of(searches: list[dict]) -> list[float] | None:
 
 
 def target_summary(searches: list[dict]) -> dict:
-    """A target's entry in summary.json: its capacity (the median of its repeats), each repeat's, the spread,
-    the interval the searches saw, and the searches that ran out of steps before the precision."""
+    """A target's entry in summary.json as written: its capacity (the median of its repeats), each repeat's, the
+    spread, the interval the searches saw, and the searches that ran out of steps before the precision."""
     caps = found_capacities(searches)
-    return {"capacity_rps": capacity_of(searches), "repeats": caps, "interval_rps": interval_of(searches),
-            "unresolved": [s["interval_rps"] for s in searches if s.get("status") == "unresolved"],
-            "min_rps": min(caps) if caps else None, "max_rps": max(caps) if caps else None,
-            "spread_pct": round(100 * (max(caps) - min(caps)) / statistics.median(caps), 1) if len(caps) > 1 else None,
-            "searches": searches}
+    return TargetSummary(
+        capacity_rps=capacity_of(searches), repeats=caps, interval_rps=interval_of(searches),
+        unresolved=[s["interval_rps"] for s in searches if s.get("status") == "unresolved"],
+        min_rps=min(caps) if caps else None, max_rps=max(caps) if caps else None,
+        spread_pct=round(100 * (max(caps) - min(caps)) / statistics.median(caps), 1) if len(caps) > 1 else None,
+        searches=searches).to_json()
 
 
-def steps_at(records: list[dict], label: str, capacity: float | None) -> list[dict]:
+def steps_at(records: list[StepRecord], label: str, capacity: float | None) -> list[StepRecord]:
     """The label's passed steps at the capacity found, in order (none for no capacity; with REPEATS the
     median's rate may not have been measured). Evidence steps (thread dumps) are left out."""
     if capacity is None:
         return []
-    return [r for r in records if of_label(r, label) and r.get("passed") and r["offered_rps"] == capacity
-            and r.get("phase") != "evidence"]
+    return [r for r in records if of_label(r, label) and r.passed and r.result.offered_rps == capacity
+            and r.phase != "evidence"]
 
 
-def metrics_at(records: list[dict], label: str, capacity: float | None) -> dict | None:
+def metrics_at(records: list[StepRecord], label: str, capacity: float | None) -> dict | None:
     """The host figures of the label's last logged step at the capacity found (steps_at), or None. When no step
     ran at it (the median of an even number of repeats lies between two), the passed rate nearest to it stands
     for it (the lower of two as near), and its step number says which."""
-    at = [r for r in steps_at(records, label, capacity) if "host_metrics" in r]
+    at = [r for r in steps_at(records, label, capacity) if r.host_metrics is not None]
     if not at and capacity is not None:
-        logged = [r for r in records if of_label(r, label) and r.get("passed") and "host_metrics" in r
-                  and r.get("phase") != "evidence"]
-        nearest = min((r["offered_rps"] for r in logged), key=lambda rate: (abs(rate - capacity), rate), default=None)
-        at = [r for r in logged if r["offered_rps"] == nearest]
-    return {"step": at[-1]["step"], **at[-1]["host_metrics"]} if at else None
+        logged = [r for r in records if of_label(r, label) and r.passed and r.host_metrics is not None
+                  and r.phase != "evidence"]
+        nearest = min((r.result.offered_rps for r in logged), key=lambda rate: (abs(rate - capacity), rate),
+                      default=None)
+        at = [r for r in logged if r.result.offered_rps == nearest]
+    return {"step": at[-1].step, **at[-1].host_metrics} if at else None
 
 
 def node_figures(host_metrics: dict | None) -> dict[str, dict]:

@@ -1,11 +1,12 @@
 """What a bench kind is: `make bench-<name>` runs its run() inside the runner (load/runner.py), which owns the
 rest (settings, monitoring, the partial marker, the summary's common part, restoring the cluster, exit codes).
 A kind sets the class attributes that differ from these defaults and overrides run(); summarize() and console()
-add its own sections to summary.json and its own tables to the console."""
+add its own sections to summary.json and its own tables to the console, and `section` its part of report.html."""
 from __future__ import annotations
 
 from load.console import print_capacities
 from load.settings import BenchSettings
+from report.sections import ReportSection
 from rundata import jsonl
 
 # A kind's own ending (status, error, exit code), e.g. the self-check's verdict; run() returning None: complete.
@@ -26,6 +27,7 @@ class Kind:
     users = True  # its requests are the scenario's (the user dataset goes to the load host), not a fixed URL
     reports = True  # tables, a history line and report.html at the end
     gated = False  # make gate may measure a build with it: its targets' capacities are searched, with repeats
+    section: ReportSection | None = None  # its own part of report.html (None: the shared page alone)
     # Its own settings: a frozen dataclass of load/setting_fields.setting() fields (and a problems() method for
     # rules between them), read and checked with the shared ones; None: it has none.
     own_settings: type | None = None

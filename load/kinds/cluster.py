@@ -7,6 +7,7 @@ weights), each with its E."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from hosts.backend import ClusterError
 from hosts.topology import NODES
@@ -15,7 +16,10 @@ from load.kinds.base import Kind, KindSettings
 from load.setting_fields import choice as one_of, setting
 from report import balance, efficiency
 from report.balance import capacity_weights
+from report.sections import Figure, ReportSection, RunResults
+from rundata.records import StepRecord
 from rundata.run import node_numbers
+from rundata.summary import Summary
 
 # WEIGHTS=auto: the balancing choices the cluster is measured under (label, HAProxy balance, weights)
 BALANCING = (("equal", "roundrobin", "equal"), ("weighted", "roundrobin", "capacity"), ("leastconn", "leastconn", "equal"))
@@ -31,9 +35,92 @@ class ClusterSettings(KindSettings):
                            "measured under equal weights, those weights and leastconn, with E for each)")
 
 
+# Its part of report.html (report/sections.py): E and the balancing choices.
+REPORT = """{% if summary.kind == "cluster" %}
+<p class="big">ΣX<sub>i</sub> = {{ summary.sum_nodes_rps }}/s · X<sub>cluster</sub> = {{ summary.cluster_rps }}/s ·
+ <b>E = X<sub>cluster</sub> / ΣX<sub>i</sub> = {{ summary.efficiency }}</b> · X<sub>cluster</sub> / X<sub>node1</sub> = {{ summary.cluster_over_node1 }}</p>
+{% set e_caveat = summary.efficiency_caveat or caveat(summary.efficiency) %}{% if e_caveat %}<p class="hint caveat">Note on E: {{ e_caveat }}.</p>{% endif %}
+{% if summary.balance_hint %}<p class="hint">Balance: {{ summary.balance_hint.text }}.</p>{% endif %}
+{% endif %}
+{% if choices %}
+<h2 id="balancing">Balancing choices</h2>
+<p>The cluster measured under each balancing choice in this run, against the sum of the nodes' capacities
+ΣX<sub>i</sub> = {{ summary.sum_nodes_rps }}/s. Heterogeneous nodes under equal weights get equal shares, so the
+slowest node saturates first; weights in proportion to the measured capacities, or leastconn (which sends each
+request to the node with the fewest in progress), let each node take what it can.</p>
+<table>
+<tr><th>choice</th><th>balance</th><th>weights node1:node2:node3</th><th>X<sub>cluster</sub> /s</th><th>E = X<sub>cluster</sub> / ΣX<sub>i</sub></th><th>X<sub>cluster</sub> / X<sub>node1</sub></th></tr>
+{% for name, c in choices.items() %}
+<tr><td>{{ name }}</td><td>{{ c.balance }}</td><td>{{ c.weights.values() | join(":") }}</td>
+<td class="num">{{ c.capacity_rps if c.capacity_rps else "none" }}</td><td class="num">{{ c.efficiency if c.efficiency is not none else "-" }}</td>
+<td class="num">{{ c.cluster_over_node1 if c.cluster_over_node1 is not none else "-" }}</td></tr>
+{% set e_caveat = c.efficiency_caveat or caveat(c.efficiency) %}{% if e_caveat %}<tr><td></td><td colspan="5" class="hint caveat">Note on E: {{ e_caveat }}.</td></tr>{% endif %}
+{% endfor %}
+</table>
+<p class="figs">Capacities of one run are comparable with each other within the noise band ±{{ noise_pct }} % (search precision, or the repeats' spread).</p>
+{% endif %}
+"""
+
+
+def report_values(results: RunResults) -> dict:
+    return {"choices": results.summary.balancing or {}}
+
+
+def balance_shares(results: RunResults, record: StepRecord | None, weights: dict | None = None) -> dict | None:
+    """Each node's share of the step's requests, its weight's share (the profile's, or `weights` the run set
+    through the runtime API) and its share of the nodes' capacities."""
+    if record is None or record.host_metrics is None:
+        return None
+    checks = record.host_metrics.get("requests_cross_check", {})
+    nodes = results.nodes
+    if weights is None:
+        weights = node_numbers(results.run.cluster_settings, "WEIGHT", nodes)
+    targets = results.summary.targets
+    caps = {n: targets[n].capacity_rps if n in targets else None for n in nodes}
+
+    def share(values: dict) -> dict:
+        total = sum(v for v in values.values() if v)
+        return {k: (100 * v / total if v and total else None) for k, v in values.items()}
+
+    haproxy = share({n: checks.get(n, {}).get("haproxy_responses") for n in nodes})
+    tomcat = share({n: checks.get(n, {}).get("tomcat_requests") for n in nodes})
+    weight, capacity = share({n: weights.get(n) for n in nodes}), share(caps)
+    return {n: {"haproxy": haproxy[n], "tomcat": tomcat[n], "weight": weight[n], "capacity": capacity[n]}
+            for n in nodes}
+
+
+def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
+    """The nodes against the cluster, the nodes' shares of the cluster's requests, and the balancing choices."""
+    from report import figures  # matplotlib only when a report is made
+    from report.build import capacity_step
+    summary, made = results.summary, []
+    weighted = (summary.balancing or {}).get("weighted", {})
+    # The cluster's capacity: its one search, or under WEIGHTS=auto the search under capacity weights.
+    label = "cluster" if "cluster" in summary.targets else weighted.get("label")
+    if label in summary.targets:
+        made.append(("single vs cluster", figures.single_vs_cluster(summary, results.cpus,
+                                                                    fig_dir / "single-vs-cluster.png", results.nodes)))
+        shares = balance_shares(results, capacity_step("cluster", summary.targets[label], results.steps),
+                                weighted.get("weights"))
+        if shares:
+            made.append(("load balance", figures.load_balance(shares, fig_dir / "load-balance.png")))
+    if len(summary.balancing or {}) > 1:
+        made.append(("balancing choices", figures.balancing(summary.balancing, summary.sum_nodes_rps,
+                                                            fig_dir / "balancing.png")))
+    return made
+
+
+def node_count_points(summary: Summary) -> list[dict]:
+    """The USL's points over nodes in rotation where the run fitted none: node1 alone and the cluster."""
+    node1 = summary.targets.get("node1")
+    points = [{"n": 1, "throughput_rps": node1.capacity_rps if node1 else None},
+              {"n": 3, "throughput_rps": summary.cluster_rps}]
+    return [p for p in points if p["throughput_rps"]]
+
 class Cluster(Kind):
     name = "cluster"
     description = "capacity of each node alone, then of all three: ΣX_i, X_cluster, E (WEIGHTS=auto: 3 balancings)"
+    section = ReportSection(REPORT, report_values, report_figures, node_count_points=node_count_points)
     targets = (*NODES, "cluster")
     gated = True
     own_settings = ClusterSettings

@@ -7,6 +7,7 @@ import statistics
 
 from load.console import print_capacities
 from load.kinds.base import Kind
+from report.sections import ReportSection
 
 GOAL = 0.98  # capacity with monitoring at least this share of the capacity without
 
@@ -23,9 +24,18 @@ def overhead_ratio(targets: dict) -> dict:
             "pair_ratios": pairs, "goal": GOAL}
 
 
+# Its part of report.html (report/sections.py): the capacities with monitoring off and on. Its searches come in
+# pairs measured for their ratio: no capacity figure each.
+REPORT = """{% if summary.overhead %}
+<p class="big">Monitoring overhead: capacity off {{ summary.overhead.capacity_off_rps }}/s, on {{ summary.overhead.capacity_on_rps }}/s,
+ on/off = <b>{{ summary.overhead.ratio_on_over_off }}</b> (pairs {{ summary.overhead.pair_ratios | join(", ") }}; goal ≥ {{ summary.overhead.goal }})</p>
+{% endif %}
+"""
+
 class Overhead(Kind):
     name = "overhead"
     description = "node1's capacity without and with PCP monitoring (REPEATS= pairs) and the ratio"
+    section = ReportSection(REPORT, capacity_figures=False)
     targets = ("node1",)
     logs_whole_run = False  # it switches monitoring itself
     always_monitored = True

@@ -7,12 +7,15 @@ balancer's and the generator's CPU and the machine's idle CPU at each X(N), and 
 (report/scaleout.py), without the points the harness limited."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from hosts.settings import cluster_settings
 from hosts.topology import IN_ROTATION, LOAD_HOSTS, NODES, first_nodes
 from load.console import print_capacities, print_usl_fit
 from load.kinds.base import Kind
 from report import scaleout
-from rundata import jsonl
+from report.sections import Figure, ReportSection, RunResults
+from rundata.records import StepRecord, read_steps
 from rundata.summary import steps_at
 
 CURVE = tuple(first_nodes(k) for k in range(1, len(NODES) + 1))
@@ -40,16 +43,50 @@ def harness_figures(metrics: dict | None) -> dict:
             "machine_idle_pct": round(100 - busy, 1) if busy is not None else None}
 
 
-def generator_cpu_pct(records: list[dict], label: str, capacity: float | None) -> float | None:
+def generator_cpu_pct(records: list[StepRecord], label: str, capacity: float | None) -> float | None:
     """The load host's CPU, in % of what it may use, in the label's last passed step at its capacity (the
-    generator's own measure, with or without PCP)."""
+    generator's own measure, with or without PCP), as the record writes it."""
     at = steps_at(records, label, capacity)
-    return (at[-1].get("loadhost") or {}).get("cpu_pct") if at else None
+    usage = at[-1].result.loadhost if at else None
+    return round(usage.cpu_pct, 1) if usage else None
 
+
+# Its part of report.html (report/sections.py): X(N), the ideal, E(N) and the harness's CPU at each N.
+REPORT = """{% if summary.scaleout %}
+<h2 id="scaleout">Scale-out: capacity by nodes in rotation</h2>
+<table>
+<tr><th>N</th><th>nodes</th><th>X(N) /s</th><th>repeats /s</th><th>ideal {{ scaleout_ideal }} /s</th><th>E(N)</th><th>HAProxy cores</th><th>load host CPU %</th><th>machine idle %</th><th>in the fit</th></tr>
+{% for p in summary.scaleout.points %}
+<tr><td class="num">{{ p.n }}</td><td>{{ p.nodes|join(" ") }}</td><td class="num">{{ p.capacity_rps or "none" }}</td><td class="num">{{ p.repeats|join(", ") }}</td>
+<td class="num">{{ p.ideal_rps|round(1) if p.ideal_rps else "-" }}</td><td class="num">{{ p.efficiency or "-" }}</td><td class="num">{{ p.lb_cpu_cores if p.lb_cpu_cores is not none else "-" }}</td>
+<td class="num">{{ p.generator_cpu_pct if p.generator_cpu_pct is not none else "-" }}</td><td class="num">{{ p.machine_idle_pct if p.machine_idle_pct is not none else "-" }}</td>
+<td>{{ "no: " ~ p.limited_by if p.limited_by else "yes" }}</td></tr>
+{% endfor %}
+</table>
+<p class="figs">At each point's capacity step (PCP): the balancer's CPU, the load host's (the generator's own count) and
+the idle CPU of the load host's machine. On one machine every host shares its cores: where little is left idle at
+the larger N, the machine, not the nodes' quotas, bent the curve. A point where HAProxy or the generator used 90 % or
+more of its CPU is left out of the USL fit below. The ideal is N·X(1) for nodes alike (the same settings, each a
+CPU quota), else ΣX_i: the capacities of the nodes in rotation, each measured alone in the same rounds.</p>
+{% endif %}
+"""
+
+
+def report_values(results: RunResults) -> dict:
+    return {"scaleout_ideal": scaleout.ideal_label((results.summary.scaleout or {}).get("points", []))}
+
+
+def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
+    if not results.summary.scaleout:
+        return []
+    from report import build, figures  # matplotlib only when a report is made
+    fit = build.usl_section(results.summary)["fit"]
+    return [("scale-out", figures.scaleout_curve(results.summary.scaleout["points"], fit, fig_dir / "scaleout.png"))]
 
 class Scaleout(Kind):
     name = "scaleout"
     description = "the cluster's capacity with 1, 2, … all nodes in rotation: X(N), ideal, E(N), the USL over N"
+    section = ReportSection(REPORT, report_values, report_figures)
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -73,7 +110,7 @@ class Scaleout(Kind):
 
     def summarize(self, bench, summary: dict) -> None:
         targets, measured, harness = summary["targets"], [], {}
-        records = jsonl.read(bench.paths.steps)
+        records = read_steps(bench.paths.steps)
         for target in CURVE:
             t = targets.get(target) or {}
             at = harness_figures(t.get("metrics_at_capacity"))

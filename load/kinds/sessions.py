@@ -13,7 +13,8 @@ from hosts.backend import ClusterError, backend
 from load.kinds.base import Kind, KindSettings
 from load.progress import say
 from load.setting_fields import setting, sizes
-from rundata import jsonl
+from report.sections import ReportSection, RunResults
+from rundata.records import StepRecord, read_steps
 from rundata.summary import of_label
 
 NODE = "node1"
@@ -46,9 +47,9 @@ def fresh_jvm() -> None:
         raise ClusterError(f"{NODE} did not pass its checks within {BACK_TIMEOUT_S} s of its restart: {problem}")
 
 
-def jvm_figures(records: list[dict], label: str) -> dict:
+def jvm_figures(records: list[StepRecord], label: str) -> dict:
     """The most node1's JVM held over the label's steps, from each step's PCP figures."""
-    own = [(r.get("host_metrics") or {}).get(NODE) or {} for r in records if of_label(r, label)]
+    own = [(r.host_metrics or {}).get(NODE) or {} for r in records if of_label(r, label)]
 
     def most(key: str) -> float | None:
         values = [figures[key] for figures in own if isinstance(figures.get(key), (int, float))]
@@ -57,9 +58,26 @@ def jvm_figures(records: list[dict], label: str) -> dict:
             "sessions_max": most("sessions_max"), "steps": len(own)}
 
 
+# Its part of report.html (report/sections.py): node1's capacity and heap by session size.
+REPORT = """{% if sessions %}
+<h2 id="sessions">node1 by the size of its users' sessions ({{ sessions.users }} users; heap {{ sessions.heap_max_mb }} MB)</h2>
+<table>
+<tr><th>kB a user</th><th>every user's sessions, MB</th><th>capacity /s</th><th>heap in use at most, MB</th><th>% of the heap</th><th>GC % at most</th><th>sessions held at most</th><th>ended</th></tr>
+{% for s in sessions.sizes.values() %}<tr><td class="num">{{ s.kb }}</td><td class="num">{{ s.users_heap_mb }}</td><td class="num">{{ s.capacity_rps if s.capacity_rps is not none else "none" }}</td><td class="num">{{ s.heap_used_mb_max if s.heap_used_mb_max is not none else "-" }}</td><td class="num">{{ s.heap_used_pct_max if s.heap_used_pct_max is not none else "-" }}</td><td class="num">{{ s.gc_time_pct_max if s.gc_time_pct_max is not none else "-" }}</td><td class="num">{{ s.sessions_max if s.sessions_max is not none else "-" }}</td><td>{% if s.collapsed %}<span class="status-partial">collapsed</span>: {{ s.why }}{% else %}{{ s.why or "" }}{% endif %}</td></tr>
+{% endfor %}</table>
+<p>Each size on a JVM started afresh; the figures are PCP's over the size's search (MONITOR=on). Sessions last 30
+minutes, so the heap holds every user the search reached; a JVM that runs out of it ends (-XX:+ExitOnOutOfMemoryError).</p>
+{% endif %}
+"""
+
+
+def report_values(results: RunResults) -> dict:
+    return {"sessions": results.summary.sessions}
+
 class Sessions(Kind):
     name = "sessions"
     description = "node1's capacity and heap by the kB each user's session keeps (SESSION_SIZES; WORKLOAD=session)"
+    section = ReportSection(REPORT, report_values)
     targets = (NODE,)
     workload = "session"
     compares = "measures node1 by the size of its users' sessions (SESSION_SIZES)"
@@ -84,7 +102,7 @@ class Sessions(Kind):
 
     def summarize(self, bench, summary: dict) -> None:
         """Per size: the capacity (or why there is none) and the JVM's figures over its search."""
-        records = jsonl.read(bench.paths.steps)
+        records = read_steps(bench.paths.steps)
         found = bench.findings.get("sessions", {})
         heap_max = found.get("heap_max_mb")
         sizes = {}

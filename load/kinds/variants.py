@@ -7,6 +7,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from hosts import jvm
 from hosts.backend import ClusterError
@@ -17,8 +18,9 @@ from load.kinds.base import Kind, KindSettings
 from load.progress import say
 from load.setting_fields import choices, setting
 from load.settings import VARIANTS
-from rundata import jsonl
-from rundata.run import node_cpus
+from report import story
+from report.sections import Figure, ReportSection, RunResults
+from rundata.run import RunRecord, node_cpus
 
 DUMPS_PER_STEP = 4  # thread dumps of each node in rotation during an evidence step
 
@@ -70,11 +72,50 @@ def gather_evidence(bench, target: str, label: str) -> None:
         say(f"{label} at {capacity:g}/s: {node}: {threaddump.describe(locks[node])}")
 
 
+# Its part of report.html (report/sections.py): the study's investigation, with our numbers.
+REPORT = """{% if variants %}
+<h2 id="variants">The study's investigation, with our numbers</h2>
+<table>
+<tr><th>variant</th><th>node1 /s</th><th>cluster /s</th><th>cluster / node1</th><th>alloc MB/s</th><th>% time in GC</th><th>CPU % of quota</th><th>busy threads</th><th>request threads at node1's capacity (thread dumps)</th></tr>
+{% for v in variants %}
+<tr><td>{{ v.variant }}</td><td class="num">{{ v.node1_rps if v.node1_rps else "none" }}</td><td class="num">{{ v.cluster_rps if v.cluster_rps else "none" }}</td>
+<td class="num">{{ v.cluster_over_node1 if v.cluster_over_node1 else "-" }}</td><td class="num">{{ v.alloc_mb_per_s if v.alloc_mb_per_s is not none else "-" }}</td>
+<td class="num">{{ v.gc_time_pct if v.gc_time_pct is not none else "-" }}</td><td class="num">{{ v.cpu_pct_of_quota if v.cpu_pct_of_quota is not none else "-" }}</td>
+<td class="num">{{ v.busy_threads_mean if v.busy_threads_mean is not none else "-" }}</td>
+<td>{% if v.dumps and v.dumps.dumps %}of {{ v.dumps.request_threads }}: {% for k, n in v.dumps.mean_by_kind.items() if n %}{{ n }} {{ k }}{% if not loop.last %}, {% endif %}{% endfor %}{% for m, n in v.dumps.blocked_on.items() %}; <b>{{ n }} BLOCKED on {{ m }}</b>{% endfor %}{% for m, n in v.dumps.waiting_on.items() %}; {{ n }} waiting on {{ m }}{% endfor %} ({{ v.dumps.dumps }} dumps){% else %}no dumps{% endif %}</td></tr>
+{% endfor %}
+</table>
+{% for line in story %}<p>{{ line }}</p>{% endfor %}
+<p class="figs">Evidence from node1's search step at its capacity (PCP) and from the thread dumps taken in one more step at
+ that rate (raw/step-*-threaddump-*.txt). Noise band ±{{ noise_pct }} %: the search's precision, or the repeats' spread;
+ with one repeat the run-to-run noise of the machine (often larger) is not measured.</p>
+{% endif %}
+"""
+
+
+def report_values(results: RunResults) -> dict:
+    from report.build import noise_band_pct
+    summary, cpus = results.summary, results.cpus
+    rows = story.variant_lines(summary)
+    repeated = any(len(t.repeats) > 1 for t in summary.targets.values())
+    told = story.story(summary, noise_band_pct(results.run, summary), repeated=repeated,
+                       quota_ratio=sum(cpus.values()) / cpus["node1"] if cpus.get("node1") else None)
+    return {"variants": rows, "story": told if rows else []}
+
+
+def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
+    rows = story.variant_lines(results.summary)
+    if not rows:
+        return []
+    from report import figures  # matplotlib only when a report is made
+    return [("the study's investigation", figures.variants(rows, fig_dir / "variants.png"))]
+
 class Variants(Kind):
     name = "variants"
     workload = "grind"
     compares = "compares the Grinder's variants (VARIANTS)"
     description = "the study's steps: VARIANTS on node1 and the cluster, with GC, CPU and thread-dump lock evidence"
+    section = ReportSection(REPORT, report_values, report_figures)
     targets = ("node1", "cluster")
     own_settings = VariantsSettings
 
@@ -82,7 +123,7 @@ class Variants(Kind):
         return 2 * len(self.own(settings).variants) * settings.repeats
 
     def run(self, bench) -> None:
-        cores = node_cpus(jsonl.read_json(bench.paths.run_json) or {})
+        cores = node_cpus(RunRecord.read(bench.paths.run_json))
         for variant in self.own(bench.settings).variants:
             # The requests ask for this variant from now on (the URLs on the load host are written anew).
             bench.steps.change_settings(replace(bench.settings, variant=variant))

@@ -13,10 +13,13 @@ import pytest
 from markupsafe import escape
 from PIL import Image
 
+from load.kinds import KINDS
 from report import build, efficiency, usl
 from report.__main__ import main as report_main
+from rundata.summary import Summary
 
 DATA = Path(__file__).parent / "data"
+CLUSTER = KINDS["cluster"].section  # the run's kind
 RUN = next(p for p in DATA.iterdir() if p.is_dir())
 FIGURES = {"capacity-node1.png", "capacity-node2.png", "capacity-node3.png", "capacity-cluster.png",
            "single-vs-cluster.png", "load-balance.png", "latency-spectrum.png", "usl.png"}
@@ -28,7 +31,7 @@ FIGURE_COLOURS = {(31, 119, 180), (148, 103, 189)}
 def report(tmp_path_factory) -> Path:
     run = tmp_path_factory.mktemp("results") / RUN.name
     shutil.copytree(RUN, run)
-    return build.build(run)
+    return build.build(run, CLUSTER)
 
 
 def test_every_figure_is_made_and_inlined(report):
@@ -78,7 +81,7 @@ def calibrated_report(tmp_path_factory) -> Path:
     summary.update({"calibration": CALIBRATION, "efficiency": 1.125, "usl_points": points,
                     "usl_fit": usl.fit([p["n"] for p in points], FLAT).as_dict()})
     (run / "summary.json").write_text(json.dumps(summary))
-    return build.build(run)
+    return build.build(run, CLUSTER)
 
 
 def test_calibration_e_caveat_and_a_fit_at_its_bound_on_the_page(calibrated_report):
@@ -98,7 +101,7 @@ def test_calibrated_cores_are_left_out_for_a_workload_other_than_the_grinder(tmp
     recorded = json.loads((run / "run.json").read_text())
     recorded["settings"] = {**recorded["settings"], "workload": "session", "session_kb": 16}
     (run / "run.json").write_text(json.dumps(recorded))
-    html = build.build(run).read_text()
+    html = build.build(run, CLUSTER).read_text()
     # The probe's Grinder call says nothing of what a /session request costs.
     assert "0.455 (91 % of 0.5)" not in html and "ci-box: v1 level 13, idle" in html
 
@@ -115,7 +118,7 @@ def test_a_sessions_run_shows_capacity_and_heap_by_session_size(tmp_path):
                      "why": "node1 went down during step 18"}}
     summary["sessions"] = {"heap_max_mb": 309.4, "users": 10000, "sizes": sizes}
     (run / "summary.json").write_text(json.dumps(summary))
-    html = build.build(run).read_text()
+    html = build.build(run, KINDS["sessions"].section).read_text()
     assert "node1 by the size of its users' sessions (10000 users; heap 309.4 MB)" in html
     assert ('<td class="num">128</td><td class="num">1250.0</td><td class="num">none</td><td class="num">236.0</td>'
             '<td class="num">76.3</td>') in html
@@ -123,8 +126,10 @@ def test_a_sessions_run_shows_capacity_and_heap_by_session_size(tmp_path):
 
 
 def test_a_failed_fit_is_said_as_failed():
-    section = build.usl_section({"usl_points": [{"n": 1, "throughput_rps": 5.0}],
-                                 "usl_fit": {"error": "the least-squares fit failed (RuntimeError: x)", "failed": True}})
+    section = build.usl_section(Summary.from_json({
+        "run_id": "r", "kind": "usl", "status": "complete", "targets": {},
+        "usl_points": [{"n": 1, "throughput_rps": 5.0}],
+        "usl_fit": {"error": "the least-squares fit failed (RuntimeError: x)", "failed": True}}))
     assert section["failed"] and section["fit"] is None and "RuntimeError" in section["error"]
 
 

@@ -3,9 +3,14 @@ baselines kept in the history (report/baselines.py): holds, fell beyond the tole
 repeats, a search that did not end, another machine, another bench, no baseline), p99 thresholds."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from report import baselines, gate, history
+from rundata.run import RunRecord
+from rundata.summary import Summary
+from step_records import a_step
 
 CALIBRATION = {"ms_per_call": {"node1": 0.35}, "node_cpu_ms": {"node1": 80.0}, "load_ms": 210.0, "machine": "AMD EPYC × 2 on vm"}
 RUN = {"kind": "single", "settings": {"variant": "v2", "level": 13, "repeats": 3, "precision_pct": 7.0},
@@ -14,11 +19,28 @@ RUN = {"kind": "single", "settings": {"variant": "v2", "level": 13, "repeats": 3
 SETTINGS = gate.GateSettings("single", None, 10.0, ())
 
 
+# The records as a run reads them back.
+def config_hash(run: dict) -> str:
+    return history.config_hash(RunRecord.from_json(run))
+
+
+def bench_hash(run: dict) -> str:
+    return history.bench_hash(RunRecord.from_json(run))
+
+
+def build_of(run: dict) -> dict[str, str]:
+    return history.build_of(RunRecord.from_json(run))
+
+
+def history_line(run: dict, summary: dict) -> dict:
+    return history.history_line(RunRecord.from_json(run), Summary.from_json(summary))
+
+
 def line(run_id: str, node1: list[float], run: dict = RUN, status: str = "complete", **extra) -> dict:
     caps = sorted(node1)
     summary = {"run_id": run_id, "kind": "single", "status": status, "driver": {"name": "oha"},
                "targets": {"node1": {"capacity_rps": caps[len(caps) // 2] if caps else None, "repeats": node1}}}
-    return {**history.history_line(run, summary), **extra}
+    return {**history_line(run, summary), **extra}
 
 
 def found(n: int, status: str = "found") -> list[dict]:
@@ -35,12 +57,12 @@ def test_bench_hash_leaves_out_the_build_but_not_the_bench():
     variant = {**RUN, "settings": {**RUN["settings"], "variant": "v1"}}
     heap = {**RUN, "cluster_settings": {**RUN["cluster_settings"], "NODE1_HEAP": "64m"}}
     for build in (threads, variant, heap):
-        assert history.bench_hash(build) == history.bench_hash(RUN)
-        assert history.config_hash(build) != history.config_hash(RUN)
+        assert bench_hash(build) == bench_hash(RUN)
+        assert config_hash(build) != config_hash(RUN)
     for bench in ({**RUN, "settings": {**RUN["settings"], "level": 14}}, {**RUN, "profile": "lab"},
                   {**RUN, "cluster_settings": {**RUN["cluster_settings"], "NODE1_CPUS": "0.4"}}):
-        assert history.bench_hash(bench) != history.bench_hash(RUN)
-    assert history.build_of(threads) == {"VARIANT": "v2", "NODE1_HEAP": "320m", "TOMCAT_MAX_THREADS": "2"}
+        assert bench_hash(bench) != bench_hash(RUN)
+    assert build_of(threads) == {"VARIANT": "v2", "NODE1_HEAP": "320m", "TOMCAT_MAX_THREADS": "2"}
 
 
 def test_unchanged_holds_and_a_drop_beyond_the_tolerance_fell():
@@ -112,22 +134,27 @@ def test_no_rate_passing_at_all_is_a_fall():
     assert result.verdict == gate.FELL and "no rate down to the lowest met the SLO" in result.checks[0].message
 
 
+def slower_step(step):
+    return replace(step, result=replace(step.result, latency_ms={"p99": 80.0}))
+
+
 def test_p99_threshold_from_the_gate_steps():
     limit = gate.P99Threshold("node1", 50.0, 400.0)
     settings = gate.GateSettings("single", None, 10.0, (limit,))
-    steps = [{"step": n, "label": limit.label, "valid": True, "latency_ms": {"p99": p}, "achieved_rps": 400.0}
+    steps = [a_step(n, label=limit.label, latency_ms={"p99": p}, achieved_rps=400.0)
              for n, p in ((7, 20.0), (8, 60.0), (9, 30.0))]
     base, now = line("base", [1000, 1050, 1100]), line("now", [980, 1040, 1120])
     holding = verdict(base, now, steps=steps, settings=settings)
     assert [c.verdict for c in holding.checks] == [gate.HOLDS, gate.HOLDS]
     assert "p99 30.0 ms (median of 3 steps: 20.0, 60.0, 30.0 ms), threshold 50 ms" == holding.checks[1].message
-    above = verdict(base, now, steps=[{**s, "latency_ms": {"p99": 80.0}} for s in steps], settings=settings)
+    above = verdict(base, now, steps=[slower_step(s) for s in steps], settings=settings)
     assert above.verdict == gate.ABOVE and above.code == 5
     # A fall outweighs a threshold broken.
-    slower = verdict(base, line("now", [500, 525, 550]), steps=[{**s, "latency_ms": {"p99": 80.0}} for s in steps],
+    slower = verdict(base, line("now", [500, 525, 550]), steps=[slower_step(s) for s in steps],
                      settings=settings)
     assert slower.code == 3
-    invalid = verdict(base, now, steps=[{**steps[0], "valid": False, "invalid_reason": "load behind"}], settings=settings)
+    invalid = verdict(base, now, steps=[replace(steps[0], valid=False, invalid_reason="load behind")],
+                      settings=settings)
     assert invalid.checks[1].verdict == gate.CANNOT_TELL and "step 7: load behind" in invalid.checks[1].message
 
 
@@ -159,7 +186,7 @@ def test_baselines_are_marks_in_the_history_found_by_tag_id_or_bench_and_machine
     lines.append(baselines.mark(lines, "r1", "release-1"))
     lines.append(baselines.mark(lines, "r2", None))
     assert baselines.runs(lines) == lines[:4]
-    bench, here = history.bench_hash(RUN), CALIBRATION["machine"]
+    bench, here = bench_hash(RUN), CALIBRATION["machine"]
     assert baselines.find(lines, None, bench, here).line["run_id"] == "r1-single"  # this machine's, not the last
     assert baselines.find(lines, None, bench, "other").line["run_id"] == "r2-single"
     assert baselines.find(lines, None, bench, "a third").line["run_id"] == "r2-single"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from report import hints
+from step_records import a_step
 
 
 def node(cpu=50.0, busy=2.0, gc=1.0, rps=300.0) -> dict:
@@ -16,7 +17,7 @@ def kinds(found) -> list[tuple[str, str]]:
 def test_a_quiet_step_has_no_hint():
     assert hints.hints_for({"node1": node(), "lb": {"servers": {"node1": {"queue_max": 0}}},
                             "load": {"machine_cpu_busy_pct": 40.0}},
-                           {"behind_schedule": 0, "intended": 1000}) == []
+                           a_step(behind_schedule=0, intended=1000).result) == []
 
 
 def test_cpu_saturation_names_the_node_and_its_figures():
@@ -69,7 +70,7 @@ def test_gc_lb_queue_and_generator_rules():
                                                                                   "queue_mean": 1.2}},
                                                             "backend_queue_max": 0},
                              "load": {"machine_cpu_busy_pct": 50.0}},
-                            {"behind_schedule": 30, "intended": 1000})
+                            a_step(behind_schedule=30, intended=1000).result)
     assert kinds(found) == [("gc", "node2"), ("lb-queue", "lb"), ("generator", "load")]
     assert found[2].figures["behind_schedule_pct"] == 3.0
 

@@ -6,9 +6,28 @@ import pytest
 
 from report import history
 from rundata import jsonl
+from rundata.run import RunRecord
+from rundata.summary import Summary
 
 RUN = {"kind": "cluster", "settings": {"variant": "v1", "level": 13, "repeats": 3, "precision_pct": 5.0},
        "driver": {"name": "oha"}, "profile": "small", "cluster_settings": {"NODE1_CPUS": "0.5"}, "git_sha": "abc1234"}
+
+
+# The records as a run reads them back.
+def config_hash(run: dict) -> str:
+    return history.config_hash(RunRecord.from_json(run))
+
+
+def bench_hash(run: dict) -> str:
+    return history.bench_hash(RunRecord.from_json(run))
+
+
+def build_of(run: dict) -> dict[str, str]:
+    return history.build_of(RunRecord.from_json(run))
+
+
+def history_line(run: dict, summary: dict) -> dict:
+    return history.history_line(RunRecord.from_json(run), Summary.from_json(summary))
 
 
 def summary(run_id: str, node1: list[float], status: str = "complete") -> dict:
@@ -18,12 +37,12 @@ def summary(run_id: str, node1: list[float], status: str = "complete") -> dict:
 
 
 def test_config_hash_ignores_repeats_but_not_the_workload():
-    assert history.config_hash(RUN) == history.config_hash({**RUN, "settings": {**RUN["settings"], "repeats": 1}})
-    assert history.config_hash(RUN) != history.config_hash({**RUN, "settings": {**RUN["settings"], "level": 14}})
-    assert history.config_hash(RUN) != history.config_hash({**RUN, "cluster_settings": {"NODE1_CPUS": "0.6"}})
+    assert config_hash(RUN) == config_hash({**RUN, "settings": {**RUN["settings"], "repeats": 1}})
+    assert config_hash(RUN) != config_hash({**RUN, "settings": {**RUN["settings"], "level": 14}})
+    assert config_hash(RUN) != config_hash({**RUN, "cluster_settings": {"NODE1_CPUS": "0.6"}})
     levels = {**RUN, "settings": {**RUN["settings"], "usl_levels": [1, 2, 4, 8]}}
-    assert history.config_hash(RUN) == history.config_hash(levels)  # not a bench-usl setting
-    assert history.config_hash({**levels, "kind": "usl"}) != history.config_hash({**RUN, "kind": "usl"})
+    assert config_hash(RUN) == config_hash(levels)  # not a bench-usl setting
+    assert config_hash({**levels, "kind": "usl"}) != config_hash({**RUN, "kind": "usl"})
 
 
 def test_a_grinder_run_hashes_as_before_the_database_and_a_query_run_by_its_pool():
@@ -32,37 +51,37 @@ def test_a_grinder_run_hashes_as_before_the_database_and_a_query_run_by_its_pool
                                  "query": {"rows": 10, "join": 0, "write_pct": 0, "calls": 1}},
              "cluster_settings": {**RUN.get("cluster_settings", {}), "DB_POOL_SIZE": "10", "DB_CPUS": "0.4",
                                   "LB_STICKY": "none", "TOMCAT_SESSION_REPLICATION": "0"}}
-    assert history.config_hash(after) == history.config_hash(RUN)
-    assert history.bench_hash(after) == history.bench_hash(RUN) and history.build_of(after) == history.build_of(RUN)
+    assert config_hash(after) == config_hash(RUN)
+    assert bench_hash(after) == bench_hash(RUN) and build_of(after) == build_of(RUN)
     query = {**after, "settings": {**after["settings"], "workload": "query"}}
-    assert history.config_hash(query) != history.config_hash(RUN)
+    assert config_hash(query) != config_hash(RUN)
     no_cache = {**query, "cluster_settings": {**query["cluster_settings"], "DB_CACHE_SIZE": "0",
                                               "DB_CACHE_TTL_S": "60"}}
-    assert history.config_hash(no_cache) == history.config_hash(query)  # as before the cache existed
+    assert config_hash(no_cache) == config_hash(query)  # as before the cache existed
     cached = {**no_cache, "cluster_settings": {**no_cache["cluster_settings"], "DB_CACHE_SIZE": "1000"}}
-    assert history.bench_hash(cached) == history.bench_hash(query) and history.build_of(cached)["DB_CACHE_SIZE"] == "1000"
+    assert bench_hash(cached) == bench_hash(query) and build_of(cached)["DB_CACHE_SIZE"] == "1000"
     shorter = {**cached, "cluster_settings": {**cached["cluster_settings"], "DB_CACHE_TTL_S": "5"}}
-    assert history.config_hash(shorter) != history.config_hash(cached)
+    assert config_hash(shorter) != config_hash(cached)
     bigger = {**query, "cluster_settings": {**query["cluster_settings"], "DB_POOL_SIZE": "20"}}
-    assert history.bench_hash(bigger) == history.bench_hash(query)  # the pool is the build, not the bench
-    assert history.build_of(bigger)["DB_POOL_SIZE"] == "20" and history.config_hash(bigger) != history.config_hash(query)
+    assert bench_hash(bigger) == bench_hash(query)  # the pool is the build, not the bench
+    assert build_of(bigger)["DB_POOL_SIZE"] == "20" and config_hash(bigger) != config_hash(query)
 
 
 def test_a_session_run_hashes_by_its_size_and_its_balancer_stickiness():
     session = {**RUN, "settings": {**RUN["settings"], "workload": "session", "session_kb": 4,
                                    "query": {"rows": 10, "join": 0, "write_pct": 0, "calls": 1}},
                "cluster_settings": {**RUN["cluster_settings"], "DB_POOL_SIZE": "10", "LB_STICKY": "none"}}
-    assert history.config_hash(session) != history.config_hash(RUN)
+    assert config_hash(session) != config_hash(RUN)
     larger = {**session, "settings": {**session["settings"], "session_kb": 64}}
-    assert history.config_hash(larger) != history.config_hash(session)
+    assert config_hash(larger) != config_hash(session)
     other_query = {**session, "settings": {**session["settings"], "query": {"rows": 99}}}
-    assert history.config_hash(other_query) == history.config_hash(session)  # not the session workload's
+    assert config_hash(other_query) == config_hash(session)  # not the session workload's
     other_pool = {**session, "cluster_settings": {**session["cluster_settings"], "DB_POOL_SIZE": "20"}}
-    assert history.config_hash(other_pool) == history.config_hash(session)  # not on the database
+    assert config_hash(other_pool) == config_hash(session)  # not on the database
     sticky = {**session, "cluster_settings": {**session["cluster_settings"], "LB_STICKY": "user"}}
-    assert history.bench_hash(sticky) != history.bench_hash(session)  # the balancer is the bench
+    assert bench_hash(sticky) != bench_hash(session)  # the balancer is the bench
     replicated = {**session, "cluster_settings": {**session["cluster_settings"], "TOMCAT_SESSION_REPLICATION": "1"}}
-    assert history.config_hash(replicated) != history.config_hash(session)
+    assert config_hash(replicated) != config_hash(session)
 
 
 def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path):
@@ -70,9 +89,9 @@ def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path
     other = {**RUN, "settings": {**RUN["settings"], "variant": "v3"}}
     for run, s in ((RUN, summary("r1", [600, 610, 620])), (other, summary("r2", [900, 910, 905])),
                    (RUN, summary("r3", [640, 650, 655])), (RUN, summary("r4", [700], status="partial"))):
-        jsonl.append(path, history.history_line(run, s))
+        jsonl.append(path, history_line(run, s))
     usl_run = {**summary("r5", [1]), "targets": {}, "usl_fit": {"sigma": 0.6}}  # no capacity to compare
-    jsonl.append(path, history.history_line(RUN, usl_run))
+    jsonl.append(path, history_line(RUN, usl_run))
     a, b = history.pick(jsonl.read(path), None, None)
     assert (a["run_id"], b["run_id"]) == ("r1", "r3")
     assert jsonl.read(path)[-1]["usl"]["sigma"] == 0.6
@@ -84,8 +103,8 @@ def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path
 
 
 def test_repeats_well_apart_are_significant_with_their_interval_and_its_confidence():
-    a = history.history_line(RUN, summary("a", [600, 610, 620]))
-    b = history.history_line(RUN, summary("b", [680, 690, 700]))    # +13.1 %, no overlap
+    a = history_line(RUN, summary("a", [600, 610, 620]))
+    b = history_line(RUN, summary("b", [680, 690, 700]))    # +13.1 %, no overlap
     [up] = history.compare(a, b)
     assert up.verdict == "SIGNIFICANT" and up.change_pct == pytest.approx(13.1) and (up.a_repeats, up.b_repeats) == (3, 3)
     # 3 v 3: the only finite rank interval runs from the smallest to the largest b/a and covers 90 %, widened
@@ -95,13 +114,13 @@ def test_repeats_well_apart_are_significant_with_their_interval_and_its_confiden
 
 
 def test_overlapping_repeats_or_a_change_within_one_search_step_are_not_significant():
-    a = history.history_line(RUN, summary("a", [600, 610, 620]))
-    [flat] = history.compare(a, history.history_line(RUN, summary("c", [590, 640, 600])))
+    a = history_line(RUN, summary("a", [600, 610, 620]))
+    [flat] = history.compare(a, history_line(RUN, summary("c", [590, 640, 600])))
     assert flat.verdict == "not significant" and flat.interval.low < 1 < flat.interval.high
     # Every repeat 3.3 % higher, less than the 5 % search step: the found capacities never overlap, the true
     # ones (each up to a step above the found one) may.
-    steady = history.history_line(RUN, summary("s", [600, 600, 600]))
-    [step] = history.compare(steady, history.history_line(RUN, summary("t", [620, 620, 620])))
+    steady = history_line(RUN, summary("s", [600, 600, 600]))
+    [step] = history.compare(steady, history_line(RUN, summary("t", [620, 620, 620])))
     assert step.verdict == "not significant" and step.interval.low == pytest.approx(620 / 600 / 1.05)
 
 
@@ -110,8 +129,8 @@ def test_overlapping_repeats_or_a_change_within_one_search_step_are_not_signific
     ([600, 610], [680, 690, 700], "2 repeats in A, 3 in B"),
 ])
 def test_fewer_than_three_repeats_a_side_cannot_tell_and_says_why(a_caps, b_caps, why):
-    [once] = history.compare(history.history_line(RUN, summary("a", a_caps)),
-                             history.history_line(RUN, summary("b", b_caps)))
+    [once] = history.compare(history_line(RUN, summary("a", a_caps)),
+                             history_line(RUN, summary("b", b_caps)))
     assert once.verdict == "CANNOT TELL" and once.interval is None and why in once.why and "REPEATS=3" in once.why
 
 
@@ -120,7 +139,7 @@ CALIBRATION = {"probe": "v1 level 13", "ms_per_call": {"node1": 0.70, "node2": 0
 
 
 def test_runs_far_apart_on_other_machines_or_recalibrated_are_flagged():
-    a = {**history.history_line(RUN, {**summary("a", [600, 610, 620]), "calibration": CALIBRATION}),
+    a = {**history_line(RUN, {**summary("a", [600, 610, 620]), "calibration": CALIBRATION}),
          "time": "2026-11-22T10:00:00Z"}
     near = {**a, "time": "2026-11-22T20:00:00Z"}
     assert history.caveats(a, near) == []
@@ -135,9 +154,9 @@ def test_runs_far_apart_on_other_machines_or_recalibrated_are_flagged():
 
 
 def test_the_history_line_carries_the_runs_calibration():
-    assert history.history_line(RUN, {**summary("a", [600]), "calibration": CALIBRATION})["calibration"] == CALIBRATION
-    assert history.history_line({**RUN, "calibration": CALIBRATION}, summary("a", [600]))["calibration"] == CALIBRATION
-    assert history.history_line(RUN, summary("a", [600]))["calibration"] is None
+    assert history_line(RUN, {**summary("a", [600]), "calibration": CALIBRATION})["calibration"] == CALIBRATION
+    assert history_line({**RUN, "calibration": CALIBRATION}, summary("a", [600]))["calibration"] == CALIBRATION
+    assert history_line(RUN, summary("a", [600]))["calibration"] is None
 
 
 def test_make_compare_prints_each_change_and_its_verdict(tmp_path, monkeypatch, capsys):
@@ -145,7 +164,7 @@ def test_make_compare_prints_each_change_and_its_verdict(tmp_path, monkeypatch, 
     monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
     assert main(["compare"]) == 2 and "no two complete runs" in capsys.readouterr().err
     for name, caps in (("r1", [600, 610, 620]), ("r2", [680, 690, 700])):
-        jsonl.append(tmp_path / "history.jsonl", history.history_line(RUN, summary(name, caps)))
+        jsonl.append(tmp_path / "history.jsonl", history_line(RUN, summary(name, caps)))
     assert main(["compare"]) == 0
     out = capsys.readouterr().out
     assert "A r1 (abc1234)  →  B r2 (abc1234)" in out
@@ -155,7 +174,7 @@ def test_make_compare_prints_each_change_and_its_verdict(tmp_path, monkeypatch, 
     assert "exact rank (Mann–Whitney) interval" in out and "E: 0.8 → 0.8" in out
     # A third run on another machine, two days on: flagged beside the verdict.
     calibrated = {**summary("r3", [650, 700, 720]), "calibration": {**CALIBRATION, "machine": "m2"}}
-    jsonl.append(tmp_path / "history.jsonl", {**history.history_line(RUN, calibrated), "time": "2099-01-01T00:00:00Z"})
+    jsonl.append(tmp_path / "history.jsonl", {**history_line(RUN, calibrated), "time": "2099-01-01T00:00:00Z"})
     assert main(["compare", "r2", "r3"]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("node1"))
     assert "not significant [" in row and "h apart" in row
@@ -190,7 +209,7 @@ def test_a_scaleout_curve_is_compared_point_by_point_and_keeps_its_fit(tmp_path)
                 "scaleout": {"points": [{"n": n, "efficiency": 1.0} for n in (1, 2, 3, 4)],
                              "fit": {"sigma": 0.01, "kappa": 0.001, "lam": 510.0, "peak_n": 31.5, "r_squared": 0.99}}}
     run = {**RUN, "kind": "scaleout"}
-    a, b = (history.history_line(run, curve(i, scale)) for i, scale in (("s1", 1.0), ("s2", 0.8)))
+    a, b = (history_line(run, curve(i, scale)) for i, scale in (("s1", 1.0), ("s2", 0.8)))
     assert a["usl"]["sigma"] == 0.01 and a["scaleout"] == {"1": 1.0, "2": 1.0, "3": 1.0, "4": 1.0}
     changes = history.compare(a, b)
     assert [c.target for c in changes] == ["N=1", "N=2", "N=3", "N=4"]

@@ -11,6 +11,8 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from conftest import ROOT
 from report import gate, pipeline
+from rundata.summary import Summary
+from step_records import a_step
 
 XSD = ROOT / ".capbench" / "tools" / "junit" / "junit-10.xsd"
 CHECKS = [
@@ -25,10 +27,12 @@ CHECKS = [
 ]
 GATE = gate.Gate("20261124T190000Z-abc1234-cluster", "20261124T180000Z-def5678-cluster", "named", 10.0, CHECKS,
                  ["build settings changed since the baseline: VARIANT v2 → v1"])
-SUMMARY = {"efficiency": 0.91, "calibration": {"ms_per_call": {"node1": 0.35, "node2": 0.4}},
-           "targets": {"node1": {"capacity_rps": 525.0, "min_rps": 500.0},
-                       "cluster": {"capacity_rps": 1400.0, "min_rps": 1350.0}, "node2": {"capacity_rps": None}}}
-STEPS = [{"label": "cluster", "passed": True, "offered_rps": 1400.0, "phase": "confirm", "latency_ms": {"p99": 250.0}}]
+SUMMARY = Summary.from_json({
+    "run_id": GATE.run_id, "kind": "cluster", "status": "complete",
+    "efficiency": 0.91, "calibration": {"ms_per_call": {"node1": 0.35, "node2": 0.4}},
+    "targets": {"node1": {"capacity_rps": 525.0, "min_rps": 500.0},
+                "cluster": {"capacity_rps": 1400.0, "min_rps": 1350.0}, "node2": {"capacity_rps": None}}})
+STEPS = [a_step(target="cluster", label="cluster", offered_rps=1400.0, phase="confirm", latency_ms={"p99": 250.0})]
 
 
 def test_junit_validates_against_the_common_schema_and_says_each_verdict(tmp_path):

@@ -1,6 +1,7 @@
 """The study's investigation told from a bench-variants summary: what bound each variant, each of the study's
 claims against our ratio and noise band, the scale-out."""
 from report import story
+from rundata.summary import Summary
 
 
 def summary():
@@ -13,7 +14,7 @@ def summary():
             "dumps": 4, "request_threads": 20, "mean_by_kind": {"grinding": 1, "blocked": blocked},
             "blocked_on": {"capbench.grinder.SynchronizedAllocatingGrinder": blocked} if blocked else {},
             "waiting_on": {}}}}}
-    return {"targets": {"node1 v1": target(1300, 3.0, 88, 20), "node1 v1-nosync": target(1500, 12.0, 95, 18),
+    return Summary.from_json({"run_id": "r", "kind": "variants", "status": "complete", "targets": {"node1 v1": target(1300, 3.0, 88, 20), "node1 v1-nosync": target(1500, 12.0, 95, 18),
                         "node1 v2": target(40, 0.3, 90, 15), "node1 v3": target(250, 0.6, 95, 6)},
             "variants": {"v1": {"node1_rps": 500, "cluster_rps": 1100, "cluster_over_node1": 2.2,
                                 "evidence": dumps(15.5)},
@@ -22,7 +23,7 @@ def summary():
                          "v2": {"node1_rps": 900, "cluster_rps": None, "cluster_over_node1": None,
                                 "evidence": dumps(10)},
                          "v3": {"node1_rps": 800, "cluster_rps": 2000, "cluster_over_node1": 2.5,
-                                "evidence": dumps(0)}}}
+                                "evidence": dumps(0)}}})
 
 
 def test_what_bound_each_variant_with_its_figures():

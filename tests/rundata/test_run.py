@@ -1,12 +1,12 @@
 """What a run's record says about its nodes: the cores each may use, with a CPU quota or without one."""
 from __future__ import annotations
 
-from rundata.run import node_cpus
+from rundata.run import RunRecord, node_cpus
 
 
-def _run(cpus: dict[str, str], processors: dict[str, int]) -> dict:
-    return {"cluster_settings": {f"{node.upper()}_CPUS": value for node, value in cpus.items()},
-            "nodes": {node: {"available_processors": n} for node, n in processors.items()}}
+def _run(cpus: dict[str, str], processors: dict[str, int]) -> RunRecord:
+    return RunRecord(cluster_settings={f"{node.upper()}_CPUS": value for node, value in cpus.items()},
+                     nodes={node: {"available_processors": n} for node, n in processors.items()})
 
 
 def test_a_quota_is_what_a_node_may_use_whatever_its_jvm_saw():
@@ -22,5 +22,5 @@ def test_without_a_quota_a_node_may_use_the_processors_its_jvm_saw():
 def test_a_node_with_neither_is_left_out():
     """No quota and no JVM answer (the node was down at the start): no number rather than a wrong one."""
     run = _run({"node1": "0", "node2": "0.4"}, {"node2": 1})
-    run["nodes"]["node1"] = {}
+    run.nodes["node1"] = {}
     assert node_cpus(run) == {"node2": 0.4}

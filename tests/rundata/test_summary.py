@@ -2,13 +2,11 @@
 from __future__ import annotations
 
 from rundata.summary import metrics_at, of_label
+from step_records import a_step
 
 
-def record(step: int, target: str, rate: float, passed: bool, cpu: float | None = None) -> dict:
-    r = {"step": step, "target": target, "offered_rps": rate, "passed": passed}
-    if cpu is not None:
-        r["host_metrics"] = {"node1": {"cpu_pct_of_quota": cpu}}
-    return r
+def record(step: int, target: str, rate: float, passed: bool, cpu: float | None = None):
+    return a_step(step, target, rate, passed, host_metrics=None if cpu is None else {"node1": {"cpu_pct_of_quota": cpu}})
 
 
 def test_figures_at_capacity_come_from_the_last_logged_passing_step_at_that_rate():
@@ -30,7 +28,7 @@ def test_a_median_no_step_ran_at_takes_the_figures_of_the_nearest_passed_rate():
 
 
 def test_a_step_belongs_to_its_search_label_or_older_steps_to_their_target():
-    assert of_label({"label": "cluster v2", "target": "cluster"}, "cluster v2")
-    assert not of_label({"label": "cluster v2", "target": "cluster"}, "cluster v3")
-    assert of_label({"target": "node1"}, "node1 monitor on")  # recorded before steps carried their label
-    assert not of_label({"target": "node2"}, "node1")
+    assert of_label(a_step(label="cluster v2", target="cluster"), "cluster v2")
+    assert not of_label(a_step(label="cluster v2", target="cluster"), "cluster v3")
+    assert of_label(a_step(target="node1"), "node1 monitor on")  # recorded before steps carried their label
+    assert not of_label(a_step(target="node2"), "node1")

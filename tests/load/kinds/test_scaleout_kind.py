@@ -11,6 +11,9 @@ import pytest
 from load.kinds import scaleout as kind
 from load.kinds.scaleout import CURVE, KIND, next_guess
 from report import build, scaleout
+from rundata.records import LoadHostUsage
+from rundata.summary import Summary
+from step_records import a_step
 
 
 def target(repeats, lb_cores=0.2, busy=60.0):
@@ -22,8 +25,8 @@ def target(repeats, lb_cores=0.2, busy=60.0):
 def test_points_e_and_a_balancer_bound_point_left_out(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(kind.Scaleout, "alone", staticmethod(lambda: ()))  # nodes alike: the ideal N·X(1)
     steps = tmp_path / "steps.jsonl"
-    steps.write_text(json.dumps({"label": CURVE[0], "passed": True, "offered_rps": 500.0, "step": 1,
-                                 "loadhost": {"cpu_pct": 31.0}}) + "\n")
+    usage = LoadHostUsage(cpu_seconds=3.1, wall_seconds=10.0, cpus_available=1.0)  # 31 % of its CPU
+    steps.write_text(json.dumps(a_step(1, CURVE[0], 500.0, label=CURVE[0], loadhost=usage).to_json()) + "\n")
     caps = {1: [490.0, 500.0, 510.0], 2: [960.0, 980.0, 1000.0], 3: [1300.0, 1350.0, 1400.0]}
     summary = {"driver": {"name": "oha"},
                "targets": {t: target(caps[k], lb_cores=0.95 if k == 3 else 0.2) for k, t in enumerate(CURVE, 1)}}
@@ -39,7 +42,7 @@ def test_points_e_and_a_balancer_bound_point_left_out(tmp_path, capsys, monkeypa
     KIND.console(summary)
     out = capsys.readouterr().out
     assert "left out: the balancer used 95 %" in out and "USL over N: no fit: too few points" in out
-    section = build.usl_section({**summary, "kind": "scaleout"})
+    section = build.usl_section(Summary.from_json({**summary, "run_id": "r", "kind": "scaleout", "status": "complete"}))
     assert section["what"] == "nodes in rotation" and len(section["points"]) == 6 and section["fit"] is None
 
 

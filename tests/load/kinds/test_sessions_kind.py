@@ -3,11 +3,12 @@ steps, and the table that says where the heap ran out."""
 from __future__ import annotations
 
 from load.kinds import sessions
+from step_records import a_step
 
 
-def step(label: str, heap: float | None, gc: float, held: int) -> dict:
-    return {"label": label, "target": "node1", "host_metrics": {
-        "node1": {"heap_used_mb_max": heap, "gc_time_pct": gc, "sessions_max": held}, "lb": {}}}
+def step(label: str, heap: float | None, gc: float, held: int):
+    return a_step(label=label, target="node1", host_metrics={
+        "node1": {"heap_used_mb_max": heap, "gc_time_pct": gc, "sessions_max": held}, "lb": {}})
 
 
 def test_the_jvm_figures_are_the_most_over_the_sizes_own_steps():

@@ -1,0 +1,59 @@
+"""A bench kind's part of report.html, and what it is read from. report.html (template.html) holds what every
+kind shares; a kind declares its own part as a ReportSection (load/kinds/<kind>.py, Kind.section): its Jinja2
+fragment, the fragment's values and its figures, all from the run's typed records (RunResults)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rundata import jsonl
+from rundata.records import StepRecord
+from rundata.run import RunRecord, node_cpus, nodes_of
+from rundata.summary import Summary
+
+# A figure of the report: its title and the PNG made under figures/.
+Figure = tuple[str, Path]
+
+
+@dataclass(frozen=True)
+class RunResults:
+    """One run's results folder, read: run.json, summary.json and steps.jsonl as their types."""
+    folder: Path
+    run: RunRecord
+    summary: Summary
+    steps: list[StepRecord]
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        return nodes_of(self.run)
+
+    @property
+    def cpus(self) -> dict[str, float]:
+        """Each node's CPU quota, or its JVM's processors without one."""
+        return node_cpus(self.run)
+
+    def analysis(self, name: str) -> dict | None:
+        """A kind's whole analysis beside the summary (failover.json, stress.json), or None."""
+        return jsonl.read_json(self.folder / f"{name}.json")
+
+
+def _no_values(results: RunResults) -> dict:
+    return {}
+
+
+def _no_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
+    return []
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """What a kind adds to report.html. The fragment is rendered where the page includes it (after the
+    capacities), with the page's values (run, summary, noise_pct, caveat, ...) and values()'s."""
+    template: str = ""  # the Jinja2 fragment
+    values: Callable[[RunResults], dict] = field(default=_no_values)
+    figures: Callable[[RunResults, Path], list[Figure]] = field(default=_no_figures)  # made under the folder given
+    # A capacity summary figure per search label; bench-overhead's paired searches are measured for their ratio.
+    capacity_figures: bool = True
+    # For the shared USL section where the run fitted none: (N, X) points of nodes in rotation it measured.
+    node_count_points: Callable[[Summary], list[dict]] | None = None
