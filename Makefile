@@ -165,13 +165,13 @@ test-integration: $(VENV)/.installed images ## bring the cluster up under its ow
 	$(PYTHON) -m pytest tests/integration
 
 report: $(VENV)/.installed ## rebuild results/RUN/report.html and its figures from the results folder alone
-	@$(PYTHON) -m report build "$(RUN)"
+	@$(PYTHON) -m load.report_command build "$(RUN)"
 
 compare: $(VENV)/.installed ## capacity change between runs A= and B= (default: the last two comparable runs)
-	@$(PYTHON) -m report compare $(A) $(B)
+	@$(PYTHON) -m load.report_command compare $(A) $(B)
 
 history: $(VENV)/.installed ## capacity across runs: a table and results/history.png
-	@$(PYTHON) -m report history
+	@$(PYTHON) -m load.report_command history
 
 # The gate's settings, and a BASELINE it names, are checked before the cluster is touched (load/gate.py). make
 # turns any failing recipe into its own exit status 2: the gate's own (3 fell, 4 cannot tell, 5 p99 over) comes
@@ -186,4 +186,4 @@ docs: $(VENV)/.installed ## write docs/reference/ (settings, make targets, recor
 	$(PYTHON) -m load.docs_reference
 
 baseline: $(VENV)/.installed ## accept RUN= (default: the last complete run) as the gate's baseline of its bench [TAG=name]
-	@$(PYTHON) -m report baseline $${RUN:+"$$RUN"} $${TAG:+--tag "$$TAG"}
+	@$(PYTHON) -m load.report_command baseline $${RUN:+"$$RUN"} $${TAG:+--tag "$$TAG"}

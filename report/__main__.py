@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from report import baselines, build, calibration, efficiency, history, tune
 from report.sections import ReportSection
 from rundata import jsonl
 from rundata.layout import history_path, results_dir
-from rundata.run import RunRecord
 
 
 def run_folder(run: str) -> Path:
@@ -27,13 +27,6 @@ def run_folder(run: str) -> Path:
         raise build.ReportError(f"RUN='{run}' matches {len(matches)} folders under {results_dir()} "
                                 f"(latest runs: {recent})")
     return matches[0]
-
-
-def section_of(folder: Path) -> ReportSection | None:
-    """The report section of the kind the run in folder was."""
-    from load.kinds import KINDS  # the one upward import: the lead moves this command to the commands layer
-    kind = KINDS.get(RunRecord.read(folder / "run.json").kind)
-    return kind.section if kind else None
 
 
 def interval_text(c: history.Change) -> str:
@@ -70,7 +63,10 @@ def print_compare(a: dict, b: dict) -> None:
                 print(f"   {side}: {said}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None,
+         section_of: Callable[[Path], ReportSection | None] = lambda folder: None) -> int:
+    """section_of: the report section of the kind a run's folder holds (the kinds live in load/, above report/;
+    load/report_command.py passes it)."""
     parser = argparse.ArgumentParser(prog="python -m report", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("build", help="write results/<run>/report.html").add_argument("run")
