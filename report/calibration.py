@@ -18,11 +18,9 @@ from __future__ import annotations
 import math
 import statistics
 
-# How far two calibrations of one machine may differ before they say "another machine, or one under other load".
-# The probes' own repeatability, measured on one 2-core machine of ours: the nodes' CPU probe (their median)
-# 72-75 ms over twelve calibrations (idle, with two busy processes beside them, after the nodes' JVMs restarted),
-# 12 % min-to-max at most in other series (73-82 ms); the load probe 12.8 % (230-262 ms); meanwhile the Grinder's
-# ms per call moved by 25 % (1.02-1.27). Twice the noise is beyond it; our machines differ by x4-7.
+# How far two calibrations of one machine may differ before they say "another machine, or one under other load":
+# about twice the probes' own run-to-run spread on one machine, and far below what separates two machines
+# (docs/findings.md has the measurements).
 CALIBRATION_NOISE_PCT = 25.0
 
 

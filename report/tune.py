@@ -21,20 +21,22 @@ import numpy as np  # noqa: E402
 from jinja2 import Environment, FileSystemLoader, select_autoescape  # noqa: E402
 
 from rundata import jsonl, workload  # noqa: E402
-from rundata.summary import serving_nodes  # noqa: E402
+from rundata.records import read_steps  # noqa: E402
+from rundata.summary import Summary, TargetSummary, serving_nodes  # noqa: E402
 
 TEMPLATE_DIR = Path(__file__).parent
 
 
-def point_row(label: str, values: dict, env: dict, baseline: bool, folder: Path, summary: dict | None,
+def point_row(label: str, values: dict, env: dict, baseline: bool, folder: Path, summary: Summary | None,
               target: str) -> dict:
-    """One setting's row from its run folder: capacity, repeats, the node figures at capacity, p99 there."""
-    t = (summary or {}).get("targets", {}).get(target, {})
-    at = t.get("metrics_at_capacity") or {}
+    """One setting's row from its run folder (summary None: not run): capacity, repeats, the node figures at
+    capacity, p99 there."""
+    t = (summary.targets.get(target) if summary else None) or TargetSummary()
+    at = t.metrics_at_capacity or {}
     figures = _node_figures(at.get("node1")) if target == "node1" else _cluster_figures(at)
     return {"label": label, "values": values, "env": env, "baseline": baseline,
-            "folder": folder.name, "status": (summary or {}).get("status", "not run"),
-            "capacity_rps": t.get("capacity_rps"), "repeats": t.get("repeats", []), "spread_pct": t.get("spread_pct"),
+            "folder": folder.name, "status": summary.status if summary else "not run",
+            "capacity_rps": t.capacity_rps, "repeats": t.repeats, "spread_pct": t.spread_pct,
             "figures": figures, "p99_ms": _p99_at(folder, at.get("step"))}
 
 
@@ -64,9 +66,9 @@ def _cluster_figures(at: dict) -> dict | None:
 def _p99_at(folder: Path, step: int | None) -> float | None:
     if step is None:
         return None
-    for record in jsonl.read(folder / "steps.jsonl"):
-        if record.get("step") == step:
-            return record.get("latency_ms", {}).get("p99")
+    for record in read_steps(folder / "steps.jsonl"):
+        if record.step == step:
+            return record.result.latency_ms.get("p99")
     return None
 
 
@@ -78,7 +80,8 @@ def rebuild(root: Path) -> Path:
     for index, point in enumerate(tune["points"], 1):
         folders = [f for f in (root / "points").glob(f"{index:02d}-*") if ".interrupted-" not in f.name]
         folder = folders[0] if folders else root / "points" / f"{index:02d}-missing"
-        summary = jsonl.read_json(folder / "summary.json")
+        written = jsonl.read_json(folder / "summary.json")
+        summary = Summary.from_json(written) if written else None
         rows.append(point_row(point["label"], point["values"], point["env"], point["baseline"], folder, summary,
                               tune["target"]))
     analysis = analyse(rows, tune["settings"]["precision_pct"])

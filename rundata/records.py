@@ -31,11 +31,26 @@ GENERATOR_LATE_MS = 10.0
 GENERATOR_CPU_PCT = 90.0
 
 
+def doc(meaning: str, **default) -> Any:
+    """A field with its one-line meaning where docs/reference/records.md reads it (dataclasses.fields(cls)[i]
+    .metadata["doc"]); default= or default_factory= as dataclasses.field takes them."""
+    return field(metadata={"doc": meaning}, **default)
+
+
+def known(cls, data: dict) -> dict:
+    """The entries of a written record that are fields of cls: what the record computed from them (failures,
+    cpu_pct) and fields earlier versions had (late_with_free_connection) are left out; a field a record
+    predates takes its default."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
 @dataclass
 class Tool:
-    name: str
-    version: str
-    argv: list[str]
+    """The load generator a step ran."""
+    name: str = doc("oha or wrk2")
+    version: str = doc("its version line")
+    argv: list[str] = doc("its command line")
 
     @classmethod
     def from_json(cls, data: dict) -> Tool:
@@ -45,16 +60,16 @@ class Tool:
 @dataclass
 class LoadHostUsage:
     """CPU of the load host over the step (its cgroup, or the whole machine on a VM)."""
-    cpu_seconds: float
-    wall_seconds: float
-    cpus_available: float
-    # The generator's own threads (the kernel's schedstat): time on a CPU, and time runnable but waiting for
-    # one, which no quota shows: the cores shared with the nodes were busy.
-    tool_cpu_seconds: float | None = None
-    tool_cpu_wait_seconds: float | None = None
-    # The load host's CPU quota periods in the step and how many of them used the quota up (0 without one).
-    quota_periods: int = 0
-    throttled_periods: int = 0
+    cpu_seconds: float = doc("CPU time the load host used over the step")
+    wall_seconds: float = doc("the step's wall time on the load host")
+    cpus_available: float = doc("the CPUs it may use (its quota, or the machine's)")
+    # Where the kernel's schedstat tells it: the generator's own threads on a CPU, and runnable but waiting for
+    # one (no quota shows that wait: the cores shared with the nodes were busy).
+    tool_cpu_seconds: float | None = doc("the generator's threads' time on a CPU", default=None)
+    tool_cpu_wait_seconds: float | None = doc("the generator's threads' time runnable, waiting for a CPU",
+                                              default=None)
+    quota_periods: int = doc("the load host's CPU quota periods in the step (0 without a quota)", default=0)
+    throttled_periods: int = doc("of those, the periods that used the quota up", default=0)
 
     @property
     def throttled_pct(self) -> float:
@@ -85,35 +100,21 @@ class LoadHostUsage:
 class Generator:
     """One load host's share of a step (LOAD_HOSTS > 1 sends from several): what it was asked to send, what
     it got, its own CPU and schedule, and how far after the agreed instant it started."""
-    host: str
-    tool: str  # name and version
-    offered_rps: float
-    connections: int
-    achieved_rps: float
-    responses: int
-    failures: int
-    unanswered: int | None
-    behind_schedule: int | None
-    start_skew_ms: float | None  # its start after the instant all were given (None: one generator, no instant)
-    loadhost: LoadHostUsage | None
+    host: str = doc("the load host")
+    tool: str = doc("its generator's name and version")
+    offered_rps: float = doc("the rate it was asked to send")
+    connections: int = doc("its connections")
+    achieved_rps: float = doc("responses a second it got")
+    responses: int = doc("responses it got")
+    failures: int = doc("its failed requests")
+    unanswered: int | None = doc("its requests due with neither a response nor an error at the step's end")
+    behind_schedule: int | None = doc("its requests handed out behind its schedule (oha)")
+    start_skew_ms: float | None = doc("its start after the instant all were given (None: one generator)")
+    loadhost: LoadHostUsage | None = doc("its load host's CPU")
 
     @classmethod
     def from_json(cls, data: dict) -> Generator:
         return cls(**{**known(cls, data), "loadhost": LoadHostUsage.from_json(data.get("loadhost"))})
-
-
-def doc(meaning: str, **default) -> Any:
-    """A field with its one-line meaning where docs/reference/records.md reads it (dataclasses.fields(cls)[i]
-    .metadata["doc"]); default= or default_factory= as dataclasses.field takes them."""
-    return field(metadata={"doc": meaning}, **default)
-
-
-def known(cls, data: dict) -> dict:
-    """The entries of a written record that are fields of cls: what the record computed from them (failures,
-    cpu_pct) and fields earlier versions had (late_with_free_connection) are left out; a field a record
-    predates takes its default."""
-    names = {f.name for f in fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
 
 
 def usage_json(usage: LoadHostUsage | None) -> dict | None:
@@ -132,51 +133,45 @@ SPECTRUM_PERCENTILES = (0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99,
 @dataclass
 class StepResult:
     """What a driver measured in one step (units: requests/s, ms, s, epoch seconds)."""
-    offered_rps: float
-    duration_s: float
-    connections: int
-    achieved_rps: float
-    responses: int
-    latency_ms: dict[str, float]
-    errors: dict[str, int]
-    error_messages: dict[str, int]
-    start_epoch: float
-    end_epoch: float
-    tool: Tool
-    # Requests the generator meant to send, and sent (responses + socket errors); None where unknown.
-    intended: int | None = None
-    sent: int | None = None
-    # Mean time from actual send to response (not corrected), where the tool tells it.
-    mean_service_ms: float | None = None
-    # From due to actually sent (waiting for a free connection, or a generator behind), where the tool tells it.
-    send_lag_ms_p99: float | None = None
-    # Requests due in the step with neither a response nor an error at its end (in flight, queued in the
-    # generator, never sent); they are in the latency figures at their least possible age. None: unknown.
-    unanswered: int | None = None
-    # The generator's own schedule: requests it handed out more than GENERATOR_LATE_MS after they were due, and the
-    # p99 of that lag (ms), lower bounds (oha, from its per-request rows); None where the tool cannot tell.
-    behind_schedule: int | None = None
-    schedule_lag_ms_p99: float | None = None
-    # The corrected p99 with the generator's own lag taken out (oha): what the server alone would have shown. A
-    # step that fails the SLO only because of that lag measured the generator (load/step.py).
-    p99_without_generator_lag_ms: float | None = None
-    # [second of the step, responses due in it, their p99 ms] (unanswered ones in the second they were due at
-    # the latest), where the tool gives per-request times: how the step's latency moved within it.
-    latency_by_second: list[list[float]] = field(default_factory=list)
-    # The verdict's latency (latency_ms) leaves out the requests due in the step's first ramp_s seconds (the
-    # harness's own start-up: connections opened, pools grown; their p99 is ramp_p99_ms) and its steady part
-    # is cut into windows with a p99 each (load/drivers/latency.py); empty where the tool cannot tell.
-    ramp_s: float = 0.0
-    ramp_p99_ms: float | None = None
-    window_p99_ms: list[float | None] = field(default_factory=list)
-    loadhost: LoadHostUsage | None = None
-    notes: list[str] = field(default_factory=list)
-    # [percentile, ms] pairs of the corrected latency, SPECTRUM_PERCENTILES then [100, max] (the report's
-    # percentile plot); empty where the tool gives none.
-    latency_spectrum_ms: list[list[float]] = field(default_factory=list)
-    # Each load host's share, in the order of LOAD_HOSTS; with several, `loadhost` is the busiest one's and the
-    # figures above are all of theirs merged (load/drivers/merge.py).
-    generators: list[Generator] = field(default_factory=list)
+    offered_rps: float = doc("the rate asked for (0: a closed loop)")
+    duration_s: float = doc("the step's length")
+    connections: int = doc("the generator's connections")
+    achieved_rps: float = doc("responses a second")
+    responses: int = doc("responses received")
+    latency_ms: dict[str, float] = doc("corrected p50 p90 p99 p99.9 max, the ramp left out")
+    errors: dict[str, int] = doc("failed requests by ERROR_KINDS")
+    error_messages: dict[str, int] = doc("the tool's error messages, counted")
+    start_epoch: float = doc("when the step started")
+    end_epoch: float = doc("when it ended")
+    tool: Tool = doc("the generator that ran it")
+    intended: int | None = doc("requests the generator meant to send (rate × duration); None: unknown", default=None)
+    sent: int | None = doc("requests sent (responses + socket errors); None: unknown", default=None)
+    mean_service_ms: float | None = doc("mean time from actual send to response, not corrected", default=None)
+    send_lag_ms_p99: float | None = doc("p99 from due to actually sent (a free connection, a generator behind)",
+                                        default=None)
+    # Unanswered requests (in flight, queued in the generator, never sent) are in the latency figures at their
+    # least possible age.
+    unanswered: int | None = doc("requests due in the step with neither a response nor an error at its end",
+                                 default=None)
+    # Lower bounds, from oha's per-request rows.
+    behind_schedule: int | None = doc("requests the generator handed out more than GENERATOR_LATE_MS after they "
+                                      "were due", default=None)
+    schedule_lag_ms_p99: float | None = doc("the p99 of the generator's lag behind its schedule", default=None)
+    # A step that fails the SLO only because of the generator's lag measured the generator (load/step.py).
+    p99_without_generator_lag_ms: float | None = doc("the corrected p99 with the generator's own lag taken out "
+                                                     "(oha): what the server alone would have shown", default=None)
+    latency_by_second: list[list[float]] = doc("[second, responses due in it, their p99 ms] (unanswered ones in "
+                                               "the second they were due at the latest)", default_factory=list)
+    # The ramp is the harness's own start-up (connections opened, pools grown): load/drivers/latency.py.
+    ramp_s: float = doc("the first seconds, left out of latency_ms", default=0.0)
+    ramp_p99_ms: float | None = doc("the p99 of the requests due in the ramp", default=None)
+    window_p99_ms: list[float | None] = doc("the p99 of each window of the steady part", default_factory=list)
+    loadhost: LoadHostUsage | None = doc("the load host's CPU (with several, the busiest one's)", default=None)
+    notes: list[str] = doc("what the driver noticed", default_factory=list)
+    latency_spectrum_ms: list[list[float]] = doc("[percentile, ms] of the corrected latency: SPECTRUM_PERCENTILES, "
+                                                 "then [100, max]", default_factory=list)
+    # With several load hosts the figures above are all of theirs merged (load/drivers/merge.py).
+    generators: list[Generator] = doc("each load host's share, in the order of LOAD_HOSTS", default_factory=list)
 
     @classmethod
     def from_json(cls, data: dict) -> StepResult:
@@ -212,25 +207,26 @@ def socket_errors(errors: dict[str, int]) -> int:
 @dataclass
 class StepRecord:
     """One line of steps.jsonl: where and when a step ran, what it measured, and its verdict."""
-    run_id: str
-    step: int
-    phase: str  # warmup, a SEARCH_PHASES one, evidence, selfcheck, usl, failover, before, overload, recovery
-    target: str  # node1..3, cluster, or lb (self-check)
-    repeat: int
-    url: str
-    scenario: str
-    result: StepResult
-    valid: bool
-    invalid_reason: str | None
-    passed: bool
-    slo_broken: list[str]
-    label: str = ""  # the search it belongs to, e.g. "node1", "cluster v2", "node1 monitor on"
-    # Its windows disagreed on the p99 bound (some met it, some not): a transient decided the step's p99.
-    unsteady: bool = False
-    # Added after the run to the steps PCP logged (metrics/export.py): per host, the figures of
-    # metrics/catalogue.py by name (requests_cross_check per node); None: not logged.
-    host_metrics: dict[str, dict] | None = None
-    metrics_window: dict[str, float] | None = None  # start_epoch, end_epoch of the figures' window
+    run_id: str = doc("the run it belongs to")
+    step: int = doc("its number in the run, from 1")
+    phase: str = doc("warmup, a SEARCH_PHASES one, evidence, selfcheck, usl, failover, before, overload, recovery")
+    target: str = doc("node1..N, cluster, or lb (self-check)")
+    repeat: int = doc("the search's repeat")
+    url: str = doc("the URL requested (the scenario's base)")
+    scenario: str = doc("session or single")
+    result: StepResult = doc("what was measured (written beside the step's fields)")
+    valid: bool = doc("the measurement can be trusted (the load host kept up)")
+    invalid_reason: str | None = doc("why it cannot")
+    passed: bool = doc("it met the SLO")
+    slo_broken: list[str] = doc("which of the SLO's bounds it broke")
+    label: str = doc("the search it belongs to, e.g. node1, cluster v2, node1 monitor on ('': from before labels)",
+                     default="")
+    # A transient decided the step's p99.
+    unsteady: bool = doc("its windows disagreed on the p99 bound (some met it, some not)", default=False)
+    host_metrics: dict[str, dict] | None = doc("added after the run where PCP logged it (metrics/export.py): per "
+                                               "host, metrics/catalogue.py's figures by name, "
+                                               "requests_cross_check per node", default=None)
+    metrics_window: dict[str, float] | None = doc("start_epoch and end_epoch of host_metrics' window", default=None)
 
     def to_json(self) -> dict:
         data = {k: v for k, v in asdict(self).items()

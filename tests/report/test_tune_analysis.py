@@ -1,6 +1,7 @@
 """make tune's analysis: the best setting and its margin against the noise band, the effect against the
 baseline, Little's law in the recommendation, the figure (bars, heatmap) and the page."""
 from report import tune
+from step_records import a_step
 
 
 def point(label, cap, values, repeats=None, baseline=False, figures=None):
@@ -109,9 +110,10 @@ def test_make_report_rebuilds_a_tune_run_from_its_points(tmp_path):
     point.mkdir(parents=True)
     (tmp_path / "points" / "01-MAXTHREADS=4.interrupted-010203").mkdir()  # an interrupted attempt: ignored
     figures = {"cpu_pct_of_quota": 90.0, "cpu_quota": 0.5, "busy_threads_mean": 2.0, "gc_time_pct": 1.8}
-    (point / "summary.json").write_text(json.dumps({"status": "complete", "targets": {"node1": {
-        "capacity_rps": 550.0, "repeats": [550.0], "metrics_at_capacity": {"step": 3, "node1": figures}}}}))
-    (point / "steps.jsonl").write_text(json.dumps({"step": 3, "latency_ms": {"p99": 123.4}}) + "\n")
+    (point / "summary.json").write_text(json.dumps({"run_id": "p1", "kind": "single", "status": "complete",
+                                                    "targets": {"node1": {"capacity_rps": 550.0, "repeats": [550.0],
+                                                    "metrics_at_capacity": {"step": 3, "node1": figures}}}}))
+    (point / "steps.jsonl").write_text(json.dumps(a_step(3, latency_ms={"p99": 123.4}).to_json()) + "\n")
     page = tune.rebuild(tmp_path)
     rebuilt = json.loads((tmp_path / "tune.json").read_text())
     first, second = rebuilt["rows"]
