@@ -10,7 +10,6 @@ from rundata import workload
 from rundata.records import StepRecord, doc, known
 
 SUMMARY_SCHEMA = "capbench-summary/1"
-HISTORY_SCHEMA = "capbench-history/1"  # a line of results/history.jsonl
 
 
 @dataclass
