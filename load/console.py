@@ -78,7 +78,7 @@ def finish(kind, paths: RunPaths, summary: dict) -> None:
         try:
             from report import build, history  # matplotlib and jinja only when a report is made
             typed = Summary.from_json(summary)
-            jsonl.append(history_path(), history.history_line(RunRecord.read(paths.run_json), typed))
+            jsonl.append(history_path(), history.history_line(RunRecord.read(paths.run_json), typed).to_json())
             say(f"report: {build.build(paths.root, kind.section)}")
         except Exception as problem:  # noqa: BLE001 — the run's results are on disk; say what failed, keep going
             say(f"warning: the report could not be made ({type(problem).__name__}: {problem}); "

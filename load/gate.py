@@ -22,6 +22,7 @@ from load.settings import SettingsError, raw_settings
 from report import baselines, calibration, gate
 from report.history import history_line
 from rundata import jsonl
+from rundata.history import read_history
 from rundata.layout import gate_latest_dir, history_path
 from rundata.records import read_steps
 from rundata.run import RunRecord
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         kind = KINDS[chosen.bench]
         settings, driver, wrk2_local = bench_command.checked(kind.closed_loop, environ, kind)
         if chosen.baseline:  # a baseline named must exist before minutes are spent measuring
-            baselines.find(jsonl.read(history_path()), chosen.baseline, "", None)
+            baselines.find(*read_history(history_path()), chosen.baseline, "", None)
     except (gate.GateSettingsError, SettingsError, SettingsRefused, baselines.BaselineError) as problem:
         return refuse(problem)
     code, paths = bench_command.run(kind, settings, driver, wrk2_local, "make gate", args.check_only,
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = Summary.from_json(jsonl.read_json(paths.summary) or {})
     now = history_line(RunRecord.read(paths.run_json), summary)
     try:
-        found = baselines.find(jsonl.read(history_path()), chosen.baseline, now["bench_hash"],
+        found = baselines.find(*read_history(history_path()), chosen.baseline, now.bench_hash,
                                calibration.machine(calibration.of(now)))
     except baselines.BaselineError as problem:  # a run id's prefix that now matches this run too
         found = baselines.Found(None, str(problem))

@@ -11,6 +11,7 @@ from pathlib import Path
 from report import baselines, build, calibration, efficiency, history, tune
 from report.sections import ReportSection
 from rundata import jsonl
+from rundata.history import HistoryLine, read_history
 from rundata.layout import history_path, results_dir
 
 
@@ -36,9 +37,9 @@ def interval_text(c: history.Change) -> str:
     return f"[{low:+.1f}%, {high:+.1f}%] at {100 * c.interval.confidence:.0f}%"
 
 
-def print_compare(a: dict, b: dict) -> None:
-    print(f"A {a['run_id']} ({a.get('git_sha')})  →  B {b['run_id']} ({b.get('git_sha')})"
-          + ("" if a.get("config_hash") == b.get("config_hash") else "   NOTE: different configurations"))
+def print_compare(a: HistoryLine, b: HistoryLine) -> None:
+    print(f"A {a.run_id} ({a.git_sha})  →  B {b.run_id} ({b.git_sha})"
+          + ("" if a.config_hash == b.config_hash else "   NOTE: different configurations"))
     apart = history.hours_apart(a, b)
     print(f"calibration (nodes' medians at idle: ms per Grinder call, CPU probe): A {calibration.describe(calibration.of(a))}, "
           f"B {calibration.describe(calibration.of(b))}" + (f"; runs {apart:.1f} h apart" if apart is not None else ""))
@@ -50,15 +51,15 @@ def print_compare(a: dict, b: dict) -> None:
         print(f"{c.target:<22}{c.a_rps or '-':>9}{c.a_repeats:>3}{c.b_rps or '-':>10}{c.b_repeats:>3}{change:>9}  "
               f"{interval_text(c):<30}{said}")
     print(f"interval: exact rank (Mann–Whitney) interval of B/A from the repeats, widened by the search precision "
-          f"(A {a.get('precision_pct') or 0:g}%, B {b.get('precision_pct') or 0:g}%); it holds the noise between a "
+          f"(A {a.precision_pct or 0:g}%, B {b.precision_pct or 0:g}%); it holds the noise between a "
           "run's repeats, not drift between runs")
     if tags:
         print(f"[...] beside a verdict: what the interval cannot account for (runs over {history.FAR_APART_H:g} h "
               f"apart, other machines, calibrations differing beyond ±{calibration.CALIBRATION_NOISE_PCT:g}%)")
-    if a.get("efficiency") or b.get("efficiency"):
-        print(f"E: {a.get('efficiency')} → {b.get('efficiency')}")
+    if a.efficiency or b.efficiency:
+        print(f"E: {a.efficiency} → {b.efficiency}")
         for side, line in (("A", a), ("B", b)):
-            said = efficiency.caveat(line.get("efficiency"))
+            said = efficiency.caveat(line.efficiency)
             if said:
                 print(f"   {side}: {said}")
 
@@ -84,22 +85,22 @@ def main(argv: list[str] | None = None,
             out = tune.rebuild(folder) if (folder / "tune.json").is_file() else build.build(folder, section_of(folder))
             print(f"report: {out}")
         elif args.command == "compare":
-            a, b = history.pick(baselines.runs(jsonl.read(history_path())), args.a, args.b)
+            a, b = history.pick(read_history(history_path())[0], args.a, args.b)
             print_compare(a, b)
         elif args.command == "baseline":
-            line = baselines.mark(jsonl.read(history_path()), args.run, args.tag)
-            jsonl.append(history_path(), line)
-            print(f"baseline: {line['run_id']} ({line['git_sha']}) accepted for its bench ({line['bench_hash']})"
-                  + (f" as {line['tag']}" if line["tag"] else "") + f" in {history_path()}")
+            accepted = baselines.mark(read_history(history_path())[0], args.run, args.tag)
+            jsonl.append(history_path(), accepted.to_json())
+            print(f"baseline: {accepted.run_id} ({accepted.git_sha}) accepted for its bench ({accepted.bench_hash})"
+                  + (f" as {accepted.tag}" if accepted.tag else "") + f" in {history_path()}")
         else:
-            lines = baselines.runs(jsonl.read(history_path()))
+            lines = read_history(history_path())[0]
             if not lines:
                 raise history.CompareError(f"no runs in {history_path()} yet: run a bench first")
             out = history.plot(lines, results_dir() / "history.png")
             flags = history.machine_flags(lines)
             for i, line in enumerate(lines[-10:], start=max(0, len(lines) - 10)):
-                caps = ", ".join(f"{t} {c:g}" for t, c in line["capacities"].items() if c)
-                print(f"{line['run_id']:<44} {line.get('config_hash', ''):<13} "
+                caps = ", ".join(f"{t} {c:g}" for t, c in line.capacities.items() if c)
+                print(f"{line.run_id:<44} {line.config_hash:<13} "
                       f"{calibration.describe(calibration.of(line)):<28} {caps}"
                       + (f"   [{'; '.join(flags[i])}]" if i in flags else ""))
             print(f"history: {out}")

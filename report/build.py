@@ -116,7 +116,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
     measured = [r for r in records if r.phase in ("warmup", *SEARCH_PHASES)]
     t0 = min((r.result.start_epoch for r in measured), default=run.started_epoch or 0)
     nodes, cpus = results.nodes, results.cpus
-    machine = summary.calibration or run.calibration
+    machine = calibration.of(summary) or calibration.of(run)
     # The probe is a Grinder call: its calibrated cores count the run's own work only when the run grinds.
     grinding = run.settings.get("workload", "grind") == "grind"
     made: list[Figure] = []

@@ -18,15 +18,19 @@ from __future__ import annotations
 import math
 import statistics
 
+from rundata.history import HistoryLine
+from rundata.run import RunRecord
+from rundata.summary import Summary
+
 # How far two calibrations of one machine may differ before they say "another machine, or one under other load":
 # about twice the probes' own run-to-run spread on one machine, and far below what separates two machines
 # (docs/findings.md has the measurements).
 CALIBRATION_NOISE_PCT = 25.0
 
 
-def of(record: dict | None) -> dict | None:
-    """The record's calibration (a run.json, summary.json or history line), or None where it has none."""
-    calibration = (record or {}).get("calibration")
+def of(record: RunRecord | Summary | HistoryLine | None) -> dict | None:
+    """The record's calibration (run.json, summary.json or a history line), or None where it has none."""
+    calibration = record.calibration if record is not None else None
     return calibration if isinstance(calibration, dict) else None
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from report import calibration, significance
 from report.history import FAR_APART_H, hours_apart
+from rundata.history import HistoryLine
 from rundata.records import StepRecord
 
 HOLDS, FELL, CANNOT_TELL, ABOVE = "holds", "fell", "cannot tell", "above threshold"
@@ -138,14 +139,14 @@ def _pct(ratio: float) -> str:
     return f"{100 * (ratio - 1):+.1f} %"
 
 
-def capacity_check(target: str, base: dict, now: dict, now_searches: list[dict], drop_pct: float,
+def capacity_check(target: str, base: HistoryLine, now: HistoryLine, now_searches: list[dict], drop_pct: float,
                    cannot: str | None) -> Check:
     """One target: `base` and `now` are history lines (capacities, repeats, precision_pct); now_searches the
     current run's searches of the target (their status); `cannot` a reason that holds for every target."""
     name = f"capacity {target}"
-    b_reps = [c for c in (base.get("repeats") or {}).get(target, []) if c]
-    n_reps = [c for c in (now.get("repeats") or {}).get(target, []) if c]
-    b_cap, n_cap = (base.get("capacities") or {}).get(target), (now.get("capacities") or {}).get(target)
+    b_reps = [c for c in base.repeats.get(target, []) if c]
+    n_reps = [c for c in now.repeats.get(target, []) if c]
+    b_cap, n_cap = base.capacities.get(target), now.capacities.get(target)
     figures = {"target": target, "baseline_rps": b_cap, "baseline_repeats": b_reps, "rps": n_cap,
                "repeats": n_reps, "tolerance_pct": drop_pct}
     said = f"{_rate(n_cap)} now ({_repeats(n_reps)})" + (f" against {b_cap:g}/s ({_repeats(b_reps)})" if b_cap else "")
@@ -159,8 +160,7 @@ def capacity_check(target: str, base: dict, now: dict, now_searches: list[dict],
         why = "; ".join(f"repeat {s.get('repeat')}: {s.get('status')} ({s.get('reason')})" for s in unfinished)
         return Check(name, CANNOT_TELL, f"{said}: a search did not end in a capacity: {why}", figures)
     try:
-        interval = significance.ratio_interval(b_reps, n_reps, base.get("precision_pct") or 0.0,
-                                               now.get("precision_pct") or 0.0)
+        interval = significance.ratio_interval(b_reps, n_reps, base.precision_pct or 0.0, now.precision_pct or 0.0)
     except significance.TooFewRepeats as problem:
         return Check(name, CANNOT_TELL, f"{said}: {problem}", figures)
     figures.update(change_pct=round(100 * (interval.ratio - 1), 1), interval_pct=[
@@ -192,24 +192,24 @@ def p99_check(threshold: P99Threshold, steps: list[StepRecord]) -> Check:
     return Check(threshold.label, HOLDS if median <= threshold.ms else ABOVE, said, figures)
 
 
-def build_changes(base: dict, now: dict) -> list[str]:
+def build_changes(base: HistoryLine, now: HistoryLine) -> list[str]:
     """The build settings that differ between the baseline's history line and the current one."""
-    b, n = base.get("build") or {}, now.get("build") or {}
+    b, n = base.build, now.build
     return [f"{k} {b.get(k, '-')} → {n.get(k, '-')}" for k in sorted({*b, *n}) if b.get(k) != n.get(k)]
 
 
-def judge(now: dict, searches: dict[str, list[dict]], steps: list[StepRecord], base: dict | None, baseline_how: str,
-          settings: GateSettings) -> Gate:
+def judge(now: HistoryLine, searches: dict[str, list[dict]], steps: list[StepRecord], base: HistoryLine | None,
+          baseline_how: str, settings: GateSettings) -> Gate:
     """The gate for the run whose history line is `now` (searches: its summary's per target; steps: its
     steps.jsonl) against the baseline's history line `base` (None: none found, `baseline_how` says why)."""
     notes, cannot = [], None
     if base is None:
         cannot = baseline_how
-    elif now.get("status") != "complete":
-        cannot = f"the run is {now.get('status')}, not complete"
-    elif base.get("bench_hash") != now.get("bench_hash"):
-        cannot = (f"the baseline {base.get('run_id')} measured another bench (bench_hash {base.get('bench_hash')} "
-                  f"against {now.get('bench_hash')}: the kind, workload, SLO, driver, profile or backend differ)")
+    elif now.status != "complete":
+        cannot = f"the run is {now.status}, not complete"
+    elif base.bench_hash != now.bench_hash:
+        cannot = (f"the baseline {base.run_id} measured another bench (bench_hash {base.bench_hash} "
+                  f"against {now.bench_hash}: the kind, workload, SLO, driver, profile or backend differ)")
     else:
         # The nodes' machine decides what a capacity is worth; a load host that got slower is judged step by step
         # (a step it could not hold is invalid, and its search cannot tell), so its calibration is only noted.
@@ -222,13 +222,14 @@ def judge(now: dict, searches: dict[str, list[dict]], steps: list[StepRecord], b
         changed = build_changes(base, now)
         if changed:
             notes.append("build settings changed since the baseline: " + ", ".join(changed))
-        if base.get("git_sha") != now.get("git_sha"):
-            notes.append(f"code {base.get('git_sha')} → {now.get('git_sha')}")
+        if base.git_sha != now.git_sha:
+            notes.append(f"code {base.git_sha} → {now.git_sha}")
         apart = hours_apart(base, now)
         if apart is not None and apart > FAR_APART_H:
             notes.append(f"{apart:.0f} h since the baseline: the interval holds the noise between one run's repeats, "
                          "not the machine's drift over days")
-    targets = list((now.get("capacities") or {}) or searches)
-    checks = [capacity_check(t, base or {}, now, searches.get(t, []), settings.drop_pct, cannot) for t in targets]
+    targets = list(now.capacities or searches)
+    checks = [capacity_check(t, base or HistoryLine(), now, searches.get(t, []), settings.drop_pct, cannot)
+              for t in targets]
     checks += [p99_check(threshold, steps) for threshold in settings.p99]
-    return Gate(now.get("run_id"), (base or {}).get("run_id"), baseline_how, settings.drop_pct, checks, notes)
+    return Gate(now.run_id, base.run_id if base else None, baseline_how, settings.drop_pct, checks, notes)

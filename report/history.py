@@ -19,8 +19,9 @@ from pathlib import Path
 
 from report import calibration, significance
 from rundata import workload
+from rundata.history import HistoryLine
 from rundata.run import EARLIER_BACKEND, RunRecord
-from rundata.summary import HISTORY_SCHEMA, Summary
+from rundata.summary import Summary
 
 # Settings that do not change what is measured, only how long or how often: left out of the config hash.
 NOT_CONFIG = {"repeats", "max_steps", "selfcheck_rate", "monitor"}
@@ -105,25 +106,19 @@ def bench_hash(run: RunRecord) -> str:
     return _hash(basis)
 
 
-def history_line(run: RunRecord, summary: Summary) -> dict:
+def history_line(run: RunRecord, summary: Summary) -> HistoryLine:
     targets, fit = summary.targets, _usl_fit(summary)
-    return {"schema": HISTORY_SCHEMA, "time": time.strftime(TIME_FORMAT, time.gmtime()),
-            "run_id": summary.run_id,
-            "kind": summary.kind, "status": summary.status, "git_sha": run.git_sha,
-            "backend": run.backend,
-            "config_hash": config_hash(run), "bench_hash": bench_hash(run), "build": build_of(run),
-            "driver": summary.driver,
-            "workload": workload.describe(run.settings),
-            "precision_pct": run.settings.get("precision_pct"),
-            "capacities": {t: v.capacity_rps for t, v in targets.items()},
-            "repeats": {t: v.repeats for t, v in targets.items()},
-            "cluster_rps": summary.cluster_rps, "efficiency": summary.efficiency,
-            "cluster_over_node1": summary.cluster_over_node1,
-            "usl": {k: fit.get(k) for k in ("sigma", "kappa", "lam", "peak_n", "r_squared")} if fit else None,
-            # bench-scaleout's curve: E(N) at each N (its X(N) are the capacities of its targets N=1, N=2, …).
-            "scaleout": {str(p["n"]): p["efficiency"] for p in summary.scaleout["points"]}
-            if summary.scaleout else None,
-            "calibration": summary.calibration or run.calibration}
+    return HistoryLine(
+        time=time.strftime(TIME_FORMAT, time.gmtime()), run_id=summary.run_id, kind=summary.kind,
+        status=summary.status, git_sha=run.git_sha, backend=run.backend,
+        config_hash=config_hash(run), bench_hash=bench_hash(run), build=build_of(run), driver=summary.driver,
+        workload=workload.describe(run.settings), precision_pct=run.settings.get("precision_pct"),
+        capacities={t: v.capacity_rps for t, v in targets.items()}, repeats={t: v.repeats for t, v in targets.items()},
+        cluster_rps=summary.cluster_rps, efficiency=summary.efficiency, cluster_over_node1=summary.cluster_over_node1,
+        usl={k: fit.get(k) for k in ("sigma", "kappa", "lam", "peak_n", "r_squared")} if fit else None,
+        # bench-scaleout's curve: E(N) at each N (its X(N) are the capacities of its targets N=1, N=2, …).
+        scaleout={str(p["n"]): p["efficiency"] for p in summary.scaleout["points"]} if summary.scaleout else None,
+        calibration=calibration.of(summary) or calibration.of(run))
 
 
 def _usl_fit(summary: Summary) -> dict:
@@ -135,21 +130,21 @@ class CompareError(ValueError):
     """The runs asked for are not in the history, or cannot be compared."""
 
 
-def find_run(history: list[dict], run_id: str) -> dict:
+def find_run(history: list[HistoryLine], run_id: str) -> HistoryLine:
     """The run line whose id is `run_id` or starts with it; CompareError unless exactly one does."""
-    matches = [h for h in history if h.get("run_id", "").startswith(run_id)]
+    matches = [h for h in history if h.run_id.startswith(run_id)]
     if len(matches) != 1:
-        known = ", ".join(h.get("run_id", "?") for h in history[-5:]) or "none"
+        known = ", ".join(h.run_id or "?" for h in history[-5:]) or "none"
         raise CompareError(f"'{run_id}' matches {len(matches)} runs in the history (last ones: {known})")
     return matches[0]
 
 
-def complete_runs(history: list[dict]) -> list[dict]:
+def complete_runs(history: list[HistoryLine]) -> list[HistoryLine]:
     """The runs that ended normally and found a capacity."""
-    return [h for h in history if h.get("status") == "complete" and any((h.get("capacities") or {}).values())]
+    return [h for h in history if h.status == "complete" and any(h.capacities.values())]
 
 
-def pick(history: list[dict], a: str | None, b: str | None) -> tuple[dict, dict]:
+def pick(history: list[HistoryLine], a: str | None, b: str | None) -> tuple[HistoryLine, HistoryLine]:
     """Runs A and B by id (or unique prefix); by default the last two complete runs with the same config."""
     if a and b:
         return find_run(history, a), find_run(history, b)
@@ -157,7 +152,7 @@ def pick(history: list[dict], a: str | None, b: str | None) -> tuple[dict, dict]
         raise CompareError("give both A= and B=, or neither (then the last two comparable runs are compared)")
     complete = complete_runs(history)
     for newer in reversed(complete):
-        older = [h for h in complete if h["config_hash"] == newer["config_hash"] and h is not newer
+        older = [h for h in complete if h.config_hash == newer.config_hash and h is not newer
                  and complete.index(h) < complete.index(newer)]
         if older:
             return older[-1], newer
@@ -178,22 +173,21 @@ class Change:
     why: str  # for CANNOT TELL: what is missing
 
 
-def compare(a: dict, b: dict) -> list[Change]:
+def compare(a: HistoryLine, b: HistoryLine) -> list[Change]:
     """Each target both runs measured: the change of the median capacity and, with MIN_REPEATS repeats a side,
     its interval and verdict."""
     changes = []
-    for target in [t for t in a.get("capacities", {}) if t in b.get("capacities", {})]:
-        ca, cb = a["capacities"][target], b["capacities"][target]
-        ra = [c for c in a.get("repeats", {}).get(target, []) if c]
-        rb = [c for c in b.get("repeats", {}).get(target, []) if c]
+    for target in [t for t in a.capacities if t in b.capacities]:
+        ca, cb = a.capacities[target], b.capacities[target]
+        ra = [c for c in a.repeats.get(target, []) if c]
+        rb = [c for c in b.repeats.get(target, []) if c]
         change = round(100 * (cb - ca) / ca, 1) if ca and cb else None
         interval, why = None, ""
         if change is None:
             why = f"no capacity found in {'A' if not ca else 'B'}"
         else:
             try:
-                interval = significance.ratio_interval(ra, rb, a.get("precision_pct") or 0.0,
-                                                       b.get("precision_pct") or 0.0)
+                interval = significance.ratio_interval(ra, rb, a.precision_pct or 0.0, b.precision_pct or 0.0)
             except significance.TooFewRepeats as problem:
                 why = str(problem)
         verdict = ("CANNOT TELL" if interval is None
@@ -202,9 +196,9 @@ def compare(a: dict, b: dict) -> list[Change]:
     return changes
 
 
-def epoch_of(line: dict) -> float | None:
+def epoch_of(line: HistoryLine) -> float | None:
     """When the run ended (its history line's time), else when it started (its id's time); None if neither."""
-    for text, form in ((line.get("time"), TIME_FORMAT), ((line.get("run_id") or "")[:16], "%Y%m%dT%H%M%SZ")):
+    for text, form in ((line.time, TIME_FORMAT), (line.run_id[:16], "%Y%m%dT%H%M%SZ")):
         try:
             return float(calendar.timegm(time.strptime(text or "", form)))
         except ValueError:
@@ -212,12 +206,12 @@ def epoch_of(line: dict) -> float | None:
     return None
 
 
-def hours_apart(a: dict, b: dict) -> float | None:
+def hours_apart(a: HistoryLine, b: HistoryLine) -> float | None:
     ta, tb = epoch_of(a), epoch_of(b)
     return abs(tb - ta) / 3600 if ta is not None and tb is not None else None
 
 
-def caveats(a: dict, b: dict) -> list[str]:
+def caveats(a: HistoryLine, b: HistoryLine) -> list[str]:
     """What the verdicts cannot account for, as short tags: runs far apart, other machines, calibrations."""
     tags = []
     apart = hours_apart(a, b)
@@ -226,7 +220,7 @@ def caveats(a: dict, b: dict) -> list[str]:
     return tags + calibration.differences(calibration.of(a), calibration.of(b))
 
 
-def series(lines: list[dict]) -> dict[tuple[str, str, str], list[int]]:
+def series(lines: list[HistoryLine]) -> dict[tuple[str, str, str], list[int]]:
     """Which runs to join with a line: per target, the runs of one configuration on one machine (x = position
     among the runs with capacities). A line between two configurations would read as a trend that is really a
     change of workload, and one between two machines as a trend that is a change of hardware (runs whose machine
@@ -234,50 +228,50 @@ def series(lines: list[dict]) -> dict[tuple[str, str, str], list[int]]:
     joined: dict[tuple[str, str, str], list[int]] = {}
     for i, line in enumerate(lines):
         machine = calibration.machine(calibration.of(line)) or ""
-        for target, capacity in line.get("capacities", {}).items():
+        for target, capacity in line.capacities.items():
             if capacity:
-                joined.setdefault((target, line.get("config_hash", ""), machine), []).append(i)
+                joined.setdefault((target, line.config_hash, machine), []).append(i)
     return joined
 
 
-def machine_flags(lines: list[dict]) -> dict[int, list[str]]:
+def machine_flags(lines: list[HistoryLine]) -> dict[int, list[str]]:
     """Per run, what changed in its machine since the previous run of the same configuration: another machine,
     or a calibration beyond CALIBRATION_NOISE_PCT (calibration.differences); runs without a flag are left out."""
     flags: dict[int, list[str]] = {}
-    last: dict[str, dict] = {}
+    last: dict[str, HistoryLine] = {}
     for i, line in enumerate(lines):
-        before = last.get(line.get("config_hash", ""))
+        before = last.get(line.config_hash)
         if before is not None:
             tags = calibration.differences(calibration.of(before), calibration.of(line))
             if tags:
                 flags[i] = tags
-        last[line.get("config_hash", "")] = line
+        last[line.config_hash] = line
     return flags
 
 
-def plot(lines: list[dict], path: Path) -> Path:
+def plot(lines: list[HistoryLine], path: Path) -> Path:
     """Capacity per target over the runs that found one (x: run order, labelled with git sha, kind, workload and
     the machine where several appear); runs of one configuration and machine joined; one grey dot per repeat;
     a red note above a run whose machine or calibration changed since the last run of its configuration."""
     from report import figures  # matplotlib only when plotting
     plt = figures.plt
-    lines = [line for line in lines if any((line.get("capacities") or {}).values())]
+    lines = [line for line in lines if any(line.capacities.values())]
     fig, ax = plt.subplots(figsize=(11, 5))
     labelled: set[str] = set()
     for (target, _, _), xs in series(lines).items():
         colour = figures.colour_of(target.split()[0])
-        ax.plot(xs, [lines[i]["capacities"][target] for i in xs], "o-", color=colour,
+        ax.plot(xs, [lines[i].capacities[target] for i in xs], "o-", color=colour,
                 label=None if target in labelled else target)
         labelled.add(target)
         for i in xs:
-            reps = lines[i].get("repeats", {}).get(target, [])
+            reps = lines[i].repeats.get(target, [])
             ax.plot([i] * len(reps), reps, ".", color="grey", markersize=4)
-    top = max(max(filter(None, line["capacities"].values())) for line in lines) if lines else 1.0
+    top = max(max(filter(None, line.capacities.values())) for line in lines) if lines else 1.0
     for i, tags in machine_flags(lines).items():
         ax.axvline(i, color="tab:red", linestyle=":", linewidth=1)
         ax.annotate("\n".join(tags), (i, top * 1.02), ha="center", va="bottom", fontsize=7, color="tab:red")
     machines = {calibration.machine(calibration.of(line)) for line in lines}
-    ax.set_xticks(range(len(lines)), [f"{line.get('git_sha', '?')}\n{line.get('kind', '')}\n{line.get('workload', '')}"
+    ax.set_xticks(range(len(lines)), [f"{line.git_sha or '?'}\n{line.kind or ''}\n{line.workload or ''}"
                                       + (f"\n{calibration.machine(calibration.of(line)) or 'machine ?'}"
                                          if len(machines) > 1 else "") for line in lines], fontsize=7, rotation=45)
     ax.set_xlim(-0.6, len(lines) - 0.4)  # room for a note above the first or last run

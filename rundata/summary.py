@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from rundata import workload
 from rundata.records import StepRecord, doc, known
 
 SUMMARY_SCHEMA = "capbench-summary/1"
-HISTORY_SCHEMA = "capbench-history/1"  # a line of results/history.jsonl
 
 
 @dataclass
@@ -87,14 +85,11 @@ class Summary:
     scaleout: dict | None = doc("scaleout: points (one per N) and the USL fit over N", default=None)
     sessions: dict | None = doc("sessions: node1's capacity and heap by session size", default=None)
     tune_point: dict | None = doc("make tune: the point this run measured", default=None)
-    extra: dict[str, Any] = doc("fields this version does not know (a later version's)", default_factory=dict)
 
     @classmethod
     def from_json(cls, data: dict) -> Summary:
-        fields_of = known(cls, data)
-        return cls(**{**fields_of, "targets": {label: TargetSummary.from_json(t)
-                                               for label, t in (data.get("targets") or {}).items()},
-                      "extra": {k: v for k, v in data.items() if k not in fields_of and k != "schema"}})
+        return cls(**{**known(cls, data), "targets": {label: TargetSummary.from_json(t)
+                                                      for label, t in (data.get("targets") or {}).items()}})
 
 
 def of_label(record: StepRecord, label: str) -> bool:

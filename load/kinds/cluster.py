@@ -36,12 +36,10 @@ class ClusterSettings(KindSettings):
 
 
 # Its part of report.html (report/sections.py): E and the balancing choices.
-REPORT = """{% if summary.kind == "cluster" %}
-<p class="big">ΣX<sub>i</sub> = {{ summary.sum_nodes_rps }}/s · X<sub>cluster</sub> = {{ summary.cluster_rps }}/s ·
+REPORT = """<p class="big">ΣX<sub>i</sub> = {{ summary.sum_nodes_rps }}/s · X<sub>cluster</sub> = {{ summary.cluster_rps }}/s ·
  <b>E = X<sub>cluster</sub> / ΣX<sub>i</sub> = {{ summary.efficiency }}</b> · X<sub>cluster</sub> / X<sub>node1</sub> = {{ summary.cluster_over_node1 }}</p>
 {% set e_caveat = summary.efficiency_caveat or caveat(summary.efficiency) %}{% if e_caveat %}<p class="hint caveat">Note on E: {{ e_caveat }}.</p>{% endif %}
 {% if summary.balance_hint %}<p class="hint">Balance: {{ summary.balance_hint.text }}.</p>{% endif %}
-{% endif %}
 {% if choices %}
 <h2 id="balancing">Balancing choices</h2>
 <p>The cluster measured under each balancing choice in this run, against the sum of the nodes' capacities
@@ -116,6 +114,7 @@ def node_count_points(summary: Summary) -> list[dict]:
     points = [{"n": 1, "throughput_rps": node1.capacity_rps if node1 else None},
               {"n": 3, "throughput_rps": summary.cluster_rps}]
     return [p for p in points if p["throughput_rps"]]
+
 
 class Cluster(Kind):
     name = "cluster"

@@ -283,6 +283,7 @@ def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
     analysis = results.analysis("failover")
     return [("failover", figures.failover(analysis, fig_dir / "failover.png", results.nodes))] if analysis else []
 
+
 class Failover(Kind):
     name = "failover"
     description = "kill (FAULT=freeze: freeze) FAULT_NODE under load and bring it back: detection, failures, recovery"

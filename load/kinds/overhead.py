@@ -32,6 +32,7 @@ REPORT = """{% if summary.overhead %}
 {% endif %}
 """
 
+
 class Overhead(Kind):
     name = "overhead"
     description = "node1's capacity without and with PCP monitoring (REPEATS= pairs) and the ratio"

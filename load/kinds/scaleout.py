@@ -83,6 +83,7 @@ def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
     fit = build.usl_section(results.summary)["fit"]
     return [("scale-out", figures.scaleout_curve(results.summary.scaleout["points"], fit, fig_dir / "scaleout.png"))]
 
+
 class Scaleout(Kind):
     name = "scaleout"
     description = "the cluster's capacity with 1, 2, … all nodes in rotation: X(N), ideal, E(N), the USL over N"

@@ -74,6 +74,7 @@ minutes, so the heap holds every user the search reached; a JVM that runs out of
 def report_values(results: RunResults) -> dict:
     return {"sessions": results.summary.sessions}
 
+
 class Sessions(Kind):
     name = "sessions"
     description = "node1's capacity and heap by the kB each user's session keeps (SESSION_SIZES; WORKLOAD=session)"

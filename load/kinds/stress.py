@@ -182,6 +182,7 @@ def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
     analysis = results.analysis("stress")
     return [("overload and recovery", figures.stress(analysis, fig_dir / "stress.png"))] if analysis else []
 
+
 class Stress(Kind):
     name = "stress"
     description = "0.5x capacity, 2x for 60 s, 0.5x again: throughput while overloaded, failures, time to recover"

@@ -94,7 +94,7 @@ REPORT = """{% if variants %}
 
 
 def report_values(results: RunResults) -> dict:
-    from report.build import noise_band_pct
+    from report.build import noise_band_pct  # matplotlib and jinja only when a report is made
     summary, cpus = results.summary, results.cpus
     rows = story.variant_lines(summary)
     repeated = any(len(t.repeats) > 1 for t in summary.targets.values())
@@ -109,6 +109,7 @@ def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
         return []
     from report import figures  # matplotlib only when a report is made
     return [("the study's investigation", figures.variants(rows, fig_dir / "variants.png"))]
+
 
 class Variants(Kind):
     name = "variants"

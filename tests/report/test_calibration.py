@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from report import calibration
+from rundata.run import RunRecord
 
 M1 = {"probe": "v1 level 13", "ms_per_call": {"node1": 0.70, "node2": 0.72, "node3": 0.80},
       "node_cpu_ms": {"node1": 80.0, "node2": 81.0, "node3": 79.0}, "load_ms": 3.0, "machine": "m1"}
@@ -12,7 +13,8 @@ M1 = {"probe": "v1 level 13", "ms_per_call": {"node1": 0.70, "node2": 0.72, "nod
 
 def test_the_nodes_median_and_an_absent_or_broken_calibration():
     assert calibration.node_ms(M1) == pytest.approx(0.72)
-    assert calibration.of({"calibration": M1}) == M1 and calibration.of({}) is None and calibration.of(None) is None
+    assert calibration.of(RunRecord(calibration=M1)) == M1 and calibration.of(RunRecord()) is None \
+        and calibration.of(None) is None
     assert calibration.node_ms(None) is None and calibration.node_ms({"ms_per_call": {"node1": None}}) is None
     assert calibration.node_cpu_ms(M1) == pytest.approx(80.0) and calibration.node_cpu_ms({"ms_per_call": {}}) is None
     assert calibration.describe(M1) == "0.720 ms/call, CPU probe 80 ms on m1"

@@ -8,6 +8,8 @@ from dataclasses import replace
 import pytest
 
 from report import baselines, gate, history
+from rundata import jsonl
+from rundata.history import HistoryLine, read_history
 from rundata.run import RunRecord
 from rundata.summary import Summary
 from step_records import a_step
@@ -32,15 +34,15 @@ def build_of(run: dict) -> dict[str, str]:
     return history.build_of(RunRecord.from_json(run))
 
 
-def history_line(run: dict, summary: dict) -> dict:
+def history_line(run: dict, summary: dict) -> HistoryLine:
     return history.history_line(RunRecord.from_json(run), Summary.from_json(summary))
 
 
-def line(run_id: str, node1: list[float], run: dict = RUN, status: str = "complete", **extra) -> dict:
+def line(run_id: str, node1: list[float], run: dict = RUN, status: str = "complete", **extra) -> HistoryLine:
     caps = sorted(node1)
     summary = {"run_id": run_id, "kind": "single", "status": status, "driver": {"name": "oha"},
                "targets": {"node1": {"capacity_rps": caps[len(caps) // 2] if caps else None, "repeats": node1}}}
-    return {**history_line(run, summary), **extra}
+    return replace(history_line(run, summary), **extra)
 
 
 def found(n: int, status: str = "found") -> list[dict]:
@@ -173,7 +175,7 @@ def test_settings_defaults_and_refusals():
         gate.gate_settings({"GATE_P99_MS": "node9:1@2"}, benches)
 
 
-def test_baselines_are_marks_in_the_history_found_by_tag_id_or_bench_and_machine():
+def test_baselines_are_marks_in_the_history_found_by_tag_id_or_bench_and_machine(tmp_path):
     elsewhere = {**RUN, "calibration": {**CALIBRATION, "machine": "other"}}
     lines = [line("r1-single", [1000, 1050, 1100]), line("r2-single", [990, 1000, 1010], run=elsewhere),
              line("r3-single", [1200]), line("r4-single", [1100, 1110, 1120], status="partial")]
@@ -184,28 +186,31 @@ def test_baselines_are_marks_in_the_history_found_by_tag_id_or_bench_and_machine
     with pytest.raises(baselines.BaselineError, match="TAG='no tags' is not allowed"):
         baselines.mark(lines, "r1", "no tags")
     lines.append(baselines.mark(lines, "r1", "release-1"))
-    lines.append(baselines.mark(lines, "r2", None))
-    assert baselines.runs(lines) == lines[:4]
+    lines.append(baselines.mark(lines[:4], "r2", None))
+    for written in lines:
+        jsonl.append(tmp_path / "history.jsonl", written.to_json())
+    runs, marks = read_history(tmp_path / "history.jsonl")
+    assert runs == lines[:4]
+    lines = runs, marks
     bench, here = bench_hash(RUN), CALIBRATION["machine"]
-    assert baselines.find(lines, None, bench, here).line["run_id"] == "r1-single"  # this machine's, not the last
-    assert baselines.find(lines, None, bench, "other").line["run_id"] == "r2-single"
-    assert baselines.find(lines, None, bench, "a third").line["run_id"] == "r2-single"
-    assert baselines.find(lines, "release-1", "", None).how.startswith("tag release-1, accepted ")
-    assert baselines.find(lines, "r3", "", None).line["run_id"] == "r3-single"  # a named run, accepted or not
-    assert baselines.find(lines, None, "another bench", here).line is None
+    assert baselines.find(*lines, None, bench, here).line.run_id == "r1-single"  # this machine's, not the last
+    assert baselines.find(*lines, None, bench, "other").line.run_id == "r2-single"
+    assert baselines.find(*lines, None, bench, "a third").line.run_id == "r2-single"
+    assert baselines.find(*lines, "release-1", "", None).how.startswith("tag release-1, accepted ")
+    assert baselines.find(*lines, "r3", "", None).line.run_id == "r3-single"  # a named run, accepted or not
+    assert baselines.find(*lines, None, "another bench", here).line is None
     with pytest.raises(baselines.BaselineError, match="BASELINE='v9' is neither a baseline tag .tags: release-1."):
-        baselines.find(lines, "v9", bench, here)
+        baselines.find(*lines, "v9", bench, here)
 
 
 def test_make_baseline_appends_a_mark_that_compare_passes_over(tmp_path, monkeypatch, capsys):
     from report.__main__ import main
-    from rundata import jsonl
     monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
     for run_id, caps in (("r1-single", [1000, 1050, 1100]), ("r2-single", [990, 1000, 1010])):
-        jsonl.append(tmp_path / "history.jsonl", line(run_id, caps))
+        jsonl.append(tmp_path / "history.jsonl", line(run_id, caps).to_json())
     assert main(["baseline", "--tag", "release-1"]) == 0
     assert "baseline: r2-single (abc1234) accepted for its bench" in capsys.readouterr().out
     assert main(["baseline", "r9"]) == 2 and "'r9' matches 0 runs" in capsys.readouterr().err
     assert main(["compare"]) == 0 and "A r1-single (abc1234)  →  B r2-single" in capsys.readouterr().out
-    [mark] = [m for m in jsonl.read(tmp_path / "history.jsonl") if baselines.is_mark(m)]
-    assert (mark["run_id"], mark["tag"]) == ("r2-single", "release-1")
+    [mark] = read_history(tmp_path / "history.jsonl")[1]
+    assert (mark.run_id, mark.tag) == ("r2-single", "release-1")

@@ -2,10 +2,13 @@
 side, runs far apart or on other machines flagged) and the history plot's series and flags."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from report import history
 from rundata import jsonl
+from rundata.history import HistoryLine, read_history
 from rundata.run import RunRecord
 from rundata.summary import Summary
 
@@ -26,8 +29,12 @@ def build_of(run: dict) -> dict[str, str]:
     return history.build_of(RunRecord.from_json(run))
 
 
-def history_line(run: dict, summary: dict) -> dict:
+def history_line(run: dict, summary: dict) -> HistoryLine:
     return history.history_line(RunRecord.from_json(run), Summary.from_json(summary))
+
+
+def typed(lines: list[dict]) -> list[HistoryLine]:
+    return [HistoryLine.from_json(line) for line in lines]
 
 
 def summary(run_id: str, node1: list[float], status: str = "complete") -> dict:
@@ -89,17 +96,17 @@ def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path
     other = {**RUN, "settings": {**RUN["settings"], "variant": "v3"}}
     for run, s in ((RUN, summary("r1", [600, 610, 620])), (other, summary("r2", [900, 910, 905])),
                    (RUN, summary("r3", [640, 650, 655])), (RUN, summary("r4", [700], status="partial"))):
-        jsonl.append(path, history_line(run, s))
+        jsonl.append(path, history_line(run, s).to_json())
     usl_run = {**summary("r5", [1]), "targets": {}, "usl_fit": {"sigma": 0.6}}  # no capacity to compare
-    jsonl.append(path, history_line(RUN, usl_run))
-    a, b = history.pick(jsonl.read(path), None, None)
-    assert (a["run_id"], b["run_id"]) == ("r1", "r3")
+    jsonl.append(path, history_line(RUN, usl_run).to_json())
+    a, b = history.pick(read_history(path)[0], None, None)
+    assert (a.run_id, b.run_id) == ("r1", "r3")
     assert jsonl.read(path)[-1]["usl"]["sigma"] == 0.6
-    assert history.pick(jsonl.read(path), "r2", "r4")[1]["run_id"] == "r4"
+    assert history.pick(read_history(path)[0], "r2", "r4")[1].run_id == "r4"
     with pytest.raises(history.CompareError, match="matches 0 runs"):
-        history.pick(jsonl.read(path), "r9", "r1")
+        history.pick(read_history(path)[0], "r9", "r1")
     with pytest.raises(history.CompareError, match="both A= and B="):
-        history.pick(jsonl.read(path), "r1", None)
+        history.pick(read_history(path)[0], "r1", None)
 
 
 def test_repeats_well_apart_are_significant_with_their_interval_and_its_confidence():
@@ -139,24 +146,25 @@ CALIBRATION = {"probe": "v1 level 13", "ms_per_call": {"node1": 0.70, "node2": 0
 
 
 def test_runs_far_apart_on_other_machines_or_recalibrated_are_flagged():
-    a = {**history_line(RUN, {**summary("a", [600, 610, 620]), "calibration": CALIBRATION}),
-         "time": "2026-11-22T10:00:00Z"}
-    near = {**a, "time": "2026-11-22T20:00:00Z"}
+    a = replace(history_line(RUN, {**summary("a", [600, 610, 620]), "calibration": CALIBRATION}),
+                time="2026-11-22T10:00:00Z")
+    near = replace(a, time="2026-11-22T20:00:00Z")
     assert history.caveats(a, near) == []
     assert history.hours_apart(a, near) == pytest.approx(10.0)
-    assert history.caveats(a, {**a, "time": "2026-11-23T10:30:00Z"}) == ["24 h apart"]  # 24.5 h > FAR_APART_H
+    assert history.caveats(a, replace(a, time="2026-11-23T10:30:00Z")) == ["24 h apart"]  # 24.5 h > FAR_APART_H
     faster = {**CALIBRATION, "node_cpu_ms": {"node1": 48.0, "node2": 50.0, "node3": 49.0}, "machine": "m2"}
-    assert history.caveats(a, {**near, "calibration": faster}) == ["different machines", "node CPU probe -31.0 %"]
+    assert history.caveats(a, replace(near, calibration=faster)) == ["different machines", "node CPU probe -31.0 %"]
     # No calibration on one side (a run from before it): unknown, never "different".
-    assert history.caveats(a, {**near, "calibration": None}) == []
+    assert history.caveats(a, replace(near, calibration=None)) == []
     # The run's start (its id) stands in for a line without a time.
-    assert history.hours_apart({"run_id": "20261122T100000Z-abc-single"}, {"run_id": "20261124T100000Z-abc"}) == 48.0
+    assert history.hours_apart(HistoryLine(run_id="20261122T100000Z-abc-single"),
+                               HistoryLine(run_id="20261124T100000Z-abc")) == 48.0
 
 
 def test_the_history_line_carries_the_runs_calibration():
-    assert history_line(RUN, {**summary("a", [600]), "calibration": CALIBRATION})["calibration"] == CALIBRATION
-    assert history_line({**RUN, "calibration": CALIBRATION}, summary("a", [600]))["calibration"] == CALIBRATION
-    assert history_line(RUN, summary("a", [600]))["calibration"] is None
+    assert history_line(RUN, {**summary("a", [600]), "calibration": CALIBRATION}).calibration == CALIBRATION
+    assert history_line({**RUN, "calibration": CALIBRATION}, summary("a", [600])).calibration == CALIBRATION
+    assert history_line(RUN, summary("a", [600])).calibration is None
 
 
 def test_make_compare_prints_each_change_and_its_verdict(tmp_path, monkeypatch, capsys):
@@ -164,7 +172,7 @@ def test_make_compare_prints_each_change_and_its_verdict(tmp_path, monkeypatch, 
     monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
     assert main(["compare"]) == 2 and "no two complete runs" in capsys.readouterr().err
     for name, caps in (("r1", [600, 610, 620]), ("r2", [680, 690, 700])):
-        jsonl.append(tmp_path / "history.jsonl", history_line(RUN, summary(name, caps)))
+        jsonl.append(tmp_path / "history.jsonl", history_line(RUN, summary(name, caps)).to_json())
     assert main(["compare"]) == 0
     out = capsys.readouterr().out
     assert "A r1 (abc1234)  →  B r2 (abc1234)" in out
@@ -174,7 +182,7 @@ def test_make_compare_prints_each_change_and_its_verdict(tmp_path, monkeypatch, 
     assert "exact rank (Mann–Whitney) interval" in out and "E: 0.8 → 0.8" in out
     # A third run on another machine, two days on: flagged beside the verdict.
     calibrated = {**summary("r3", [650, 700, 720]), "calibration": {**CALIBRATION, "machine": "m2"}}
-    jsonl.append(tmp_path / "history.jsonl", {**history_line(RUN, calibrated), "time": "2099-01-01T00:00:00Z"})
+    jsonl.append(tmp_path / "history.jsonl", replace(history_line(RUN, calibrated), time="2099-01-01T00:00:00Z").to_json())
     assert main(["compare", "r2", "r3"]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("node1"))
     assert "not significant [" in row and "h apart" in row
@@ -186,7 +194,7 @@ def test_the_history_plot_joins_only_runs_of_one_configuration_and_machine():
              {"config_hash": "b", "capacities": {"node1": 900.0}},  # another variant: not a trend
              {"config_hash": "a", "capacities": {"node1": 520.0, "cluster": 1200.0}},
              {"config_hash": "a", "capacities": {"node1": 700.0}, "calibration": CALIBRATION}]  # a known machine
-    assert history.series(lines) == {("node1", "a", ""): [0, 2], ("node1", "b", ""): [1], ("cluster", "a", ""): [2],
+    assert history.series(typed(lines)) == {("node1", "a", ""): [0, 2], ("node1", "b", ""): [1], ("cluster", "a", ""): [2],
                                       ("node1", "a", "m1"): [3]}
 
 
@@ -197,7 +205,7 @@ def test_the_history_plot_flags_a_changed_machine_or_calibration_since_the_confi
              {"config_hash": "a", "calibration": nearly}, {"config_hash": "a", "calibration": slower},
              {"config_hash": "a", "calibration": {**slower, "machine": "m2"}},
              {"config_hash": "a"}]  # unknown: no flag
-    assert history.machine_flags(lines) == {3: ["node CPU probe +28.0 %"], 4: ["different machines"]}
+    assert history.machine_flags(typed(lines)) == {3: ["node CPU probe +28.0 %"], 4: ["different machines"]}
 
 
 def test_a_scaleout_curve_is_compared_point_by_point_and_keeps_its_fit(tmp_path):
@@ -210,7 +218,7 @@ def test_a_scaleout_curve_is_compared_point_by_point_and_keeps_its_fit(tmp_path)
                              "fit": {"sigma": 0.01, "kappa": 0.001, "lam": 510.0, "peak_n": 31.5, "r_squared": 0.99}}}
     run = {**RUN, "kind": "scaleout"}
     a, b = (history_line(run, curve(i, scale)) for i, scale in (("s1", 1.0), ("s2", 0.8)))
-    assert a["usl"]["sigma"] == 0.01 and a["scaleout"] == {"1": 1.0, "2": 1.0, "3": 1.0, "4": 1.0}
+    assert a.usl["sigma"] == 0.01 and a.scaleout == {"1": 1.0, "2": 1.0, "3": 1.0, "4": 1.0}
     changes = history.compare(a, b)
     assert [c.target for c in changes] == ["N=1", "N=2", "N=3", "N=4"]
     assert all(c.change_pct == -20.0 and c.verdict == "SIGNIFICANT" for c in changes), changes

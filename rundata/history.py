@@ -1,0 +1,70 @@
+"""results/history.jsonl, typed: a line per run that ended (HistoryLine, report/history.py makes it) and make
+baseline's marks among them (BaselineMark, report/baselines.py). Every field has a default: lines written
+before a field existed read it as unknown."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from rundata import jsonl
+from rundata.records import doc, known
+
+HISTORY_SCHEMA = "capbench-history/1"
+BASELINE_EVENT = "baseline"  # a mark line's `event`
+
+
+@dataclass
+class HistoryLine:
+    """A run that ended, as make compare, make history and make gate read it."""
+    time: str | None = doc("when the line was written (TIME_FORMAT, UTC)", default=None)
+    run_id: str = doc("the run", default="")
+    kind: str | None = doc("its bench kind", default=None)
+    status: str | None = doc("complete, partial or failed", default=None)
+    git_sha: str | None = doc("the checkout's commit", default=None)
+    backend: str | None = doc("where the cluster ran", default=None)
+    config_hash: str = doc("what makes two runs comparable (report/history.py)", default="")
+    bench_hash: str | None = doc("config_hash without the build under test (make gate)", default=None)
+    build: dict[str, str] = doc("the build's settings by name (make gate)", default_factory=dict)
+    driver: dict | None = doc("the load generator's name and version", default=None)
+    workload: str | None = doc("the workload, described", default=None)
+    precision_pct: float | None = doc("the search's precision", default=None)
+    capacities: dict[str, float | None] = doc("per search label, the capacity", default_factory=dict)
+    repeats: dict[str, list[float]] = doc("per search label, each repeat's capacity", default_factory=dict)
+    cluster_rps: float | None = doc("bench-cluster's X_cluster", default=None)
+    efficiency: float | None = doc("bench-cluster's E", default=None)
+    cluster_over_node1: float | None = doc("bench-cluster's X_cluster / X_node1", default=None)
+    usl: dict | None = doc("sigma, kappa, lam, peak_n, r_squared of bench-usl's fit, or bench-scaleout's over N",
+                           default=None)
+    scaleout: dict[str, float] | None = doc("bench-scaleout's E(N) by N", default=None)
+    calibration: dict | None = doc("the run's calibration (None: a run from before calibration)", default=None)
+
+    def to_json(self) -> dict:
+        return {"schema": HISTORY_SCHEMA, **asdict(self)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> HistoryLine:
+        return cls(**known(cls, data))
+
+
+@dataclass
+class BaselineMark:
+    """make baseline's line: it accepts a run as the gate's baseline for its bench."""
+    run_id: str = doc("the run accepted")
+    tag: str | None = doc("the name it was accepted under")
+    time: str = doc("when it was accepted")
+    bench_hash: str = doc("the bench it is the baseline of")
+    git_sha: str | None = doc("the run's commit")
+
+    def to_json(self) -> dict:
+        return {"schema": HISTORY_SCHEMA, "event": BASELINE_EVENT, **asdict(self)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> BaselineMark:
+        return cls(**known(cls, data))
+
+
+def read_history(path: Path) -> tuple[list[HistoryLine], list[BaselineMark]]:
+    """The history's run lines and its baseline marks, each in the order written."""
+    lines = jsonl.read(path)
+    return ([HistoryLine.from_json(line) for line in lines if line.get("event") != BASELINE_EVENT],
+            [BaselineMark.from_json(line) for line in lines if line.get("event") == BASELINE_EVENT])
