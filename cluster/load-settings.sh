@@ -6,7 +6,7 @@
 # half-starting the cluster.
 #   source cluster/load-settings.sh     puts them into the environment (cluster/compose/compose.sh, vagrant/up.sh)
 #   cluster/load-settings.sh print      prints the profile's and the tunables' keys as KEY=value lines, resolved
-#                                       (the harness reads the cluster's settings this way: hosts/settings.py);
+#                                       (the harness reads the cluster's settings this way: hosts/cluster_settings.py);
 #                                       never the credentials
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=cluster/settings.sh

@@ -7,7 +7,7 @@ import subprocess
 
 from hosts import haproxy, haproxy_log
 from hosts.backend import ClusterError, backend
-from hosts.settings import cluster_settings
+from hosts.cluster_settings import cluster_settings
 from hosts.topology import NODES
 from load.monitoring import Monitoring
 from load.progress import say

@@ -1,7 +1,7 @@
 """python -m load.bench KIND (make bench-KIND): a capacity bench from the load host, through HAProxy, with every
 host logged by PCP (MONITOR=on, the default). The kinds are in load/kinds/ (--help lists them).
 
-Everything is checked first (the bench settings: load/settings.py and each kind's own, the cluster's settings, the driver) and the
+Everything is checked first (the bench settings: load/bench_settings.py and each kind's own, the cluster's settings, the driver) and the
 cluster's one-bench lock taken; a bad value or a running bench is refused before anything starts. Every run
 writes results/<run-id>/ as it goes; interrupted or failed runs keep their steps and are marked partial.
 Exit status: 0 done, 1 failed, 2 bad settings or cluster not up, 130 interrupted."""
@@ -11,8 +11,9 @@ import argparse
 import os
 import sys
 
-from hosts.settings import SettingsRefused, cluster_settings
+from hosts.cluster_settings import SettingsRefused, cluster_settings
 from hosts.topology import LOAD_HOSTS
+from load.bench_settings import SettingsError, check_for_driver
 from load.drivers import find_wrk2
 from load.drivers.oha import OhaDriver
 from load.drivers.wrk2 import Wrk2Driver
@@ -21,7 +22,6 @@ from load.progress import say
 from load.runner import Bench
 from load.scenario import workload_name
 from load.session import in_session, measured, refuse
-from load.settings import SettingsError, check_for_driver
 from rundata.layout import RunPaths, new_run
 
 

@@ -76,7 +76,8 @@ def finish(kind, paths: RunPaths, summary: dict) -> None:
         print_host_figures(summary)
         print_load_hosts(summary)
         try:
-            from report import build, history  # matplotlib and jinja only when a report is made
+            from analysis import history
+            from report import build  # matplotlib and jinja only when a report is made
             typed = Summary.from_json(summary)
             jsonl.append(history_path(), history.history_line(RunRecord.read(paths.run_json), typed).to_json())
             say(f"report: {build.build(paths.root, kind.section)}")
@@ -87,11 +88,11 @@ def finish(kind, paths: RunPaths, summary: dict) -> None:
 
 
 def print_usl_fit(fit: dict, label: str = "USL") -> None:
-    """A USL fit as summary.json keeps it (report/usl.py), or why there is none, with its caveats."""
+    """A USL fit as summary.json keeps it (analysis/usl_fit.py), or why there is none, with its caveats."""
     if "error" in fit:
         print(f"{label}: {'fit failed' if fit.get('failed') else 'no fit'}: {fit['error']}")
     elif fit:
-        from report.usl import UslFit  # numpy only when there is a fit to print
+        from analysis.usl_fit import UslFit  # numpy only when there is a fit to print
         shown = UslFit.from_dict(fit)
         print(f"{label}: σ = {shown.shown('sigma', 4)}  κ = {shown.shown('kappa', 6)}  λ = {shown.shown('lam', 1)}/s  "
               f"N* = {shown.peak_shown()}  R² = {fit['r_squared']:.4f}")

@@ -1,5 +1,5 @@
 """python -m load.docs_reference (make docs): docs/reference/ written from the code's own tables, so the reference
-cannot drift from what runs: the bench settings (load/settings.py and each kind's own), the cluster's settings
+cannot drift from what runs: the bench settings (load/bench_settings.py and each kind's own), the cluster's settings
 (tomcat-conf/tunables.env, cluster/topology.env, cluster/profiles/*.env), the variables the commands read, make
 tune's sweep parameters, the make targets (the Makefile's `##` lines and the bench kinds), and the record fields
 (rundata/). tests/config/test_docs.py checks that the files are current and that docs/ names nothing else."""
@@ -9,10 +9,10 @@ import re
 import sys
 from pathlib import Path
 
+from load.bench_settings import BenchSettings, GateKeys
 from load.docs_records import records_page
 from load.kinds import KINDS
 from load.setting_fields import declared
-from load.settings import BenchSettings, GateKeys
 from load.sweep import PARAMETERS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,6 +1,6 @@
 """python -m load.gate (make gate): measure the build as it is now with a bench that searches capacities
 (GATE_BENCH, default cluster; GATE_REPEATS=3 repeats unless REPEATS is given; load/bench.env), measure the p99
-thresholds (GATE_P99_MS), and judge it against the baseline (report/gate.py, report/baselines.py). Writes
+thresholds (GATE_P99_MS), and judge it against the baseline (analysis/gate_verdict.py, analysis/baselines.py). Writes
 results/<run>/gate/ (report/pipeline.py: JUnit, JSON, OpenMetrics, Prometheus text) and a copy in results/gate/.
 Every setting, and a BASELINE named, is checked before anything starts.
 
@@ -13,14 +13,14 @@ import os
 import sys
 from pathlib import Path
 
-from hosts.settings import SettingsRefused
+from analysis import baselines, calibration, gate_verdict
+from analysis.history import history_line
+from hosts.cluster_settings import SettingsRefused
 from load import bench as bench_command
+from load.bench_settings import SettingsError, raw_settings
 from load.kinds import KINDS
 from load.progress import say
 from load.session import refuse
-from load.settings import SettingsError, raw_settings
-from report import baselines, calibration, gate
-from report.history import history_line
 from rundata import jsonl
 from rundata.history import read_history
 from rundata.layout import gate_latest_dir, history_path
@@ -31,7 +31,7 @@ from rundata.summary import Summary
 INTERRUPTED = 130
 
 
-def measure_thresholds(bench, thresholds: tuple[gate.P99Threshold, ...]) -> None:
+def measure_thresholds(bench, thresholds: tuple[gate_verdict.P99Threshold, ...]) -> None:
     """Each threshold's rate on its target, one step per repeat, recorded under the threshold's label."""
     for threshold in thresholds:
         bench.route(threshold.target)
@@ -39,7 +39,7 @@ def measure_thresholds(bench, thresholds: tuple[gate.P99Threshold, ...]) -> None
             bench.steps.measure(threshold.target, repeat, threshold.rate, "gate", label=threshold.label)
 
 
-def print_gate(result: gate.Gate, folder: Path, names: tuple[str, ...]) -> None:
+def print_gate(result: gate_verdict.Gate, folder: Path, names: tuple[str, ...]) -> None:
     print(f"\ngate: {result.run_id} against " + (f"baseline {result.baseline_id} ({result.baseline_how})"
                                                  if result.baseline_id else "no baseline"))
     for check in result.checks:
@@ -57,13 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     benches = {kind.name: kind.targets for kind in KINDS.values() if kind.gated}
     try:
-        chosen = gate.gate_settings(raw_settings(), benches)
+        chosen = gate_verdict.gate_settings(raw_settings(), benches)
         environ = {"REPEATS": str(chosen.repeats), **os.environ}  # the gate's own default, checked with the rest
         kind = KINDS[chosen.bench]
         settings, driver, wrk2_local = bench_command.checked(kind.closed_loop, environ, kind)
         if chosen.baseline:  # a baseline named must exist before minutes are spent measuring
             baselines.find(*read_history(history_path()), chosen.baseline, "", None)
-    except (gate.GateSettingsError, SettingsError, SettingsRefused, baselines.BaselineError) as problem:
+    except (gate_verdict.GateSettingsError, SettingsError, SettingsRefused, baselines.BaselineError) as problem:
         return refuse(problem)
     code, paths = bench_command.run(kind, settings, driver, wrk2_local, "make gate", args.check_only,
                                     after=lambda bench: measure_thresholds(bench, chosen.p99))
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         found = baselines.Found(None, str(problem))
     searches = {label: target.searches for label, target in summary.targets.items()}
     steps = read_steps(paths.steps)
-    result = gate.judge(now, searches, steps, found.line, found.how, chosen)
+    result = gate_verdict.judge(now, searches, steps, found.line, found.how, chosen)
     from report import pipeline  # its libraries only once there is a verdict to write
     pipeline.write(result, kind.name, summary, steps, paths.root / "gate", gate_latest_dir())
     print_gate(result, paths.root / "gate", pipeline.FILES)

@@ -1,4 +1,4 @@
-"""One load host (load, load2 …: load/generators.py has them all): files put there, a step's generator run under
+"""One load host (load, load2 …: load/load_hosts.py has them all): files put there, a step's generator run under
 run-step (which records its envelope: start and end, CPU used, exit status) from an agreed instant or at once,
 and its files brought back, a running one stopped, and a quick check of which nodes answer a URL. Reached
 through the backend (hosts/)."""

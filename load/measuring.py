@@ -7,11 +7,11 @@ import math
 import time
 
 from hosts import haproxy
+from load.bench_settings import MAX_CONNECTIONS, BenchSettings
 from load.drivers import StepPlan
-from load.generators import LoadHosts
+from load.load_hosts import LoadHosts
 from load.progress import Progress, say
 from load.scenario import connections_for, target_url, user_ids
-from load.settings import MAX_CONNECTIONS, BenchSettings
 from load.step import judge
 from rundata import jsonl
 from rundata.layout import RunPaths

@@ -11,21 +11,21 @@ from pathlib import Path
 
 from hosts import haproxy, jvm
 from hosts.backend import ClusterError, backend
-from hosts.settings import cluster_settings, profile_name
+from hosts.cluster_settings import cluster_settings, profile_name
 from hosts.topology import NODES
 from load.balancing import Balancer, LbEvents
-from load.calibration import calibrate
+from load.bench_settings import BenchSettings
+from load.calibration_probe import calibrate
 from load.drivers import DriverError
 from load.drivers.wrk2 import LOADHOST_BINARY
-from load.generators import LoadHosts
 from load.kinds.base import Kind
+from load.load_hosts import LoadHosts
 from load.loadhost import WORK_DIR
 from load.measuring import StepRunner
 from load.monitoring import Monitoring
 from load.progress import STEPS_PER_SEARCH_GUESS, Progress, say
-from load.searching import Searcher
-from load.settings import BenchSettings
-from load.summary import summarize
+from load.run_summary import summarize
+from load.searcher import Searcher
 from metrics.monitor import Monitor
 from rundata import jsonl
 from rundata.layout import RunPaths, git_sha
@@ -52,7 +52,7 @@ class Bench:
         self.loads = LoadHosts()
         self.version = "unknown"
         self.findings: dict[str, object] = {}  # what a kind measured beyond searches, for its summarize()
-        self.calibration: dict | None = None  # the machine's speed at the start (load/calibration.py)
+        self.calibration: dict | None = None  # the machine's speed at the start (load/calibration_probe.py)
         planned = kind.planned_searches(settings) if searches is None else searches
         progress = Progress(planned, settings.step_s, StepRunner.SETTLE_AFTER_PASS_S,
                             kind.steps_per_search(settings) or STEPS_PER_SEARCH_GUESS)

@@ -12,7 +12,7 @@ import math
 import random
 from dataclasses import asdict
 
-from load.settings import MAX_CONNECTIONS, BenchSettings
+from load.bench_settings import MAX_CONNECTIONS, BenchSettings
 from rundata import workload
 
 DATASET_SEED = 20081212  # fixed, so every run asks for the same users

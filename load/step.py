@@ -2,7 +2,7 @@
 same StepResult (rundata/records.py); the harness adds where and when it ran (StepRecord) and judges it here."""
 from __future__ import annotations
 
-from load.settings import Slo
+from load.bench_settings import Slo
 from rundata.records import GENERATOR_BEHIND_PCT, GENERATOR_CPU_PCT, GENERATOR_LATE_MS, StepRecord, StepResult
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import yaml
 
-from hosts.settings import SettingsRefused, cluster_settings
+from analysis.balance import capacity_weights
+from hosts.cluster_settings import SettingsRefused, cluster_settings
 from hosts.topology import NODES, profile_key
-from report.balance import capacity_weights
 from rundata import jsonl
 from rundata.layout import history_path
 

@@ -9,7 +9,7 @@ Each point brings the cluster to its settings (make up: the nodes re-created, an
 settings change, no image rebuilt) and runs one capacity search through the runner (load/runner.py) as a run
 of its own under results/<tune-run>/points/. An interrupted sweep resumes: the same command finds the
 unfinished tune run of the same sweep and skips the points it finished (RESUME=0 starts afresh). At the end
-the cluster is brought back to its configured settings, and report/tune.py makes the table, the figure and
+the cluster is brought back to its configured settings, and report/tune_report.py makes the table, the figure and
 the recommendation. Exit status: 0 done, 1 a point failed, 2 bad input or cluster not up, 130 interrupted.
 """
 from __future__ import annotations
@@ -24,16 +24,16 @@ import time
 from pathlib import Path
 
 from hosts.backend import ClusterError
-from hosts.settings import SettingsRefused, cluster_settings, profile_name
+from hosts.cluster_settings import SettingsRefused, cluster_settings, profile_name
 from hosts.topology import ROOT
 from load.bench import checked
+from load.bench_settings import SettingsError
 from load.kinds import KINDS
 from load.progress import mmss, say
 from load.runner import Bench
 from load.session import in_session, measured, refuse
-from load.settings import SettingsError
 from load.sweep import PARAMETERS, Point, Sweep, SweepError, check_points, read_sweep, resolve
-from report import tune as tune_report
+from report import tune_report
 from rundata import jsonl
 from rundata.layout import RunPaths, new_run, results_dir
 

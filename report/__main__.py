@@ -8,7 +8,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from report import baselines, build, calibration, efficiency, history, tune
+from analysis import baselines, calibration, efficiency, history
+from report import build, tune_report
 from report.sections import ReportSection
 from rundata import jsonl
 from rundata.history import HistoryLine, read_history
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None,
     try:
         if args.command == "build":
             folder = run_folder(args.run)
-            out = tune.rebuild(folder) if (folder / "tune.json").is_file() else build.build(folder, section_of(folder))
+            out = tune_report.rebuild(folder) if (folder / "tune.json").is_file() else build.build(folder, section_of(folder))
             print(f"report: {out}")
         elif args.command == "compare":
             a, b = history.pick(read_history(history_path())[0], args.a, args.b)
@@ -96,7 +97,8 @@ def main(argv: list[str] | None = None,
             lines = read_history(history_path())[0]
             if not lines:
                 raise history.CompareError(f"no runs in {history_path()} yet: run a bench first")
-            out = history.plot(lines, results_dir() / "history.png")
+            from report import history_plot  # matplotlib only when plotting
+            out = history_plot.plot(lines, results_dir() / "history.png")
             flags = history.machine_flags(lines)
             for i, line in enumerate(lines[-10:], start=max(0, len(lines) - 10)):
                 caps = ", ".join(f"{t} {c:g}" for t, c in line.capacities.items() if c)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, select_autoescape
 
+from analysis import calibration, efficiency, hints, usl_fit
 from metrics.catalogue import SHOWN
-from report import calibration, efficiency, figures, hints, usl
+from report import figures
 from report.sections import Figure, ReportSection, RunResults
 from rundata import jsonl, workload
 from rundata.records import SEARCH_PHASES, StepRecord, read_steps
@@ -87,11 +88,11 @@ def usl_section(summary: Summary, section: ReportSection | None = None) -> dict:
     n = [p["n"] for p in points]
     x = [p["throughput_rps"] for p in points]
     try:
-        fit = usl.fit(n, x)
+        fit = usl_fit.fit(n, x)
         return {"what": what, "points": points, "fit": fit, "error": None}
-    except usl.UslError as problem:
+    except usl_fit.UslError as problem:
         return {"what": what, "points": points, "fit": None, "error": str(problem),
-                "failed": isinstance(problem, usl.UslFitFailed)}
+                "failed": isinstance(problem, usl_fit.UslFitFailed)}
 
 
 def recorded_fit(what: str, points: list[dict], fitted: dict) -> dict:
@@ -99,7 +100,7 @@ def recorded_fit(what: str, points: list[dict], fitted: dict) -> dict:
     if "error" in fitted:
         return {"what": what, "points": points, "fit": None, "error": fitted["error"],
                 "failed": bool(fitted.get("failed"))}
-    return {"what": what, "points": points, "fit": usl.UslFit.from_dict(fitted), "error": None}
+    return {"what": what, "points": points, "fit": usl_fit.UslFit.from_dict(fitted), "error": None}
 
 
 def _inline(path: Path) -> str:
@@ -171,7 +172,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
 
 
 def calibrated(capacity: float | None, name: str, machine: dict | None, cpus: dict[str, float]) -> dict:
-    """The capacity per calibrated core (report/calibration.py) and its share of the CPU quota behind it (a
+    """The capacity per calibrated core (analysis/calibration.py) and its share of the CPU quota behind it (a
     node's own; the cluster's, all the nodes'), where the run has a calibration."""
     cores = calibration.calibrated_cores(capacity, name, machine)
     quota = cpus.get(name) if name in cpus else (sum(cpus.values()) if name == "cluster" and cpus else None)

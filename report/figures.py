@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from report import scaleout  # noqa: E402
+from analysis import scaling  # noqa: E402
 from rundata.records import StepRecord  # noqa: E402
 from rundata.summary import Summary, node_figures  # noqa: E402
 
@@ -284,7 +284,7 @@ def scaleout_curve(points: list[dict], fitted, path: Path) -> Path:
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True, height_ratios=(2, 1))
     n = [p["n"] for p in points]
     top.plot(n, [p["ideal_rps"] or np.nan for p in points], "--", color="grey",
-             label=f"ideal ({scaleout.ideal_label(points)})")
+             label=f"ideal ({scaling.ideal_label(points)})")
     top.plot(n, [p["capacity_rps"] or np.nan for p in points], "-", color="tab:purple", label="X(N), median")
     for p in points:
         style = {"mfc": "none"} if p["limited_by"] else {}

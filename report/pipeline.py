@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry, generate_latest as prometheus_t
 from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily
 from prometheus_client.openmetrics.exposition import generate_latest
 
-from report.gate import ABOVE, CANNOT_TELL, FELL, Gate
+from analysis.gate_verdict import ABOVE, CANNOT_TELL, FELL, Gate
 from rundata import jsonl
 from rundata.records import StepRecord
 from rundata.summary import Summary, steps_at

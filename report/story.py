@@ -8,7 +8,7 @@ pressure); reusing buffers raised throughput dramatically; the pool of 10 raised
 machines gave more than three times one."""
 from __future__ import annotations
 
-from report import hints
+from analysis import hints
 from rundata.summary import Summary
 
 LOCK_BLOCKED_THREADS = 1.0  # request threads BLOCKED on one monitor, mean of the dumps: others queue on a lock

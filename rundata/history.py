@@ -1,5 +1,5 @@
-"""results/history.jsonl, typed: a line per run that ended (HistoryLine, report/history.py makes it) and make
-baseline's marks among them (BaselineMark, report/baselines.py). Every field has a default: lines written
+"""results/history.jsonl, typed: a line per run that ended (HistoryLine, analysis/history.py makes it) and make
+baseline's marks among them (BaselineMark, analysis/baselines.py). Every field has a default: lines written
 before a field existed read it as unknown."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class HistoryLine:
     status: str | None = doc("complete, partial or failed", default=None)
     git_sha: str | None = doc("the checkout's commit", default=None)
     backend: str | None = doc("where the cluster ran", default=None)
-    config_hash: str = doc("what makes two runs comparable (report/history.py)", default="")
+    config_hash: str = doc("what makes two runs comparable (analysis/history.py)", default="")
     bench_hash: str | None = doc("config_hash without the build under test (make gate)", default=None)
     build: dict[str, str] = doc("the build's settings by name (make gate)", default_factory=dict)
     driver: dict | None = doc("the load generator's name and version", default=None)

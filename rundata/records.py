@@ -18,7 +18,7 @@ SLOW_MS = 5000.0
 ERROR_KINDS = ("connect", "read", "write", "timeout", "status", "slow", "other")
 # The kinds where no response came back (status and slow ones did get a response).
 SOCKET_ERROR_KINDS = ("connect", "read", "write", "timeout", "other")
-# The phases of a capacity search's steps (load/search.py): grow, measure a first failure again, bisect,
+# The phases of a capacity search's steps (load/capacity_search.py): grow, measure a first failure again, bisect,
 # confirm the capacity, vote at an unsteady knee, and measure again a step the load host made invalid.
 SEARCH_PHASES = ("search", "recheck", "confirm", "repeat", "retry")
 # A generator held back by its CPU quota in more than this share of the quota's periods, or (the report's hint)

@@ -21,7 +21,7 @@ class RunRecord:
     damaged reads as the empty record, and a field added later reads as unknown in an older run's."""
     run_id: str = doc("<UTC time>-<git sha>[-dirty]-<kind>, the folder's name", default="")
     kind: str = doc("the bench kind (load/kinds/)", default="")
-    settings: dict = doc("every bench setting, as checked (load/settings.py)", default_factory=dict)
+    settings: dict = doc("every bench setting, as checked (load/bench_settings.py)", default_factory=dict)
     driver: dict = doc("the load generator: name, version line, binary", default_factory=dict)
     load_hosts: dict[str, str] | None = doc("each load host's tool version", default=None)
     profile: str | None = doc("the cluster profile's name", default=None)
@@ -35,7 +35,7 @@ class RunRecord:
     git_sha: str | None = doc("the checkout's commit, -dirty with uncommitted changes", default=None)
     nodes: dict[str, dict] = doc("each node's /info at the start: gc, heap_max_bytes, available_processors, "
                                  "java_version, server; {}: from before it was recorded", default_factory=dict)
-    calibration: dict | None = doc("the machine's calibration at the start (report/calibration.py)", default=None)
+    calibration: dict | None = doc("the machine's calibration at the start (analysis/calibration.py)", default=None)
     started_epoch: float | None = doc("when the run started", default=None)
 
     @classmethod

@@ -24,7 +24,7 @@ class TargetSummary:
     min_rps: float | None = doc("the lowest of the repeats' capacities", default=None)
     max_rps: float | None = doc("the highest of the repeats' capacities", default=None)
     spread_pct: float | None = doc("(max - min) / median in %, with two repeats or more", default=None)
-    searches: list[dict] = doc("each repeat's outcome (load/search.py): status, capacity_rps, interval_rps, "
+    searches: list[dict] = doc("each repeat's outcome (load/capacity_search.py): status, capacity_rps, interval_rps, "
                                "lowest_failure_rps, tried, warnings", default_factory=list)
     metrics_at_capacity: dict | None = doc("the host figures at the capacity (metrics_at), with the step they "
                                            "come from; None: not monitored", default=None)
@@ -52,7 +52,7 @@ class Summary:
     driver: dict[str, str] = doc("name and version of the load generator", default_factory=dict)
     slo: dict[str, float] = doc("failure_pct, p99_ms, achieved_pct: what a step must meet to pass",
                                 default_factory=dict)
-    calibration: dict | None = doc("the machine's calibration at the run's start (report/calibration.py)",
+    calibration: dict | None = doc("the machine's calibration at the run's start (analysis/calibration.py)",
                                    default=None)
     steps: int = doc("steps run", default=0)
     elapsed_s: float = doc("the run's length", default=0.0)
@@ -78,7 +78,7 @@ class Summary:
     variants: dict | None = doc("variants: each variant's capacities and evidence", default=None)
     overhead: dict | None = doc("overhead: capacities with monitoring off and on, their ratio", default=None)
     usl_points: list[dict] | None = doc("usl: the concurrency sweep's points", default=None)
-    usl_fit: dict | None = doc("usl: the fit (report/usl.py), or its error", default=None)
+    usl_fit: dict | None = doc("usl: the fit (analysis/usl_fit.py), or its error", default=None)
     failover: dict | None = doc("failover: the analysis without its series (whole in failover.json)",
                                 default=None)
     stress: dict | None = doc("stress: the analysis without its series (whole in stress.json)", default=None)
@@ -113,7 +113,7 @@ def capacity_of(searches: list[dict]) -> float | None:
 
 def interval_of(searches: list[dict]) -> list[float] | None:
     """Where the capacity may lie by everything the repeats saw: from the lowest low end of their intervals
-    (load/search.py: the bracket, widened by steps that disagreed) to the highest high end."""
+    (load/capacity_search.py: the bracket, widened by steps that disagreed) to the highest high end."""
     intervals = [s["interval_rps"] for s in searches if s.get("interval_rps")]
     return [min(i[0] for i in intervals), max(i[1] for i in intervals)] if intervals else None
 

@@ -19,7 +19,7 @@ COMPOSE = str(ROOT / "cluster" / "compose" / "compose.sh")
 UP = str(ROOT / "cluster" / "compose" / "up.sh")
 PROJECT = "capbench-it"
 # The integration tests check what the benches do, not how well two runs agree: their QUICK searches stop at
-# 30 % (QUICK's own 7 % is for runs meant to be compared, load/settings.py), start at 100/s, below every node's
+# 30 % (QUICK's own 7 % is for runs meant to be compared, load/bench_settings.py), start at 100/s, below every node's
 # capacity here but the pool of one's, and step for 4 s instead of 5 (a test that counts on 5 s says so); each
 # saves a step or two of every search, or a second of every step, which keeps make test within its time. Every
 # capacity a test asserts is bracketed by its own steps, whatever the precision.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import importlib
 
+from load.bench_settings import BenchSettings, load_settings
 from load.kinds.base import Kind
-from load.settings import BenchSettings, load_settings
 
 MODULES = (
     "load.kinds.single",
@@ -34,10 +34,10 @@ def _table(modules: tuple[str, ...]) -> dict[str, Kind]:
 
 
 KINDS = _table(MODULES)
-# Each kind's own settings class, by its name: every run reads and checks all of them (load/settings.py).
+# Each kind's own settings class, by its name: every run reads and checks all of them (load/bench_settings.py).
 OWN_SETTINGS = {name: kind.own_settings for name, kind in KINDS.items() if kind.own_settings is not None}
 
 
 def read_settings(environ: dict[str, str] | None = None) -> BenchSettings:
-    """The shared settings and every kind's own, checked (load/settings.py: load_settings)."""
+    """The shared settings and every kind's own, checked (load/bench_settings.py: load_settings)."""
     return load_settings(environ, OWN_SETTINGS)

@@ -4,8 +4,8 @@ A kind sets the class attributes that differ from these defaults and overrides r
 add its own sections to summary.json and its own tables to the console, and `section` its part of report.html."""
 from __future__ import annotations
 
+from load.bench_settings import BenchSettings
 from load.console import print_capacities
-from load.settings import BenchSettings
 from report.sections import ReportSection
 from rundata import jsonl
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis import balance, efficiency
+from analysis.balance import capacity_weights
 from hosts.backend import ClusterError
 from hosts.topology import NODES
 from load.console import figure, print_capacities
 from load.kinds.base import Kind, KindSettings
 from load.setting_fields import choice as one_of, setting
-from report import balance, efficiency
-from report.balance import capacity_weights
 from report.sections import Figure, ReportSection, RunResults
 from rundata.records import StepRecord
 from rundata.run import node_numbers
@@ -180,7 +180,7 @@ class Cluster(Kind):
 
     @staticmethod
     def _balance_hint(bench, summary: dict) -> None:
-        """Which node set the cluster's pace and what weights would do (report/balance.py), for the cluster
+        """Which node set the cluster's pace and what weights would do (analysis/balance.py), for the cluster
         measured under the profile's or equal weights."""
         targets = summary["targets"]
         label = "cluster" if "cluster" in targets else "cluster equal" if "cluster equal" in targets else None

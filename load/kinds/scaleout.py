@@ -4,16 +4,16 @@ machine that slows for minutes shifts every point a little rather than one point
 default profile's) are also measured alone in each round, node2 … nodeK (node1 alone is N=1), for the ideal ΣX_i;
 nodes alike (a homogeneous profile, the clean curve) have the ideal N·X(1). It reports X(N), the ideal, E(N), the
 balancer's and the generator's CPU and the machine's idle CPU at each X(N), and the USL fitted over N
-(report/scaleout.py), without the points the harness limited."""
+(analysis/scaling.py), without the points the harness limited."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from hosts.settings import cluster_settings
+from analysis import scaling
+from hosts.cluster_settings import cluster_settings
 from hosts.topology import IN_ROTATION, LOAD_HOSTS, NODES, first_nodes
 from load.console import print_capacities, print_usl_fit
 from load.kinds.base import Kind
-from report import scaleout
 from report.sections import Figure, ReportSection, RunResults
 from rundata.records import StepRecord, read_steps
 from rundata.summary import steps_at
@@ -73,7 +73,7 @@ CPU quota), else ΣX_i: the capacities of the nodes in rotation, each measured a
 
 
 def report_values(results: RunResults) -> dict:
-    return {"scaleout_ideal": scaleout.ideal_label((results.summary.scaleout or {}).get("points", []))}
+    return {"scaleout_ideal": scaling.ideal_label((results.summary.scaleout or {}).get("points", []))}
 
 
 def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
@@ -96,7 +96,7 @@ class Scaleout(Kind):
     @staticmethod
     def alone() -> tuple[str, ...]:
         """The nodes measured alone besides N=1 for the ideal ΣX_i: none when the nodes are alike."""
-        return () if scaleout.nodes_alike(cluster_settings(), NODES) else NODES[1:]
+        return () if scaling.nodes_alike(cluster_settings(), NODES) else NODES[1:]
 
     def run(self, bench) -> None:
         alone = self.alone()
@@ -116,7 +116,7 @@ class Scaleout(Kind):
             t = targets.get(target) or {}
             at = harness_figures(t.get("metrics_at_capacity"))
             at["generator_cpu_pct"] = generator_cpu_pct(records, target, t.get("capacity_rps"))
-            limit = scaleout.harness_limit(100 * at["lb_cpu_cores"] if at["lb_cpu_cores"] is not None else None,
+            limit = scaling.harness_limit(100 * at["lb_cpu_cores"] if at["lb_cpu_cores"] is not None else None,
                                            at["generator_cpu_pct"])
             measured.append({"nodes": list(IN_ROTATION[target]), "repeats": t.get("repeats") or [],
                              "limited_by": limit})
@@ -124,9 +124,9 @@ class Scaleout(Kind):
         alone = {node: (targets.get(node) or {}).get("capacity_rps") for node in self.alone()}
         if alone:  # node1 alone is N=1
             alone[NODES[0]] = (targets.get(CURVE[0]) or {}).get("capacity_rps")
-        curve = scaleout.points(measured, alone)
+        curve = scaling.points(measured, alone)
         summary["scaleout"] = {"points": [{**p.as_dict(), **harness[first_nodes(p.n)]} for p in curve],
-                               "fit": scaleout.fit_over_n(curve)}
+                               "fit": scaling.fit_over_n(curve)}
 
     def console(self, summary: dict) -> None:
         print_capacities(summary)
@@ -134,7 +134,7 @@ class Scaleout(Kind):
 
         def shown(value, digits: int) -> str:
             return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "n/a"
-        print(f"\nideal: {scaleout.ideal_label(result.get('points', []))}")
+        print(f"\nideal: {scaling.ideal_label(result.get('points', []))}")
         print(f"{'N':>3}{'X(N)/s':>10}{'ideal/s':>10}{'E(N)':>7}{'lb cores':>10}{'load CPU %':>12}{'idle %':>8}")
         for p in result.get("points", []):
             print(f"{p['n']:>3}{shown(p['capacity_rps'], 1):>10}{shown(p['ideal_rps'], 1):>10}"

@@ -1,17 +1,17 @@
 """make bench-usl: node1's throughput and mean latency at each closed-loop concurrency of USL_LEVELS (no think
 time), one step each after an open-loop warm-up, and the Universal Scalability Law fitted to them
-(report/usl.py): σ, κ, λ, N*, R²."""
+(analysis/usl_fit.py): σ, κ, λ, N*, R²."""
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
+from load.bench_settings import MAX_CONNECTIONS
 from load.console import print_usl_fit
 from load.kinds.base import Kind, KindSettings
 from load.setting_fields import levels, setting
-from load.settings import MAX_CONNECTIONS
 
-# The USL has three unknowns: fewer levels leave nothing to judge its fit by (report/usl.py).
+# The USL has three unknowns: fewer levels leave nothing to judge its fit by (analysis/usl_fit.py).
 MIN_LEVELS = 4
 
 
@@ -27,12 +27,12 @@ def usl_fit(points: list[dict]) -> dict:
     """The USL fitted to the sweep's valid points, or why it could not be: refused (too few points, `failed`
     false) or failed (the fit itself, `failed` true). Nothing escapes: the points are measured and on disk, and
     their summary is written whatever the fit does."""
-    from report import usl  # numpy and scipy only when fitting
+    from analysis import usl_fit  # numpy and scipy only when fitting
     try:
-        fit = usl.fit([p["n"] for p in points], [p["throughput_rps"] for p in points])
-    except usl.UslFitFailed as problem:
+        fit = usl_fit.fit([p["n"] for p in points], [p["throughput_rps"] for p in points])
+    except usl_fit.UslFitFailed as problem:
         return {"error": str(problem), "failed": True}
-    except usl.UslError as problem:
+    except usl_fit.UslError as problem:
         return {"error": str(problem), "failed": False}
     except Exception as problem:  # noqa: BLE001 — whatever else breaks in the fit is recorded as its failure
         return {"error": f"the fit failed ({type(problem).__name__}: {problem})", "failed": True}

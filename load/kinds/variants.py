@@ -13,11 +13,11 @@ from hosts import jvm
 from hosts.backend import ClusterError
 from hosts.topology import IN_ROTATION
 from load import threaddump
+from load.bench_settings import VARIANTS
 from load.console import print_capacities
 from load.kinds.base import Kind, KindSettings
 from load.progress import say
 from load.setting_fields import choices, setting
-from load.settings import VARIANTS
 from report import story
 from report.sections import Figure, ReportSection, RunResults
 from rundata.run import RunRecord, node_cpus

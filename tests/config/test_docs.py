@@ -10,9 +10,9 @@ import pytest
 
 from conftest import ROOT
 from load import docs_records, docs_reference
+from load.bench_settings import BenchSettings, GateKeys
 from load.kinds import KINDS
 from load.setting_fields import declared
-from load.settings import BenchSettings, GateKeys
 
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 CODE = ("*.py", "*.sh", "*.env", "*.yaml", "*.yml", "*.cfg", "*.xml", "*.java", "Makefile", "Vagrantfile", "*.lua")

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from conftest import ROOT, run
-from hosts.settings import SettingsRefused, cluster_settings
+from hosts.cluster_settings import SettingsRefused, cluster_settings
 
 
 @pytest.fixture

@@ -16,9 +16,9 @@ not near v3's knee. The searches start at 100/s (a step saved of each of the nin
 The slower build is a change of code and collector together: the Grinder's v1 (about 2.5 MB of garbage per call)
 instead of v3 (buffers reused), on ZGC in a 96 MB heap instead of the JVM's choice in 320 MB: ZGC cannot keep up
 with that garbage in so small a heap and stalls the allocating threads (closed loop, oha -c 16, node1: 50/s
-against v3's 290-400/s; 21/s in 48 MB). Build settings all (report/history.py), none of them touching the
+against v3's 290-400/s; 21/s in 48 MB). Build settings all (analysis/history.py), none of them touching the
 calibration the gate reads (the nodes' native CPU probe). No PCP figure is asserted: MONITOR=off. One repeat's
-"cannot tell" is the verdict's own unit test (tests/report/test_gate_verdict.py); its exit path through the
+"cannot tell" is the verdict's own unit test (tests/analysis/test_gate_verdict.py); its exit path through the
 script is the first gate's. A gate that could not tell because the machine's speed moved between the runs is
 run once more (below)."""
 from __future__ import annotations
@@ -47,7 +47,7 @@ def gate(results: Path, *settings: str):
 
 def gate_again_if_the_machine_moved(results: Path, *settings: str):
     """The gate, run once more when it could not tell because the machine's speed moved between the baseline and
-    this run beyond the calibration's noise (report/calibration.py), as a pipeline on a shared machine would: the
+    this run beyond the calibration's noise (analysis/calibration.py), as a pipeline on a shared machine would: the
     other worker's benches share our two cores."""
     done = gate(results, *settings)
     if done.returncode == 4 and any("the machine differs from the baseline's" in check["message"]

@@ -10,8 +10,8 @@ import pytest
 
 from conftest import ROOT
 from load.bench import choose_driver
+from load.bench_settings import SettingsError, check_for_driver
 from load.kinds import KINDS, read_settings
-from load.settings import SettingsError, check_for_driver
 
 
 def settings(**env: str):

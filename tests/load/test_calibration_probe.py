@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from load import calibration
-from load.calibration import MEASURED_CALLS, PROBE_CALLS, parse_probe, probe_script
+from load import calibration_probe
+from load.calibration_probe import MEASURED_CALLS, PROBE_CALLS, parse_probe, probe_script
 
 
 def answers(node: str, times: list[float]) -> list[str]:
@@ -31,16 +31,16 @@ def test_a_node_that_missed_calls_has_no_figure():
 def test_one_script_probes_every_node_over_one_curl_each():
     script = probe_script(("node1", "node2"))
     assert script.count("curl ") == 2 and script.count("http://node2:8080/grind?") == PROBE_CALLS
-    assert script.count("echo load") == calibration.LOAD_PROBE_RUNS
+    assert script.count("echo load") == calibration_probe.LOAD_PROBE_RUNS
 
 
 def test_the_node_probe_runs_in_bash_and_reports_its_cpu_time():
     """The probe's own script, run here for real: a CPU time per run, their median in ms."""
-    done = subprocess.run(["bash", "-c", calibration.NODE_PROBE], capture_output=True, text=True, check=True)
-    assert len(done.stdout.splitlines()) == calibration.NODE_PROBE_RUNS, done.stdout
-    assert calibration.parse_node_probe(done.stdout) > 0
+    done = subprocess.run(["bash", "-c", calibration_probe.NODE_PROBE], capture_output=True, text=True, check=True)
+    assert len(done.stdout.splitlines()) == calibration_probe.NODE_PROBE_RUNS, done.stdout
+    assert calibration_probe.parse_node_probe(done.stdout) > 0
 
 
 def test_the_node_probe_median_and_a_probe_that_did_not_report_every_run():
-    assert calibration.parse_node_probe("0.060 0.010\n0.070 0.020\n0.050 0.010\n") == 70.0
-    assert calibration.parse_node_probe("0.060 0.010\nbash: sha256sum: command not found\n") is None
+    assert calibration_probe.parse_node_probe("0.060 0.010\n0.070 0.020\n0.050 0.010\n") == 70.0
+    assert calibration_probe.parse_node_probe("0.060 0.010\nbash: sha256sum: command not found\n") is None

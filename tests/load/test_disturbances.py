@@ -2,7 +2,7 @@
 overloaded node that it does not flag."""
 from __future__ import annotations
 
-from load.summary import disturbances
+from load.run_summary import disturbances
 
 T0 = 1_800_000_000.0
 

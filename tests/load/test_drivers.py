@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from load.bench_settings import Slo
 from load.drivers import DriverError, Envelope, StepPlan
 from load.drivers.oha import OhaDriver, classify_error, parse_run, schedule_lags
 from load.drivers.wrk2 import Wrk2Driver, thread_count
-from load.settings import Slo
 from load.step import generator_problem
 from rundata.records import SPECTRUM_PERCENTILES, Tool
 

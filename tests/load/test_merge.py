@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from load.bench_settings import Slo
 from load.drivers import Envelope, StepPlan
 from load.drivers.latency import new_histogram, record_ms, unanswered_ages_ms
 from load.drivers.merge import combine, shares
 from load.drivers.oha import OhaDriver, schedule_lags
 from load.drivers.wrk2 import Wrk2Driver
-from load.settings import Slo
 from load.step import generator_problem
 from rundata.records import LoadHostUsage, StepRecord
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from load.search import MIN_RATE, find_capacity
+from load.capacity_search import MIN_RATE, find_capacity
 from rundata.summary import capacity_of
 
 

@@ -1,7 +1,7 @@
 """The step verdict: the SLO conditions, and when the generator (not the server) was measured."""
 from __future__ import annotations
 
-from load.settings import Slo
+from load.bench_settings import Slo
 from load.step import generator_problem, judge, slo_failures
 from rundata.records import LoadHostUsage, StepResult, Tool, empty_errors
 

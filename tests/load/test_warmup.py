@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from load import warmup
-from load.settings import load_settings
+from load.bench_settings import load_settings
 from rundata import jsonl
 
 

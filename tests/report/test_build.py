@@ -13,8 +13,9 @@ import pytest
 from markupsafe import escape
 from PIL import Image
 
+from analysis import efficiency, usl_fit
 from load.kinds import KINDS
-from report import build, efficiency, usl
+from report import build
 from report.__main__ import main as report_main
 from rundata.summary import Summary
 
@@ -79,7 +80,7 @@ def calibrated_report(tmp_path_factory) -> Path:
     points = [{"n": n, "throughput_rps": x, "mean_latency_ms": 1000 * n / x, "step": None}
               for n, x in zip((1, 2, 4, 8), FLAT)]
     summary.update({"calibration": CALIBRATION, "efficiency": 1.125, "usl_points": points,
-                    "usl_fit": usl.fit([p["n"] for p in points], FLAT).as_dict()})
+                    "usl_fit": usl_fit.fit([p["n"] for p in points], FLAT).as_dict()})
     (run / "summary.json").write_text(json.dumps(summary))
     return build.build(run, CLUSTER)
 

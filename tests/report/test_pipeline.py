@@ -9,23 +9,24 @@ import xml.etree.ElementTree as ElementTree
 import xmlschema
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
+from analysis import gate_verdict
 from conftest import ROOT
-from report import gate, pipeline
+from report import pipeline
 from rundata.summary import Summary
 from step_records import a_step
 
 XSD = ROOT / ".capbench" / "tools" / "junit" / "junit-10.xsd"
 CHECKS = [
-    gate.Check("capacity node1", gate.FELL, "node1: 525/s now (3 repeats: 500, 525, 550) against 1050/s …",
+    gate_verdict.Check("capacity node1", gate_verdict.FELL, "node1: 525/s now (3 repeats: 500, 525, 550) against 1050/s …",
                {"target": "node1", "baseline_rps": 1050.0, "rps": 525.0}),
-    gate.Check("capacity cluster", gate.HOLDS, "cluster: 1400/s now … not wholly below the tolerance",
+    gate_verdict.Check("capacity cluster", gate_verdict.HOLDS, "cluster: 1400/s now … not wholly below the tolerance",
                {"target": "cluster", "baseline_rps": 1380.0, "rps": 1400.0}),
-    gate.Check("capacity node2", gate.CANNOT_TELL, "node2: … repeat 2: invalid (the generator fell behind)",
+    gate_verdict.Check("capacity node2", gate_verdict.CANNOT_TELL, "node2: … repeat 2: invalid (the generator fell behind)",
                {"target": "node2", "baseline_rps": 600.0, "rps": None}),
-    gate.Check("cluster p99 at 800/s", gate.ABOVE, "cluster p99 at 800/s: p99 612 ms … against 250 ms & <more>",
+    gate_verdict.Check("cluster p99 at 800/s", gate_verdict.ABOVE, "cluster p99 at 800/s: p99 612 ms … against 250 ms & <more>",
                {"target": "cluster"}),
 ]
-GATE = gate.Gate("20261124T190000Z-abc1234-cluster", "20261124T180000Z-def5678-cluster", "named", 10.0, CHECKS,
+GATE = gate_verdict.Gate("20261124T190000Z-abc1234-cluster", "20261124T180000Z-def5678-cluster", "named", 10.0, CHECKS,
                  ["build settings changed since the baseline: VARIANT v2 → v1"])
 SUMMARY = Summary.from_json({
     "run_id": GATE.run_id, "kind": "cluster", "status": "complete",
@@ -43,8 +44,8 @@ def test_junit_validates_against_the_common_schema_and_says_each_verdict(tmp_pat
     cases = {case.get("name"): case for case in ElementTree.parse(junit).iter("testcase")}
     assert set(cases) == {c.name for c in CHECKS}
     assert cases["capacity node1"].find("failure").get("message").startswith("node1: 525/s now")
-    assert cases["cluster p99 at 800/s"].find("failure").get("type") == gate.ABOVE
-    assert cases["capacity node2"].find("error").get("type") == gate.CANNOT_TELL
+    assert cases["cluster p99 at 800/s"].find("failure").get("type") == gate_verdict.ABOVE
+    assert cases["capacity node2"].find("error").get("type") == gate_verdict.CANNOT_TELL
     assert list(cases["capacity cluster"]) == [cases["capacity cluster"].find("system-out")]  # passed
     suite = next(ElementTree.parse(junit).iter("testsuite"))
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("4", "2", "1")
@@ -52,7 +53,7 @@ def test_junit_validates_against_the_common_schema_and_says_each_verdict(tmp_pat
     assert all((tmp_path / "latest" / name).read_bytes() == (tmp_path / "run" / "gate" / name).read_bytes()
                for name in pipeline.FILES)
     said = json.loads((tmp_path / "latest" / "gate.json").read_text())
-    assert said["verdict"] == gate.FELL and said["exit_code"] == 3 and len(said["checks"]) == 4
+    assert said["verdict"] == gate_verdict.FELL and said["exit_code"] == 3 and len(said["checks"]) == 4
 
 
 def test_openmetrics_parses_with_prometheus_client():
@@ -72,7 +73,7 @@ def test_openmetrics_parses_with_prometheus_client():
     assert passed[(("check", "capacity cluster"), ("verdict", "holds"))] == 1.0
     assert passed[(("check", "capacity node1"), ("verdict", "fell"))] == 0.0
     [info] = families["capbench_run"].samples
-    assert info.labels["baseline"] == GATE.baseline_id and info.labels["verdict"] == gate.FELL
+    assert info.labels["baseline"] == GATE.baseline_id and info.labels["verdict"] == gate_verdict.FELL
 
 
 def test_prometheus_text_for_the_textfile_collector_parses_too(tmp_path):

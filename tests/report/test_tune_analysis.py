@@ -1,6 +1,6 @@
 """make tune's analysis: the best setting and its margin against the noise band, the effect against the
 baseline, Little's law in the recommendation, the figure (bars, heatmap) and the page."""
-from report import tune
+from report import tune_report
 from step_records import a_step
 
 
@@ -23,7 +23,7 @@ def threads_sweep(repeats=False):
 
 def test_best_within_band_cannot_be_told_apart_and_the_fewest_threads_is_recommended():
     points = threads_sweep()
-    result = tune.analyse(points, precision_pct=10)
+    result = tune_report.analyse(points, precision_pct=10)
     assert result["best"] == "MAXTHREADS=16" and result["runner_up"] == "MAXTHREADS=4"
     assert result["margin_pct"] == 7.1 and result["band_pct"] == 10
     assert result["verdict"].startswith("within the noise band")
@@ -39,8 +39,8 @@ def test_best_within_band_cannot_be_told_apart_and_the_fewest_threads_is_recomme
 
 
 def test_a_margin_beyond_the_precision_with_one_repeat_is_cannot_tell_and_with_repeats_significant():
-    assert tune.analyse(threads_sweep(), precision_pct=5)["verdict"].startswith("cannot tell: 7.1 %")
-    result = tune.analyse(threads_sweep(repeats=True), precision_pct=5)
+    assert tune_report.analyse(threads_sweep(), precision_pct=5)["verdict"].startswith("cannot tell: 7.1 %")
+    result = tune_report.analyse(threads_sweep(repeats=True), precision_pct=5)
     assert result["verdict"] == "significant: 7.1 % over the next best, beyond the band ±5 %"
     assert result["within_band"] == ["MAXTHREADS=16"]
     assert "Recommended: MAXTHREADS=16" in result["recommendation"]
@@ -54,7 +54,7 @@ def test_a_pool_sweep_recommends_the_fewest_connections_within_the_band_with_its
               point("POOLSIZE=4", 395, {"POOLSIZE": "4"}, figures=figs),
               point("POOLSIZE=16", 410, {"POOLSIZE": "16"}, figures=figs),
               point("baseline", 400, {}, baseline=True, figures=figs)]
-    result = tune.analyse(points, precision_pct=10)
+    result = tune_report.analyse(points, precision_pct=10)
     assert result["best"] == "POOLSIZE=16" and result["within_band"] == ["POOLSIZE=4", "POOLSIZE=16", "baseline"]
     assert ("Recommended: POOLSIZE=4, the fewest pooled connections (each node's pool stays open in the shared "
             "database, which holds NODES × it) whose capacity is within the noise band of the best (the best point had "
@@ -67,7 +67,7 @@ def test_the_baseline_competes_by_the_pool_size_it_measured():
     points = [point("baseline", 239.1, {}, baseline=True, figures={"db_pool_size": 10, "db_pool_active_mean": 9.0}),
               point("POOLSIZE=1", 181.8, {"POOLSIZE": "1"}),
               point("POOLSIZE=16", 243.4, {"POOLSIZE": "16"}, figures={"db_pool_size": 16, "db_pool_active_mean": 13.6})]
-    result = tune.analyse(points, precision_pct=7)
+    result = tune_report.analyse(points, precision_pct=7)
     assert result["best"] == "POOLSIZE=16" and result["within_band"] == ["baseline", "POOLSIZE=16"]
     assert "Recommended: baseline (POOLSIZE=10), the fewest pooled connections" in result["recommendation"]
     assert "239.1/s, 1.8 % under the best 243.4/s, inside the band of ±7 %" in result["recommendation"]
@@ -75,22 +75,22 @@ def test_the_baseline_competes_by_the_pool_size_it_measured():
 
 def test_keep_the_baseline_when_nothing_beats_it_beyond_the_band():
     points = [point("baseline", 500, {}, baseline=True), point("PROTOCOL=nio2", 510, {"PROTOCOL": "nio2"})]
-    result = tune.analyse(points, precision_pct=5)
+    result = tune_report.analyse(points, precision_pct=5)
     assert "Keep the baseline" in result["recommendation"]
-    none = tune.analyse([point("baseline", None, {}, baseline=True)], precision_pct=5)
+    none = tune_report.analyse([point("baseline", None, {}, baseline=True)], precision_pct=5)
     assert none["best"] is None and "no setting met the SLO" in none["recommendation"]
 
 
 def test_figures_bars_for_a_list_and_a_heatmap_for_a_grid_and_the_page(tmp_path):
     points = threads_sweep()
-    result = tune.analyse(points, 5)
-    bars = tune.figure(points, ["MAXTHREADS"], result, tmp_path / "bars.png")
+    result = tune_report.analyse(points, 5)
+    bars = tune_report.figure(points, ["MAXTHREADS"], result, tmp_path / "bars.png")
     grid = [point(f"PROTOCOL={p} MAXTHREADS={t}", c, {"PROTOCOL": p, "MAXTHREADS": t})
             for p, t, c in (("nio", "4", 500), ("nio", "200", 450), ("nio2", "4", 520), ("nio2", "200", None))]
-    heat = tune.figure(grid, ["PROTOCOL", "MAXTHREADS"], tune.analyse(grid, 5), tmp_path / "heat.png")
+    heat = tune_report.figure(grid, ["PROTOCOL", "MAXTHREADS"], tune_report.analyse(grid, 5), tmp_path / "heat.png")
     for png in (bars, heat):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
-    page = tune.page({"run_id": "t", "status": "complete", "target": "node1", "parameters": ["MAXTHREADS"],
+    page = tune_report.page({"run_id": "t", "status": "complete", "target": "node1", "parameters": ["MAXTHREADS"],
                       "settings": {"variant": "v1", "level": 13, "step_s": 5, "repeats": 1}, "profile": "small",
                       "figures_of": "node1"}, points, result, bars, tmp_path / "tune.html")
     html = page.read_text()
@@ -114,7 +114,7 @@ def test_make_report_rebuilds_a_tune_run_from_its_points(tmp_path):
                                                     "targets": {"node1": {"capacity_rps": 550.0, "repeats": [550.0],
                                                     "metrics_at_capacity": {"step": 3, "node1": figures}}}}))
     (point / "steps.jsonl").write_text(json.dumps(a_step(3, latency_ms={"p99": 123.4}).to_json()) + "\n")
-    page = tune.rebuild(tmp_path)
+    page = tune_report.rebuild(tmp_path)
     rebuilt = json.loads((tmp_path / "tune.json").read_text())
     first, second = rebuilt["rows"]
     assert (first["capacity_rps"], first["p99_ms"], first["figures"]["cpu_cores"]) == (550.0, 123.4, 0.45)

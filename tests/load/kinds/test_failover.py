@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from hosts import haproxy_log
+from load.bench_settings import SettingsError
 from load.kinds import failover, read_settings
-from load.settings import SettingsError
 
 T0 = 1_800_000_000.0
 

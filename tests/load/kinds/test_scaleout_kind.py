@@ -8,9 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from analysis import scaling
 from load.kinds import scaleout as kind
 from load.kinds.scaleout import CURVE, KIND, next_guess
-from report import build, scaleout
+from report import build
 from rundata.records import LoadHostUsage
 from rundata.summary import Summary
 from step_records import a_step
@@ -111,4 +112,4 @@ def settings_of(**nodes):
     ({1: {"CPUS": "0", "MEM": "2g"}, 2: {"CPUS": "0", "MEM": "2g"}}, False),  # no quota: each its own machine
 ])
 def test_nodes_are_alike_with_the_same_capacity_settings_and_a_quota_each(nodes, alike):
-    assert scaleout.nodes_alike(settings_of(**{str(k): v for k, v in nodes.items()}), ("node1", "node2")) is alike
+    assert scaling.nodes_alike(settings_of(**{str(k): v for k, v in nodes.items()}), ("node1", "node2")) is alike

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from analysis import usl_fit
 from load.kinds.usl import KIND
-from report import usl
 
 POINTS = [{"n": n, "throughput_rps": 100.0 * n / (1 + 0.05 * (n - 1)), "mean_latency_ms": 10.0, "step": i,
            "valid": True} for i, n in enumerate((1, 2, 4, 8), 1)]
@@ -14,7 +14,7 @@ POINTS = [{"n": n, "throughput_rps": 100.0 * n / (1 + 0.05 * (n - 1)), "mean_lat
 def test_a_failing_fit_is_recorded_as_failed_and_the_summary_is_still_made(monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise RuntimeError("Optimal parameters not found: Number of calls to function has reached maxfev = 20000.")
-    monkeypatch.setattr(usl, "curve_fit", broken)
+    monkeypatch.setattr(usl_fit, "curve_fit", broken)
     summary = {"targets": {}}
     KIND.summarize(SimpleNamespace(findings={"usl_points": POINTS}), summary)
     assert summary["usl_points"] == POINTS and summary["usl_fit"]["failed"] is True
@@ -26,7 +26,7 @@ def test_a_failing_fit_is_recorded_as_failed_and_the_summary_is_still_made(monke
 def test_an_unexpected_error_in_the_fit_is_recorded_too(monkeypatch):
     def broken(*args, **kwargs):
         raise TypeError("unsupported operand")
-    monkeypatch.setattr(usl, "fit", broken)
+    monkeypatch.setattr(usl_fit, "fit", broken)
     summary = {}
     KIND.summarize(SimpleNamespace(findings={"usl_points": POINTS}), summary)
     assert summary["usl_fit"] == {"error": "the fit failed (TypeError: unsupported operand)", "failed": True}

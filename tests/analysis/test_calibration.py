@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from report import calibration
+from analysis import calibration
 from rundata.run import RunRecord
 
 M1 = {"probe": "v1 level 13", "ms_per_call": {"node1": 0.70, "node2": 0.72, "node3": 0.80},

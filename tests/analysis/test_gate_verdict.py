@@ -1,5 +1,5 @@
-"""make gate's verdict (report/gate.py) on history lines made the way a run makes them, its settings, and the
-baselines kept in the history (report/baselines.py): holds, fell beyond the tolerance, cannot tell (too few
+"""make gate's verdict (analysis/gate_verdict.py) on history lines made the way a run makes them, its settings, and the
+baselines kept in the history (analysis/baselines.py): holds, fell beyond the tolerance, cannot tell (too few
 repeats, a search that did not end, another machine, another bench, no baseline), p99 thresholds."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from report import baselines, gate, history
+from analysis import baselines, gate_verdict, history
 from rundata import jsonl
 from rundata.history import HistoryLine, read_history
 from rundata.run import RunRecord
@@ -18,7 +18,7 @@ CALIBRATION = {"ms_per_call": {"node1": 0.35}, "node_cpu_ms": {"node1": 80.0}, "
 RUN = {"kind": "single", "settings": {"variant": "v2", "level": 13, "repeats": 3, "precision_pct": 7.0},
        "driver": {"name": "oha"}, "profile": "small", "git_sha": "abc1234", "calibration": CALIBRATION,
        "cluster_settings": {"NODE1_CPUS": "0.5", "NODE1_HEAP": "320m", "TOMCAT_MAX_THREADS": "200"}}
-SETTINGS = gate.GateSettings("single", None, 10.0, ())
+SETTINGS = gate_verdict.GateSettings("single", None, 10.0, ())
 
 
 # The records as a run reads them back.
@@ -49,8 +49,8 @@ def found(n: int, status: str = "found") -> list[dict]:
     return [{"repeat": i + 1, "status": status, "reason": "why"} for i in range(n)]
 
 
-def verdict(base: dict | None, now: dict, searches=None, steps=(), settings=SETTINGS) -> gate.Gate:
-    return gate.judge(now, {"node1": found(3) if searches is None else searches}, list(steps), base,
+def verdict(base: dict | None, now: dict, searches=None, steps=(), settings=SETTINGS) -> gate_verdict.Gate:
+    return gate_verdict.judge(now, {"node1": found(3) if searches is None else searches}, list(steps), base,
                       "named" if base else "no run of this bench has been accepted", settings)
 
 
@@ -70,22 +70,22 @@ def test_bench_hash_leaves_out_the_build_but_not_the_bench():
 def test_unchanged_holds_and_a_drop_beyond_the_tolerance_fell():
     base = line("base", [1000, 1050, 1100])
     same = verdict(base, line("now", [980, 1040, 1120]))
-    assert same.verdict == gate.HOLDS and same.code == 0
+    assert same.verdict == gate_verdict.HOLDS and same.code == 0
     [check] = same.checks
     assert check.name == "capacity node1" and "not wholly below the tolerance of -10 %" in check.message
     slower = verdict(base, line("now", [500, 525, 550], run={**RUN, "settings": {**RUN["settings"], "variant": "v1"}}))
-    assert slower.verdict == gate.FELL and slower.code == 3
+    assert slower.verdict == gate_verdict.FELL and slower.code == 3
     assert slower.checks[0].figures["interval_pct"][1] < -10
     assert "525/s now (3 repeats: 500, 525, 550) against 1050/s (3 repeats: 1000, 1050, 1100), -50.0 %" in slower.checks[0].message and "VARIANT v2 → v1" in slower.notes[0]
 
 
 def test_a_drop_the_noise_cannot_rule_out_of_the_tolerance_holds():
     # Medians 8 % apart, repeats overlapping: the interval reaches above −10 %.
-    assert verdict(line("base", [1000, 1050, 1100]), line("now", [900, 966, 1080])).verdict == gate.HOLDS
+    assert verdict(line("base", [1000, 1050, 1100]), line("now", [900, 966, 1080])).verdict == gate_verdict.HOLDS
     # The same drop with the repeats tight and a tolerance of 2 %: wholly below it.
-    tight = gate.GateSettings("single", None, 2.0, ())
+    tight = gate_verdict.GateSettings("single", None, 2.0, ())
     base, now = line("base", [1000, 1001, 1002], precision_pct=0.1), line("now", [900, 901, 902], precision_pct=0.1)
-    assert verdict(base, now, settings=tight).verdict == gate.FELL
+    assert verdict(base, now, settings=tight).verdict == gate_verdict.FELL
 
 
 @pytest.mark.parametrize("case, expected", [
@@ -112,7 +112,7 @@ def test_cannot_tell(case, expected):
     else:
         now = line("now", [980, 1040, 1120], status="partial")
     result = verdict(base, now, searches)
-    assert result.verdict == gate.CANNOT_TELL and result.code == 4, result
+    assert result.verdict == gate_verdict.CANNOT_TELL and result.code == 4, result
     assert expected in result.checks[0].message
 
 
@@ -121,19 +121,19 @@ def test_a_grinder_call_priced_otherwise_by_a_restarted_jvm_is_not_another_machi
     # nodes' CPU probe says the machine is the same.
     recompiled = {**RUN, "calibration": {**CALIBRATION, "ms_per_call": {"node1": 0.47}}}
     result = verdict(line("base", [1000, 1050, 1100]), line("now", [980, 1040, 1120], run=recompiled))
-    assert result.verdict == gate.HOLDS, result
+    assert result.verdict == gate_verdict.HOLDS, result
 
 
 def test_a_load_host_calibrated_slower_is_noted_not_a_reason_to_doubt_the_nodes():
     slower_load = {**RUN, "calibration": {**CALIBRATION, "load_ms": 290.0}}
     result = verdict(line("base", [1000, 1050, 1100]), line("now", [980, 1040, 1120], run=slower_load))
-    assert result.verdict == gate.HOLDS and "load host calibration +38.1 % since the baseline" in result.notes
+    assert result.verdict == gate_verdict.HOLDS and "load host calibration +38.1 % since the baseline" in result.notes
 
 
 def test_no_rate_passing_at_all_is_a_fall():
     now = line("now", [])
     result = verdict(line("base", [1000, 1050, 1100]), now, found(3, "none-passed"))
-    assert result.verdict == gate.FELL and "no rate down to the lowest met the SLO" in result.checks[0].message
+    assert result.verdict == gate_verdict.FELL and "no rate down to the lowest met the SLO" in result.checks[0].message
 
 
 def slower_step(step):
@@ -141,38 +141,38 @@ def slower_step(step):
 
 
 def test_p99_threshold_from_the_gate_steps():
-    limit = gate.P99Threshold("node1", 50.0, 400.0)
-    settings = gate.GateSettings("single", None, 10.0, (limit,))
+    limit = gate_verdict.P99Threshold("node1", 50.0, 400.0)
+    settings = gate_verdict.GateSettings("single", None, 10.0, (limit,))
     steps = [a_step(n, label=limit.label, latency_ms={"p99": p}, achieved_rps=400.0)
              for n, p in ((7, 20.0), (8, 60.0), (9, 30.0))]
     base, now = line("base", [1000, 1050, 1100]), line("now", [980, 1040, 1120])
     holding = verdict(base, now, steps=steps, settings=settings)
-    assert [c.verdict for c in holding.checks] == [gate.HOLDS, gate.HOLDS]
+    assert [c.verdict for c in holding.checks] == [gate_verdict.HOLDS, gate_verdict.HOLDS]
     assert "p99 30.0 ms (median of 3 steps: 20.0, 60.0, 30.0 ms), threshold 50 ms" == holding.checks[1].message
     above = verdict(base, now, steps=[slower_step(s) for s in steps], settings=settings)
-    assert above.verdict == gate.ABOVE and above.code == 5
+    assert above.verdict == gate_verdict.ABOVE and above.code == 5
     # A fall outweighs a threshold broken.
     slower = verdict(base, line("now", [500, 525, 550]), steps=[slower_step(s) for s in steps],
                      settings=settings)
     assert slower.code == 3
     invalid = verdict(base, now, steps=[replace(steps[0], valid=False, invalid_reason="load behind")],
                       settings=settings)
-    assert invalid.checks[1].verdict == gate.CANNOT_TELL and "step 7: load behind" in invalid.checks[1].message
+    assert invalid.checks[1].verdict == gate_verdict.CANNOT_TELL and "step 7: load behind" in invalid.checks[1].message
 
 
 def test_settings_defaults_and_refusals():
     benches = {"single": ("node1",), "cluster": ("node1", "node2", "node3", "cluster")}
-    chosen = gate.gate_settings({"GATE_P99_MS": "250@800, node1:300@400"}, benches)
+    chosen = gate_verdict.gate_settings({"GATE_P99_MS": "250@800, node1:300@400"}, benches)
     assert chosen.bench == "cluster" and chosen.drop_pct == 10.0 and chosen.baseline is None
-    assert chosen.p99 == (gate.P99Threshold("cluster", 250, 800), gate.P99Threshold("node1", 300, 400))
-    with pytest.raises(gate.GateSettingsError) as refused:
-        gate.gate_settings({"GATE_BENCH": "usl", "GATE_DROP_PCT": "-1", "GATE_P99_MS": "250"}, benches)
+    assert chosen.p99 == (gate_verdict.P99Threshold("cluster", 250, 800), gate_verdict.P99Threshold("node1", 300, 400))
+    with pytest.raises(gate_verdict.GateSettingsError) as refused:
+        gate_verdict.gate_settings({"GATE_BENCH": "usl", "GATE_DROP_PCT": "-1", "GATE_P99_MS": "250"}, benches)
     lines = str(refused.value).splitlines()
     assert lines[0].startswith("GATE_BENCH='usl' is not allowed: use one of single, cluster")
     assert lines[1].startswith("GATE_DROP_PCT='-1' is not allowed: a number from 0 to below 100")
     assert lines[2].startswith("GATE_P99_MS item '250' is not allowed: [TARGET:]MS@RATE")
-    with pytest.raises(gate.GateSettingsError, match="node9:1@2"):
-        gate.gate_settings({"GATE_P99_MS": "node9:1@2"}, benches)
+    with pytest.raises(gate_verdict.GateSettingsError, match="node9:1@2"):
+        gate_verdict.gate_settings({"GATE_P99_MS": "node9:1@2"}, benches)
 
 
 def test_baselines_are_marks_in_the_history_found_by_tag_id_or_bench_and_machine(tmp_path):

@@ -7,7 +7,7 @@ import time
 
 from hosts.topology import IN_ROTATION
 from load.progress import say
-from load.searching import DOWN_WAIT_S
+from load.searcher import DOWN_WAIT_S
 from rundata import jsonl
 from rundata.generators import load_hosts
 from rundata.records import read_steps

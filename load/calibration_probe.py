@@ -4,12 +4,12 @@ idle cluster:
 - each node grinds one fixed request (CPU and garbage: the allocating Grinder at level 13) PROBE_CALLS times in
   a row, straight from the load host, and the servlet's own time per call is taken (the median of the last
   MEASURED_CALLS: the first ones run before the JIT compiler has caught up). It prices the servlet's work (the
-  capacity per calibrated core, report/calibration.py), but it is not the machine's speed: each JVM settles on
+  capacity per calibrated core, analysis/calibration.py), but it is not the machine's speed: each JVM settles on
   its own compiled code, and on one machine a node's figure came out 0.96, 1.26, 1.38 or 1.48 ms as its JVM
   was restarted (the nodes' median 1.00-1.42 ms over six restarts);
 - so each node also times a native CPU probe (hashing NODE_PROBE_MB MB, NODE_PROBE_RUNS times): its CPU time,
   which neither a JIT nor the node's CPU quota nor another process holding the core stretches. The nodes'
-  median of it is what tells one machine from another (report/calibration.py);
+  median of it is what tells one machine from another (analysis/calibration.py);
 - the load host times a fixed CPU probe of its own (hashing 64 MB).
 All of it goes into run.json and summary.json, and from there into the history, where runs whose calibrations
 differ are flagged (report/)."""

@@ -114,7 +114,7 @@ class BenchSettings:
 
 @dataclass(frozen=True)
 class GateKeys:
-    """make gate's settings: report/gate.py checks them together, as their rules depend on the bench's targets."""
+    """make gate's settings: analysis/gate_verdict.py checks them together, as their rules depend on the bench's targets."""
     bench: str = setting("GATE_BENCH", "cluster", text(), "the bench the gate measures: cluster or single")
     repeats: str = setting("GATE_REPEATS", "3", text(), "its searches' repeats, unless REPEATS is given (1..20)")
     drop_pct: str = setting("GATE_DROP_PCT", "10", text(),

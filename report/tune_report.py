@@ -6,7 +6,7 @@ a heatmap for a 2-D grid) and tune.html.
 Noise band: the search's precision, or the widest spread of the compared points' repeats. With one repeat
 per point the run-to-run noise of the machine is not measured, so a margin beyond the precision is "cannot
 tell", not significant. (make compare judges two runs with a rank interval over their repeats instead,
-report/significance.py; this band is the older rule, kept here until tune's points are judged the same way.)"""
+analysis/significance.py; this band is the older rule, kept here until tune's points are judged the same way.)"""
 from __future__ import annotations
 
 import base64

@@ -1,5 +1,5 @@
 """Capacity searches of a target through the balancer: its nodes put in rotation (and only they, checked by who
-answers), a warm-up, then REPEATS searches (load/search.py's find_capacity) of constant-rate steps, each
+answers), a warm-up, then REPEATS searches (load/capacity_search.py's find_capacity) of constant-rate steps, each
 recorded under a label. A target whose node is down is skipped and said; a node that goes down during a
 search ends it. Part of the Bench (load/runner.py)."""
 from __future__ import annotations
@@ -9,11 +9,11 @@ import time
 from hosts import haproxy
 from hosts.backend import ClusterError
 from hosts.topology import IN_ROTATION, NODES
+from load.capacity_search import find_capacity
 from load.loadhost import LoadHost
 from load.measuring import StepRunner
 from load.progress import Progress, say
 from load.scenario import target_url, user_ids
-from load.search import find_capacity
 from load.warmup import MAX_WINDOWS, expected_rps, run_warm_rate, warm_up
 from rundata.records import StepRecord
 from rundata.summary import capacity_of

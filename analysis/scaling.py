@@ -1,5 +1,5 @@
 """The scale-out curve: the cluster's capacity X(N) with N = 1…K nodes in rotation, against the ideal, and the
-Universal Scalability Law fitted over N (report/usl.py, the same fit as over one node's concurrency).
+Universal Scalability Law fitted over N (analysis/usl_fit.py, the same fit as over one node's concurrency).
 
 - ideal(N): for nodes alike (nodes_alike: the same settings, each with a CPU quota) N·X(1); otherwise the
   capacities of the nodes in rotation measured alone, summed (ΣX_i).
@@ -94,14 +94,14 @@ def fit_over_n(curve: list[ScaleoutPoint]) -> dict:
     """The USL over N from every repeat of every point the harness did not limit (each repeat one point, so the
     run-to-run noise enters the standard errors), or why it could not be fitted; the points left out with their
     reasons either way."""
-    from report import usl  # numpy and scipy only when fitting
+    from analysis import usl_fit  # numpy and scipy only when fitting
 
     kept = [p for p in curve if p.limited_by is None]
     left_out = [{"n": p.n, "reason": p.limited_by} for p in curve if p.limited_by is not None]
     n = [float(p.n) for p in kept for _ in p.repeats]
     x = [r for p in kept for r in p.repeats]
     try:
-        fitted = usl.fit(n, x).as_dict()
-    except usl.UslError as problem:
-        fitted = {"error": str(problem), "failed": isinstance(problem, usl.UslFitFailed)}
+        fitted = usl_fit.fit(n, x).as_dict()
+    except usl_fit.UslError as problem:
+        fitted = {"error": str(problem), "failed": isinstance(problem, usl_fit.UslFitFailed)}
     return {**fitted, "left_out": left_out}

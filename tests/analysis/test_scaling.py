@@ -1,12 +1,12 @@
-"""The scale-out curve (report/scaleout.py): the ideal and E(N), and the USL fitted over the number of nodes,
+"""The scale-out curve (analysis/scaling.py): the ideal and E(N), and the USL fitted over the number of nodes,
 on synthetic points from a known law (a simulated cluster, as the issue allows for the analysis)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from report import scaleout
-from report.usl import usl
+from analysis import scaling
+from analysis.usl_fit import usl
 
 LAM, SIGMA, KAPPA = 800.0, 0.05, 0.02  # N* = sqrt(0.95 / 0.02) ≈ 6.9: the curve bends inside 1…8
 LEVELS = range(1, 9)
@@ -28,7 +28,7 @@ def test_the_fit_over_n_recovers_sigma_and_kappa_within_their_standard_errors():
     within_two = {"sigma": 0, "kappa": 0}
     runs = 200
     for seed in range(runs):
-        fit = scaleout.fit_over_n(scaleout.points(measured(seed)))
+        fit = scaling.fit_over_n(scaling.points(measured(seed)))
         for name, truth in (("sigma", SIGMA), ("kappa", KAPPA)):
             error = fit[f"{name}_err"]  # None: held at a bound, counted as a miss
             off = abs(fit[name] - truth) / error if error else float("inf")
@@ -42,16 +42,16 @@ def test_the_fit_over_n_recovers_sigma_and_kappa_within_their_standard_errors():
 def test_a_harness_bound_point_is_left_out_of_the_fit_with_its_reason():
     clean = measured(7)
     bound = [*clean, {"nodes": [f"node{i}" for i in range(1, 10)], "repeats": [900.0, 910.0, 905.0],
-                      "limited_by": scaleout.harness_limit(lb_cpu_pct=97.0, load_cpu_pct=40.0)}]
-    without = scaleout.fit_over_n(scaleout.points(clean))
-    with_it = scaleout.fit_over_n(scaleout.points(bound))
+                      "limited_by": scaling.harness_limit(lb_cpu_pct=97.0, load_cpu_pct=40.0)}]
+    without = scaling.fit_over_n(scaling.points(clean))
+    with_it = scaling.fit_over_n(scaling.points(bound))
     assert with_it["left_out"] == [{"n": 9, "reason": "the balancer used 97 % of a core at capacity (≥ 90 %)"}]
     assert with_it["sigma"] == without["sigma"] and with_it["kappa"] == without["kappa"]
     assert with_it["points"] == len(LEVELS) * REPEATS
 
 
 def test_ideal_is_the_sum_of_the_nodes_alone_where_measured_else_n_times_x1():
-    curve = scaleout.points([{"nodes": ["node1"], "repeats": [500.0, 520.0, 510.0]},
+    curve = scaling.points([{"nodes": ["node1"], "repeats": [500.0, 520.0, 510.0]},
                              {"nodes": ["node1", "node2"], "repeats": [880.0]},
                              {"nodes": ["node1", "node2", "node3"], "repeats": [1200.0]}],
                             alone={"node1": 510.0, "node2": 400.0})
@@ -60,11 +60,11 @@ def test_ideal_is_the_sum_of_the_nodes_alone_where_measured_else_n_times_x1():
 
 
 def test_too_few_levels_are_refused_with_the_reason_not_a_fit():
-    fit = scaleout.fit_over_n(scaleout.points(measured(1)[:3]))
+    fit = scaling.fit_over_n(scaling.points(measured(1)[:3]))
     assert "too few points" in fit["error"] and fit["failed"] is False
 
 
 @pytest.mark.parametrize(("lb", "load", "limited"), [(50.0, 50.0, False), (95.0, None, True), (None, 92.0, True),
                                                      (None, None, False)])
 def test_harness_limit(lb, load, limited):
-    assert (scaleout.harness_limit(lb, load) is not None) is limited
+    assert (scaling.harness_limit(lb, load) is not None) is limited

@@ -15,9 +15,8 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
-from report import calibration, significance
+from analysis import calibration, significance
 from rundata import workload
 from rundata.history import HistoryLine
 from rundata.run import EARLIER_BACKEND, RunRecord
@@ -247,38 +246,3 @@ def machine_flags(lines: list[HistoryLine]) -> dict[int, list[str]]:
                 flags[i] = tags
         last[line.config_hash] = line
     return flags
-
-
-def plot(lines: list[HistoryLine], path: Path) -> Path:
-    """Capacity per target over the runs that found one (x: run order, labelled with git sha, kind, workload and
-    the machine where several appear); runs of one configuration and machine joined; one grey dot per repeat;
-    a red note above a run whose machine or calibration changed since the last run of its configuration."""
-    from report import figures  # matplotlib only when plotting
-    plt = figures.plt
-    lines = [line for line in lines if any(line.capacities.values())]
-    fig, ax = plt.subplots(figsize=(11, 5))
-    labelled: set[str] = set()
-    for (target, _, _), xs in series(lines).items():
-        colour = figures.colour_of(target.split()[0])
-        ax.plot(xs, [lines[i].capacities[target] for i in xs], "o-", color=colour,
-                label=None if target in labelled else target)
-        labelled.add(target)
-        for i in xs:
-            reps = lines[i].repeats.get(target, [])
-            ax.plot([i] * len(reps), reps, ".", color="grey", markersize=4)
-    top = max(max(filter(None, line.capacities.values())) for line in lines) if lines else 1.0
-    for i, tags in machine_flags(lines).items():
-        ax.axvline(i, color="tab:red", linestyle=":", linewidth=1)
-        ax.annotate("\n".join(tags), (i, top * 1.02), ha="center", va="bottom", fontsize=7, color="tab:red")
-    machines = {calibration.machine(calibration.of(line)) for line in lines}
-    ax.set_xticks(range(len(lines)), [f"{line.git_sha or '?'}\n{line.kind or ''}\n{line.workload or ''}"
-                                      + (f"\n{calibration.machine(calibration.of(line)) or 'machine ?'}"
-                                         if len(machines) > 1 else "") for line in lines], fontsize=7, rotation=45)
-    ax.set_xlim(-0.6, len(lines) - 0.4)  # room for a note above the first or last run
-    ax.set_ylim(bottom=0, top=top * 1.18)
-    ax.set_ylabel("capacity, requests/s")
-    ax.set_title("capacity across runs (lines join runs of one configuration and machine; grey dots: each repeat;\n"
-                 f"red: machine or calibration changed beyond ±{calibration.CALIBRATION_NOISE_PCT:g} % since the "
-                 "configuration's previous run)", fontsize=10)
-    ax.legend(fontsize=8)
-    return figures.save(fig, path)

@@ -2,7 +2,7 @@
 meets the user's p99 thresholds, as checks a pipeline reads (one per target and per threshold) and one exit status.
 
 A target's capacity FELL when the exact rank interval of the ratio now/baseline over the two runs' repeats
-(report/significance.py, widened by each run's search precision) lies wholly below 1 − GATE_DROP_PCT/100: at
+(analysis/significance.py, widened by each run's search precision) lies wholly below 1 − GATE_DROP_PCT/100: at
 the interval's confidence the drop is beyond the tolerance. Otherwise it HOLDS, the interval said beside it (a
 wide one holds because the noise cannot show a drop, not because there was none). It CANNOT TELL when what the
 interval needs is missing: fewer than three repeats a side, a search that did not end in a capacity (invalid
@@ -16,8 +16,8 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
-from report import calibration, significance
-from report.history import FAR_APART_H, hours_apart
+from analysis import calibration, significance
+from analysis.history import FAR_APART_H, hours_apart
 from rundata.history import HistoryLine
 from rundata.records import StepRecord
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from report import history
+from analysis import history
 from rundata import jsonl
 from rundata.history import HistoryLine, read_history
 from rundata.run import RunRecord

@@ -4,7 +4,7 @@ stays append-only and whoever has the results folder has the baselines. A mark h
 the readers of runs pass it over (rundata/history.py's read_history keeps the two apart).
 
 The gate's baseline is, in this order of asking: a tag given to `make baseline TAG=`, a run named by its id (or
-a unique prefix), or, by default, the last accepted run of the same bench (report/history.py's bench_hash: the
+a unique prefix), or, by default, the last accepted run of the same bench (analysis/history.py's bench_hash: the
 configuration without the build under test), preferring one from the same machine (its calibration's id)."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from report import calibration, history, significance
+from analysis import calibration, history, significance
 from rundata.history import BaselineMark, HistoryLine
 
 TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
