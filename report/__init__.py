@@ -1,2 +1,2 @@
-"""The capacity report: figures, the Universal Scalability Law, bottleneck hints, report.html and the
-capacity history (results/history.jsonl), all made from a results folder alone."""
+"""report.html and its figures, make tune's page and make gate's pipeline files, drawn from a results folder
+alone; what the figures mean is analysis/'s."""

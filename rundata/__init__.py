@@ -1,3 +1,4 @@
 """The run-record contract between the harness (load/), the monitoring (metrics/) and the report (report/):
-the results layout, the records and their reading and writing. README.md beside this file lists the fields;
-this package imports nothing of the others."""
+the results layout, the records (written and read back as their classes) and their reading and writing.
+docs/reference/records.md lists the fields, generated from the classes; this package imports nothing of the
+others."""

@@ -1,6 +1,6 @@
 """The run-record contract: what one step measured (StepResult, from a driver) and where, when and with what
-verdict it ran (StepRecord, one line of steps.jsonl). README.md beside this file lists every field of
-run.json, steps.jsonl and summary.json; readers read the lines back into these classes (read_steps).
+verdict it ran (StepRecord, one line of steps.jsonl); readers read the lines back into these classes
+(read_steps). docs/reference/records.md lists every field, generated from the classes.
 Units: requests/s, ms, s, epoch seconds. Latencies are corrected for coordinated omission: measured from when
 each request was meant to be sent."""
 from __future__ import annotations
