@@ -3,7 +3,8 @@ to a search, the capacities its repeats found, and the host figures at a capacit
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 from rundata import workload
 from rundata.records import StepRecord, doc, known
@@ -85,11 +86,21 @@ class Summary:
     scaleout: dict | None = doc("scaleout: points (one per N) and the USL fit over N", default=None)
     sessions: dict | None = doc("sessions: node1's capacity and heap by session size", default=None)
     tune_point: dict | None = doc("make tune: the point this run measured", default=None)
+    # A kind adds entries of its own without a field here: its module writes them and its report section reads
+    # them back with section().
+    others: dict[str, Any] = doc("a kind's own entries this class names no field for, by key (section())",
+                                 default_factory=dict)
 
     @classmethod
     def from_json(cls, data: dict) -> Summary:
-        return cls(**{**known(cls, data), "targets": {label: TargetSummary.from_json(t)
-                                                      for label, t in (data.get("targets") or {}).items()}})
+        named = known(cls, data)
+        return cls(**{**named, "targets": {label: TargetSummary.from_json(t)
+                                           for label, t in (data.get("targets") or {}).items()},
+                      "others": {k: v for k, v in data.items() if k not in named and k not in ("schema", "others")}})
+
+    def section(self, key: str) -> Any:
+        """A kind's own entry of summary.json by its key, whether this class names a field for it or not."""
+        return getattr(self, key) if key in {f.name for f in fields(self)} else self.others.get(key)
 
 
 def of_label(record: StepRecord, label: str) -> bool:

@@ -1,7 +1,7 @@
 """summary.json's rules: the host figures at a target's capacity, and which steps belong to a search."""
 from __future__ import annotations
 
-from rundata.summary import metrics_at, of_label
+from rundata.summary import Summary, metrics_at, of_label
 from step_records import a_step
 
 
@@ -32,3 +32,12 @@ def test_a_step_belongs_to_its_search_label_or_older_steps_to_their_target():
     assert not of_label(a_step(label="cluster v2", target="cluster"), "cluster v3")
     assert of_label(a_step(target="node1"), "node1 monitor on")  # recorded before steps carried their label
     assert not of_label(a_step(target="node2"), "node1")
+
+
+def test_a_kinds_own_entry_is_read_back_by_its_key_whether_named_or_not():
+    written = {"schema": "capbench-summary/1", "run_id": "r", "kind": "soak", "status": "complete", "targets": {},
+               "overhead": {"ratio_on_over_off": 0.99}, "soak": {"p99_ms": [12.0, 14.5]}}
+    summary = Summary.from_json(written)
+    assert summary.section("soak") == {"p99_ms": [12.0, 14.5]}
+    assert summary.section("overhead") == summary.overhead == {"ratio_on_over_off": 0.99}
+    assert summary.section("stress") is None and "schema" not in summary.others
