@@ -24,7 +24,8 @@ from rundata.records import StepRecord
 HOLDS, FELL, CANNOT_TELL, ABOVE = "holds", "fell", "cannot tell", "above threshold"
 # The exit status per verdict; the gate's is the first of these its checks reach.
 EXIT = {FELL: 3, ABOVE: 5, CANNOT_TELL: 4, HOLDS: 0}
-DEFAULT_DROP_PCT = 10.0  # where GATE_DROP_PCT is empty; load/bench.env sets it
+DEFAULT_BENCH = "cluster"
+DEFAULT_DROP_PCT = 10.0  # GATE_DROP_PCT's default (load/bench_settings.py declares it with this)
 P99_ITEM = re.compile(r"(?:(?P<target>[^:@\s]+):)?(?P<ms>[0-9.]+)@(?P<rate>[0-9.]+)")
 
 
@@ -59,7 +60,7 @@ def gate_settings(raw: dict[str, str], benches: dict[str, tuple[str, ...]]) -> G
     by spaces or commas; TARGET defaults to the bench's last, the cluster in bench-cluster); GateSettingsError
     naming every problem."""
     problems = []
-    bench = raw.get("GATE_BENCH") or "cluster"
+    bench = raw.get("GATE_BENCH") or DEFAULT_BENCH
     if bench not in benches:
         problems.append(f"GATE_BENCH='{bench}' is not allowed: use one of {', '.join(benches)} (the benches "
                         "that search capacities)")

@@ -7,6 +7,7 @@ import os
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from analysis import gate_verdict, significance
 from load.setting_fields import (
     SettingsError,
     auto_or,
@@ -115,9 +116,9 @@ class BenchSettings:
 @dataclass(frozen=True)
 class GateKeys:
     """make gate's settings: analysis/gate_verdict.py checks them together, as their rules depend on the bench's targets."""
-    bench: str = setting("GATE_BENCH", "cluster", text(), "the bench the gate measures: cluster or single")
-    repeats: str = setting("GATE_REPEATS", "3", text(), "its searches' repeats, unless REPEATS is given (1..20)")
-    drop_pct: str = setting("GATE_DROP_PCT", "10", text(),
+    bench: str = setting("GATE_BENCH", gate_verdict.DEFAULT_BENCH, text(), "the bench the gate measures: cluster or single")
+    repeats: str = setting("GATE_REPEATS", str(significance.MIN_REPEATS), text(), "its searches' repeats, unless REPEATS is given (1..20)")
+    drop_pct: str = setting("GATE_DROP_PCT", f"{gate_verdict.DEFAULT_DROP_PCT:g}", text(),
                             "the capacity fell when lower than the baseline's by more than this % at the "
                             "interval's confidence (0..<100)")
     p99_ms: str = setting("GATE_P99_MS", "", text(),

@@ -205,7 +205,7 @@ def _failover_step(bench, node: str, rate: float) -> dict:
     result = record.result
     start, end = result.start_epoch, result.end_epoch
     # A connection closed with no answer: for oha "connection closed before message completed", for wrk2 a
-    # socket read error. Never seen outside a kill in 680 search steps of ours.
+    # socket read error; outside a kill our search steps have not seen one (docs/findings.md).
     unlogged = (result.errors or {}).get("read", 0)
     logged = haproxy_log.parse_requests(ring)
     requests = [r for r in logged if start - 1 <= r.received <= end]
