@@ -7,11 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from analysis import baselines, gate_verdict, history
+from analysis import baselines, gate_verdict
+from history_records import bench_hash, build_of, config_hash, history_line
 from rundata import jsonl
 from rundata.history import HistoryLine, read_history
-from rundata.run import RunRecord
-from rundata.summary import Summary
 from step_records import a_step
 
 CALIBRATION = {"ms_per_call": {"node1": 0.35}, "node_cpu_ms": {"node1": 80.0}, "load_ms": 210.0, "machine": "AMD EPYC × 2 on vm"}
@@ -19,23 +18,6 @@ RUN = {"kind": "single", "settings": {"variant": "v2", "level": 13, "repeats": 3
        "driver": {"name": "oha"}, "profile": "small", "git_sha": "abc1234", "calibration": CALIBRATION,
        "cluster_settings": {"NODE1_CPUS": "0.5", "NODE1_HEAP": "320m", "TOMCAT_MAX_THREADS": "200"}}
 SETTINGS = gate_verdict.GateSettings("single", None, 10.0, ())
-
-
-# The records as a run reads them back.
-def config_hash(run: dict) -> str:
-    return history.config_hash(RunRecord.from_json(run))
-
-
-def bench_hash(run: dict) -> str:
-    return history.bench_hash(RunRecord.from_json(run))
-
-
-def build_of(run: dict) -> dict[str, str]:
-    return history.build_of(RunRecord.from_json(run))
-
-
-def history_line(run: dict, summary: dict) -> HistoryLine:
-    return history.history_line(RunRecord.from_json(run), Summary.from_json(summary))
 
 
 def line(run_id: str, node1: list[float], run: dict = RUN, status: str = "complete", **extra) -> HistoryLine:

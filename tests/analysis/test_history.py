@@ -7,30 +7,12 @@ from dataclasses import replace
 import pytest
 
 from analysis import history
+from history_records import bench_hash, build_of, config_hash, history_line
 from rundata import jsonl
 from rundata.history import HistoryLine, read_history
-from rundata.run import RunRecord
-from rundata.summary import Summary
 
 RUN = {"kind": "cluster", "settings": {"variant": "v1", "level": 13, "repeats": 3, "precision_pct": 5.0},
        "driver": {"name": "oha"}, "profile": "small", "cluster_settings": {"NODE1_CPUS": "0.5"}, "git_sha": "abc1234"}
-
-
-# The records as a run reads them back.
-def config_hash(run: dict) -> str:
-    return history.config_hash(RunRecord.from_json(run))
-
-
-def bench_hash(run: dict) -> str:
-    return history.bench_hash(RunRecord.from_json(run))
-
-
-def build_of(run: dict) -> dict[str, str]:
-    return history.build_of(RunRecord.from_json(run))
-
-
-def history_line(run: dict, summary: dict) -> HistoryLine:
-    return history.history_line(RunRecord.from_json(run), Summary.from_json(summary))
 
 
 def typed(lines: list[dict]) -> list[HistoryLine]:

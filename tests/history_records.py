@@ -1,0 +1,24 @@
+"""The history's hashes and lines from run.json and summary.json as the tests write them (dicts), read back as
+a run reads them (RunRecord, Summary)."""
+from __future__ import annotations
+
+from analysis import history
+from rundata.history import HistoryLine
+from rundata.run import RunRecord
+from rundata.summary import Summary
+
+
+def config_hash(run: dict) -> str:
+    return history.config_hash(RunRecord.from_json(run))
+
+
+def bench_hash(run: dict) -> str:
+    return history.bench_hash(RunRecord.from_json(run))
+
+
+def build_of(run: dict) -> dict[str, str]:
+    return history.build_of(RunRecord.from_json(run))
+
+
+def history_line(run: dict, summary: dict) -> HistoryLine:
+    return history.history_line(RunRecord.from_json(run), Summary.from_json(summary))
