@@ -64,6 +64,21 @@ def test_failures_after_detection_break_the_goals():
     assert result["goals"]["detection within 2 s"]
 
 
+def test_a_request_sent_in_the_millisecond_of_the_down_event_was_sent_before_detection():
+    # A freeze: node1 holds what it gets until the thaw. HAProxy's DOWN event at 5.7998 s and a request it stamped
+    # 5.800 s (whole milliseconds) but dispatched in the same millisecond; one a millisecond later is after.
+    lines = [req(5.2, "node1", 200, "----", 6000), req(5.8, "node1", 200, "----", 6000)]
+    changes = [haproxy_log.StateChange(T0 + 5.7998, "node1", "DOWN", "")]
+    result = failover.analyze(haproxy_log.parse_requests("\n".join(lines)), changes, "node1", T0 + 5.0, None, T0,
+                              T0 + 12)
+    assert result["failed_by_when"] == {"between the fault and its detection": 2}
+    assert result["sent_to_node_before_detection"] == 2 and result["goals"]["no failure accepted after detection"]
+    late = req(5.801, "node1", 200, "----", 6000)
+    result = failover.analyze(haproxy_log.parse_requests("\n".join([*lines, late])), changes, "node1", T0 + 5.0,
+                              None, T0, T0 + 12)
+    assert result["failed_by_when"] == {"between the fault and its detection": 2, "after detection": 1}
+
+
 def test_a_fault_never_detected_is_said_and_fails_its_goals():
     requests, _ = kill_scenario()
     result = failover.analyze(requests, [], "node1", T0 + 5.0, T0 + 8.5, T0, T0 + 12)
