@@ -142,7 +142,7 @@ def load_settings(environ: dict[str, str] | None = None, kinds: dict[str, type] 
     the defaults, everything checked; SettingsError naming every problem."""
     raw = raw_settings(environ, kinds)
     errors: list[str] = []
-    quick = read(BenchSettings, {"QUICK": raw["QUICK"]}, False, []).quick if raw["QUICK"] in ("0", "1") else False
+    quick = raw["QUICK"] == "1"  # any other value than 0 or 1 is refused by the read below
     settings = read(BenchSettings, raw, quick, errors)
     own = {name: read(cls, raw, quick, errors) for name, cls in (kinds or {}).items()}
     if not errors:
