@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from metrics import series
 from metrics.series import Series, labels, mean, peak, process_name, row_sums, scaled
 
 MB = 1024 * 1024
@@ -97,6 +98,15 @@ def _cpu_ms_per_request(w: Window) -> float | None:
     return 1000 * cpu_s / requests if cpu_s is not None and requests else None
 
 
+def _application_requests_per_s(w: Window) -> float | None:
+    """Requests per second the user's application served (every servlet of its web module, its health path's
+    checks included); None where the nodes ran the Grinder alone."""
+    metric = OM + "tomcat_servlet_requestcount_total"
+    if not series.application_deployed(w.series, metric):
+        return None
+    return mean(w.rows(metric, series.serving_servlets(w.series, metric)))
+
+
 def _grind_ms_per_request(w: Window) -> float | None:
     requests = mean(w.rows(OM + "tomcat_servlet_requestcount_total", _label("servlet", "grind")))
     busy_ms = mean(w.rows(OM + "tomcat_servlet_processingtime_total", _label("servlet", "grind")))
@@ -138,6 +148,7 @@ NODE = (
     Figure("query_requests_per_s", _mean(OM + "tomcat_servlet_requestcount_total", _label("servlet", "query")), 2),
     Figure("session_requests_per_s", _mean(OM + "tomcat_servlet_requestcount_total", _label("servlet", "session")),
            2),
+    Figure("app_requests_per_s", _application_requests_per_s, 2),
     Figure("sessions_max", _peak(OM + "tomcat_sessions_active")),
     Figure("sessions_started_per_s", _mean(OM + "tomcat_sessions_started_total"), 2),
     Figure("db_pool_size", _peak(OM + "db_pool_totalconnections")),

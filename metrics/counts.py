@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from metrics.catalogue import HA, OM
 from metrics.pmrep import Window
-from metrics.series import Series, labels, row_sums
+from metrics.series import Series, labels, row_sums, serving_servlets
 from rundata.workload import SERVLETS as WORKLOAD_SERVLETS
 
 # Responses still in flight when the generator stops reach both counters within milliseconds: the count ends
@@ -49,20 +49,22 @@ def _sum(*rates: float | None) -> float | None:
 
 
 def cross_check(nodes: dict[str, dict], lb: dict, counts: dict[str, RawRows], window: Window) -> dict:
-    """Each node's workload-servlet request count (/grind, /query or /session) against HAProxy's response count for that server over the
-    step (checks and /health requests are in neither count); with both rates."""
+    """Each node's request count of the servlets that served the bench (the Grinder's /grind, /query or /session,
+    or every servlet of a user's application) against HAProxy's response count for that server over the step
+    (HAProxy's checks are in neither, except those of an application's own health path); with both rates."""
     checks = {}
     for node, figures in nodes.items():
         if node not in counts or "lb" not in counts:
             continue
-        tomcat = count_over(counts[node], OM + "tomcat_servlet_requestcount_total",
-                            lambda i: labels(i).get("servlet") in WORKLOAD_SERVLETS, window)
+        servlets = OM + "tomcat_servlet_requestcount_total"
+        tomcat = count_over(counts[node], servlets, serving_servlets(counts[node].series, servlets), window)
         haproxy = count_over(counts["lb"], HA + "haproxy_server_http_responses_total",
                              lambda i: labels(i).get("server") == node, window)
         if tomcat is None or haproxy is None:
             continue
         checks[node] = {"tomcat_requests": tomcat, "haproxy_responses": haproxy,
                         "diff_pct": round(100 * (tomcat - haproxy) / haproxy, 2) if haproxy >= 100 else None,
-                        "tomcat_rps": _sum(*(figures.get(f"{servlet}_requests_per_s") for servlet in WORKLOAD_SERVLETS)),
+                        "tomcat_rps": figures.get("app_requests_per_s")
+                        or _sum(*(figures.get(f"{servlet}_requests_per_s") for servlet in WORKLOAD_SERVLETS)),
                         "haproxy_rps": lb.get("servers", {}).get(node, {}).get("responses_per_s")}
     return checks

@@ -8,6 +8,8 @@ import statistics
 from datetime import datetime, timezone
 from pathlib import Path
 
+from rundata.workload import HARNESS_CONTEXT, SERVLETS
+
 Series = dict[tuple[str, str], list[float | None]]
 RAW_TIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"  # pmrep -f for the raw (-u) exports
 
@@ -38,6 +40,20 @@ def labels(instance: str) -> dict[str, str]:
     """'3 code:5xx proxy:nodes server:node1' → {'code': '5xx', 'proxy': 'nodes', 'server': 'node1'}."""
     text = instance.split(" ", 1)[1] if " " in instance else ""
     return dict(re.findall(r"(\w+):(.*?)(?= \w+:|$)", text))
+
+
+def application_deployed(series: Series, metric: str) -> bool:
+    """Whether the nodes ran a user's application (APP_WAR): the Grinder then sits beside it at HARNESS_CONTEXT."""
+    return any(labels(instance).get("module") == HARNESS_CONTEXT for (name, instance) in series if name == metric)
+
+
+def serving_servlets(series: Series, metric: str):
+    """Which of `metric`'s servlet instances served the bench's traffic: with a user's application, every
+    servlet of its web module(s); else the Grinder's workload servlets (grind, query, session), not its health
+    and info."""
+    if application_deployed(series, metric):
+        return lambda instance: labels(instance).get("module") not in (HARNESS_CONTEXT, None)
+    return lambda instance: labels(instance).get("servlet") in SERVLETS
 
 
 def process_name(instance: str) -> str:

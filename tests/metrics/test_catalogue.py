@@ -33,3 +33,17 @@ def test_cpu_per_request_is_the_jvms_cpu_over_the_requests_it_served():
               (om + "tomcat_requests_requestcount_total", "connector:http-nio-8080"): [790.0, 810.0]}
     assert figure("cpu_ms_per_request", series) == 0.562  # rounded to 3 decimals
     assert figure("cpu_ms_per_request", {(om + "process_cpu_seconds_total", ""): [0.4]}) is None
+
+
+def test_an_applications_requests_are_its_modules_servlets_and_the_grinder_beside_it_is_not_counted():
+    # With APP_WAR the Grinder sits at /capbench; both modules have Tomcat's default and jsp servlets.
+    om = "openmetrics.jvm.tomcat_servlet_requestcount_total"
+    series = {(om, "0 module:/ servlet:default"): [100.0, 120.0],
+              (om, "1 module:/ servlet:jsp"): [200.0, 220.0],
+              (om, "2 module:/capbench servlet:health"): [3.3, 3.3],
+              (om, "3 module:/capbench servlet:default"): [1.0, 1.0]}
+    assert figure("app_requests_per_s", series) == 320.0
+    # The Grinder alone at / : no application figure; its workload servlets are what served the bench.
+    grinder = {(om, "0 module:/ servlet:grind"): [400.0, 400.0], (om, "1 module:/ servlet:health"): [3.3, 3.3]}
+    assert figure("app_requests_per_s", grinder) is None
+    assert figure("grind_requests_per_s", grinder) == 400.0
