@@ -12,8 +12,10 @@ named, so a reader can see why a hint fired or did not:
                   the node's pool had ≥ POOL_BUSY_PCT of its connections in use: the pool (DB_POOL_SIZE), not
                   the node's CPU, set the pace (seeds 003 and 004); it stands in for the lock rule's question;
   database-bound  the shared database's PostgreSQL used ≥ CPU_SATURATED_PCT of its host's CPU quota, or the quota
-                  was used up in ≥ THROTTLED_PCT of its periods: the database, not the nodes, set the pace, and
-                  more nodes only queue on it (the USL's κ);
+                  was used up in ≥ THROTTLED_PCT of its periods while ≥ DB_AT_WORK_CONNECTIONS backends were at
+                  work on average: the database, not the nodes, set the pace, and more nodes only queue on it
+                  (the USL's κ). An idle database host counts as throttled in about 30 % of the few periods in
+                  which anything runs on it (its monitoring agents), which says nothing about the bench;
   lock waits      backends waited for a lock (≥ DB_LOCK_WAITS on average): contended writes serialise;
   GC-bound        ≥ GC_BOUND_PCT of the time in GC pauses;
   LB queueing     HAProxy queued requests for a server (its maxconn reached) or for the backend;
@@ -41,6 +43,7 @@ GC_BOUND_PCT = 10.0
 POOL_WAITING_THREADS = 1.0
 POOL_BUSY_PCT = 90.0
 DB_LOCK_WAITS = 1.0
+DB_AT_WORK_CONNECTIONS = 1.0
 GENERATOR_LATE_PCT = GENERATOR_BEHIND_PCT
 GENERATOR_MACHINE_CPU_PCT = GENERATOR_CPU_PCT
 
@@ -130,7 +133,8 @@ def _database_hints(db: dict) -> list[Hint]:
     cpu, throttled, locks = db.get("cpu_pct_of_quota"), db.get("throttled_pct"), db.get("lock_waits_mean")
     basis = {k: db.get(k) for k in ("cpu_pct_of_quota", "cpu_quota", "throttled_pct", "connections_active_mean",
                                     "lock_waits_mean", "transactions_per_s")}
-    if (cpu is not None and cpu >= CPU_SATURATED_PCT) or (throttled is not None and throttled >= THROTTLED_PCT):
+    at_work = (db.get("connections_active_mean") or 0) >= DB_AT_WORK_CONNECTIONS
+    if (cpu is not None and cpu >= CPU_SATURATED_PCT) or (at_work and throttled is not None and throttled >= THROTTLED_PCT):
         found.append(Hint("database", DATABASE, f"{DATABASE}: database-bound — PostgreSQL used {cpu} % of the database host's "
                                             f"{db.get('cpu_quota')} CPU quota (throttled in {throttled} % of its "
                                             f"periods), {db.get('connections_active_mean')} connections at work on "

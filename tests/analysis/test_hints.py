@@ -60,6 +60,10 @@ def test_a_saturated_or_throttled_database_and_its_lock_waits_are_named():
     assert "PostgreSQL used 97.5 % of the database host's 0.4 CPU quota" in found[0].text
     assert kinds(hints.hints_for({"db": {**db, "cpu_pct_of_quota": 60.0, "throttled_pct": 30.0}})) == [("database", "db")]
     assert hints.hints_for({"db": {**db, "cpu_pct_of_quota": 60.0, "throttled_pct": 2.0}}) == []
+    # A Grinder run's idle database (figures of a real one): throttled in the few periods its agents ran.
+    idle = {"cpu_pct_of_quota": 0.3, "cpu_quota": 0.4, "throttled_pct": 30.7, "connections_active_mean": 0.0,
+            "lock_waits_mean": 0.0, "transactions_per_s": 0.1}
+    assert hints.hints_for({"node1": node(cpu=30.0), "db": idle}) == []
     locked = hints.hints_for({"db": {**db, "cpu_pct_of_quota": 20.0, "throttled_pct": 0.0, "lock_waits_mean": 3.4,
                                      "lock_waits_max": 9.0}})
     assert kinds(locked) == [("db-locks", "db")] and "3.4 backends waited for a lock" in locked[0].text
