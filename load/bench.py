@@ -59,6 +59,9 @@ def checked(closed_loop: bool = False, environ: dict[str, str] | None = None, ki
     if kind is not None and kind.workload is not None and settings.workload != kind.workload:
         raise SettingsError(f"WORKLOAD='{settings.workload}' cannot run make bench-{kind.name}: it {kind.compares}; "
                             f"use WORKLOAD={kind.workload}")
+    if kind is not None and kind.workload is not None and settings.user_scenario is not None:
+        raise SettingsError(f"SCENARIO_FILE='{settings.scenario_file}' cannot run make bench-{kind.name}: it "
+                            f"{kind.compares} on WORKLOAD={kind.workload}'s requests; leave SCENARIO_FILE empty")
     cluster_settings()
     driver, wrk2_local = choose_driver(settings, environ, closed_loop)
     return check_for_driver(settings, driver.name), driver, wrk2_local

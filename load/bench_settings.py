@@ -8,11 +8,13 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from analysis import gate_verdict, significance
+from load import user_scenario as scenarios
 from load.setting_fields import (
     SettingsError,
     auto_or,
     choice,
     defaults,
+    file_path,
     integer,
     nested,
     number,
@@ -72,6 +74,9 @@ class BenchSettings:
     scenario: str = setting("SCENARIO", "session", choice(SCENARIOS),
                             "session: each user sends SESSION_REQUESTS requests with THINK_MS between them, a "
                             "random user id of USERS; single: one URL, no user id")
+    scenario_file: str = setting("SCENARIO_FILE", "", file_path(),
+                                 "a YAML file of your own requests, each drawn by weight (docs/guides/"
+                                 "scenario-file.md), in place of WORKLOAD's; empty: WORKLOAD's requests")
     session_requests: int = setting("SESSION_REQUESTS", "10", integer(1, 1000), "requests of a user's session")
     think_ms: int = setting("THINK_MS", "100", integer(0, 60000), "pause between a user's requests (ms)")
     users: int = setting("USERS", "10000", integer(1, 1_000_000), "user ids in the generated dataset")
@@ -100,16 +105,23 @@ class BenchSettings:
                             "on: PCP logs every host during the run and each step gets the hosts' figures; off: "
                             "nothing logs (make bench-overhead compares the two)")
     kinds: dict[str, Any] = field(default_factory=dict)
+    # SCENARIO_FILE read and checked (load_settings); None without one.
+    user_scenario: scenarios.UserScenario | None = None
 
     def problems(self) -> list[str]:
         if self.workload == "session" and self.scenario != "session":
             return [f"WORKLOAD='session' is not allowed with SCENARIO='{self.scenario}': sessions belong to users, "
                     "and only SCENARIO=session sends a user id"]
-        return []
+        return scenarios.problems(self.scenario_file) if self.scenario_file else []
 
     def as_dict(self) -> dict:
-        """As run.json records it: the shared settings, and every kind's beside them."""
-        shared = {name: value for name, value in asdict(replace(self, kinds={})).items() if name != "kinds"}
+        """As run.json records it: the shared settings, and every kind's beside them. SCENARIO_FILE only when
+        given, with the sha256 of what it held (a run without one records what runs before it did, so their
+        history matches)."""
+        shared = {name: value for name, value in asdict(replace(self, kinds={}, user_scenario=None)).items()
+                  if name not in ("kinds", "user_scenario", "scenario_file")}
+        if self.user_scenario is not None:
+            shared |= {"scenario_file": self.scenario_file, "scenario_sha256": self.user_scenario.sha256}
         return shared | {name: value for kind in self.kinds.values() for name, value in asdict(kind).items()}
 
 
@@ -149,11 +161,28 @@ def load_settings(environ: dict[str, str] | None = None, kinds: dict[str, type] 
         errors = settings.problems() + [p for kind in own.values() for p in kind.problems()]
     if errors:
         raise SettingsError("\n".join(errors))
-    return replace(settings, kinds=own)
+    scenario = scenarios.load(settings.scenario_file) if settings.scenario_file else None
+    return replace(settings, kinds=own, user_scenario=scenario)
 
 
 def check_for_driver(settings: BenchSettings, driver_name: str) -> BenchSettings:
-    """Driver-specific limits: wrk2's steps must outlast its calibration (QUICK raises them to the minimum)."""
+    """Driver-specific limits: wrk2's steps must outlast its calibration (QUICK raises them to the minimum), and it
+    cannot read answers to HEAD (wg/wrk#198); oha sends one method, one set of headers and one body for every
+    request of a step."""
+    scenario = settings.user_scenario
+    heads = [r for r in scenario.requests if r.method == "HEAD"] if scenario is not None else []
+    if driver_name == "wrk2" and heads:
+        raise SettingsError(
+            f"SCENARIO_FILE {settings.scenario_file}:{heads[0].line}: wrk2 cannot send HEAD: its parser waits for "
+            "the body the answer's Content-Length announces, which a HEAD answer never has; use LOADGEN=oha")
+    mixed = scenario.mixed() if scenario is not None else None
+    if driver_name == "oha" and mixed is not None:
+        first = scenario.requests[0]
+        differs = mixed.differs(first)
+        raise SettingsError(
+            f"SCENARIO_FILE {settings.scenario_file}:{mixed.line}: this request's {' and '.join(differs)} "
+            f"{'differs' if len(differs) == 1 else 'differ'} from the first request's (line {first.line}), and oha "
+            "sends the same for every request: use LOADGEN=wrk2 (WRK2=/path/to/wrk2), or give every request the same")
     if driver_name == "wrk2":
         if settings.quick and settings.step_s < WRK2_MIN_STEP_S:
             return replace(settings, step_s=WRK2_MIN_STEP_S)

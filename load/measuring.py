@@ -1,14 +1,16 @@
 """A run's steps: each one sent to the load hosts at a rate (or as a closed loop), its raw files kept, judged
-against the SLO and recorded under a label, then the pause before the next. The scenario's dataset (users, URLs)
-goes to the load hosts first. Part of the Bench (load/runner.py)."""
+against the SLO and recorded under a label, then the pause before the next. The scenario's dataset (users, URLs,
+SCENARIO_FILE's requests) goes to the load hosts first. Part of the Bench (load/runner.py)."""
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 from hosts import haproxy
 from load.bench_settings import MAX_CONNECTIONS, BenchSettings
 from load.drivers import StepPlan
+from load.drivers.wrk2 import scenario_table
 from load.load_hosts import LoadHosts
 from load.progress import Progress, say
 from load.scenario import connections_for, target_url, user_ids
@@ -47,16 +49,35 @@ class StepRunner:
         self.step_number = 0
         self.users_file: str | None = None
         self.urls_file: str | None = None
+        self.requests_file: str | None = None  # SCENARIO_FILE's requests for wrk2's capbench.lua
+        self.body_file: str | None = None  # and the body every request sends, for oha
         self.warmups: list[dict] = []  # each warm-up's windows and whether it became steady (load/warmup.py)
 
     def put_dataset(self) -> None:
-        """The session scenario's users and URLs on each load host (a copy of the users in the results)."""
-        users_text = ("\n".join(user_ids(self.settings.users)) + "\n").encode()
-        self.paths.users.write_bytes(users_text)
-        self.users_file = f"{self.work_dir}/users.txt"
+        """The scenario's dataset on each load host: the session scenario's users (a copy in the results), and
+        its URLs or SCENARIO_FILE's requests."""
+        if self.settings.scenario == "session":
+            users_text = ("\n".join(user_ids(self.settings.users)) + "\n").encode()
+            self.paths.users.write_bytes(users_text)
+            self.users_file = f"{self.work_dir}/users.txt"
+            self.loads.put(self.users_file, users_text)
         self.urls_file = f"{self.work_dir}/urls.txt"
-        self.loads.put(self.users_file, users_text)
-        self.write_urls()
+        if self.settings.user_scenario is not None:
+            self.put_requests()
+        else:
+            self.write_urls()
+
+    def put_requests(self) -> None:
+        """SCENARIO_FILE's requests as each tool reads them: for oha each URL `weight` times (its random pick of
+        a line honours the weights) and the one body every request sends; for wrk2 the whole scenario."""
+        scenario = self.settings.user_scenario
+        self.loads.put(self.urls_file, scenario.weighted_urls("lb").encode())
+        self.requests_file = f"{self.work_dir}/requests.lua"
+        self.loads.put(self.requests_file, scenario_table(scenario))
+        body = scenario.requests[0].body
+        if body is not None and scenario.mixed() is None:
+            self.body_file = f"{self.work_dir}/body"
+            self.loads.put(self.body_file, body)
 
     def write_urls(self) -> None:
         """The session scenario's URLs on the load hosts: one per user, for the settings' variant and level."""
@@ -66,7 +87,7 @@ class StepRunner:
     def change_settings(self, settings: BenchSettings) -> None:
         """The steps from now on ask for what `settings` say (the URLs on the load hosts written anew)."""
         self.settings = settings
-        if self.urls_file:
+        if self.urls_file and settings.user_scenario is None:
             self.write_urls()
 
     def measure(self, target: str, repeat: int, rate: float, phase: str, *, label: str | None = None,
@@ -81,11 +102,18 @@ class StepRunner:
         self.step_number += 1
         connections = closed_connections or min(MAX_CONNECTIONS, connections_for(rate, s) + math.ceil(rate * stuck_s))
         single = url is not None or s.scenario == "single"
+        scenario = s.user_scenario if url is None else None
         plan = StepPlan(url=url or target_url("lb", s), rate=rate, duration_s=duration_s or s.step_s,
                         connections=connections, threads=s.threads, timeout_s=s.timeout_s,
                         users_file=None if single else self.users_file,
-                        urls_file=None if single else self.urls_file, session_requests=s.session_requests,
+                        urls_file=None if single and scenario is None else self.urls_file,
+                        session_requests=s.session_requests,
                         ramp_s=min(self.RAMP_S, (duration_s or s.step_s) / 5) if phase in self.RAMPED_PHASES else 0.0)
+        if scenario is not None:
+            first = scenario.requests[0]
+            plan = replace(plan, url=scenario.url(first, "lb"), requests_file=self.requests_file,
+                           success=scenario.success, method=first.method, headers=first.headers,
+                           body_file=self.body_file)
         began = self.progress.begin(target, phase, self.step_number, rate, plan.duration_s, connections)
         step_dir = f"{self.work_dir}/step-{self.step_number:03d}"
         result, files_by_host = self.loads.send(self.driver, plan, step_dir,
@@ -98,6 +126,7 @@ class StepRunner:
         record = judge(self.run_id, self.step_number, phase, target, repeat, plan.url, "single" if single
                        else s.scenario, result, s.slo)
         record.label = label or target
+        record.scenario_file = scenario.name if scenario is not None else ""
         if closed_connections:  # no offered rate, so no SLO verdict: the step only has to be valid
             record.passed, record.slo_broken = record.valid, []
         jsonl.append(self.paths.steps, record.to_json())

@@ -93,7 +93,7 @@ class Bench:
         if self.wrk2_local is not None:
             self.loads.put_binary(self.wrk2_local, LOADHOST_BINARY)
         self.version = self.loads.record_versions(self.driver)
-        if self.settings.scenario == "session" and self.kind.users:
+        if self.kind.users and (self.settings.scenario == "session" or self.settings.user_scenario is not None):
             self.steps.put_dataset()
         self.calibration = calibrate(self.loads.first, NODES)
 

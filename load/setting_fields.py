@@ -161,3 +161,9 @@ def sizes(high: int) -> Rule:
 def text() -> Rule:
     """Anything: checked where it is used (make gate's settings, whose rules depend on the bench)."""
     return Rule("any text", lambda value: value)
+
+
+def file_path() -> Rule:
+    """Empty, or a file's path as given (relative ones from where make runs: the checkout); what the file must hold
+    is checked where it is read."""
+    return Rule("empty, or the path of a file (relative to the checkout)", lambda value: value)

@@ -227,6 +227,8 @@ class StepRecord:
                                                "host, metrics/catalogue.py's figures by name, "
                                                "requests_cross_check per node", default=None)
     metrics_window: dict[str, float] | None = doc("start_epoch and end_epoch of host_metrics' window", default=None)
+    scenario_file: str = doc("the name of the SCENARIO_FILE whose requests it sent ('': WORKLOAD's; its sha256 is "
+                             "in run.json's settings)", default="")
 
     def to_json(self) -> dict:
         data = {k: v for k, v in asdict(self).items()

@@ -11,7 +11,9 @@ HARNESS_CONTEXT = "/capbench"
 
 def describe(settings: dict) -> str:
     """ "v1 level 13" for the Grinder, "query 10 rows joined × 5, 20 % writes" for the shared database, "session
-    16 kB" for the users' sessions."""
+    16 kB" for the users' sessions, "requests of shop.yaml" for a SCENARIO_FILE's."""
+    if settings.get("scenario_file"):
+        return f"requests of {settings['scenario_file'].rsplit('/', 1)[-1]}"
     if settings.get("workload") == "session":
         return f"session {settings.get('session_kb', '?')} kB"
     if settings.get("workload") == "query":

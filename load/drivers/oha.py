@@ -49,13 +49,16 @@ class OhaDriver:
 
     def argv(self, plan: StepPlan) -> list[str]:
         target = ["--urls-from-file", plan.urls_file] if plan.urls_file else [plan.url]
+        sends = [*(["-m", plan.method] if plan.method != "GET" else []),
+                 *[arg for name, value in plan.headers for arg in ("-H", f"{name}: {value}")],
+                 *(["-D", plan.body_file] if plan.body_file else [])]
         # Rate 0: a closed loop (each connection sends its next request when the last is answered), where
         # there is no schedule to correct latency against.
         pace = ["-q", f"{plan.rate:g}", "--latency-correction"] if plan.rate > 0 else []
         return [self.binary, "--no-tui", "--output-format", "json", "-o", SUMMARY_FILE,
                 "--db-url", REQUESTS_DB, *pace,
                 "-z", f"{plan.duration_s}s", "-c", str(plan.connections), "-t", f"{plan.timeout_s}s",
-                *target]
+                *sends, *target]
 
     def version_argv(self) -> list[str]:
         return [self.binary, "--version"]
@@ -94,6 +97,13 @@ def schedule_lags(stamps: list[float], failed: int, rate: float) -> list[float]:
     return lags
 
 
+def failed_statuses(distribution: dict[str, int], success: tuple[int, ...] | None) -> int:
+    """Responses whose status is not a success, from oha's statusCodeDistribution ({"200": n, ...}): with a
+    scenario's `success` list, any status not in it; without one, any status of 400 or more (the study's rule)."""
+    return sum(count for status, count in distribution.items()
+               if (int(status) not in success if success is not None else int(status) >= 400))
+
+
 def parse_run(summary: dict, rows: list[tuple], plan: StepPlan, envelope: Envelope, tool: Tool) -> GeneratorRun:
     """This generator's part of a step from oha's JSON summary and its per-response rows: its StepResult, and
     its histograms for a merge with other load hosts'."""
@@ -103,6 +113,7 @@ def parse_run(summary: dict, rows: list[tuple], plan: StepPlan, envelope: Envelo
     if status_total != len(rows):
         raise DriverError(f"oha counted {status_total} responses but stored {len(rows)} rows")
     errors = empty_errors()
+    errors["status"] = failed_statuses(summary.get("statusCodeDistribution", {}), plan.success)
     messages = dict(summary["errorDistribution"])
     cut = messages.get(DEADLINE_MESSAGE, 0)
     for message, count in messages.items():
@@ -118,13 +129,11 @@ def parse_run(summary: dict, rows: list[tuple], plan: StepPlan, envelope: Envelo
     book = StepLatency(plan.duration_s, plan.ramp_s)
     lag, send_lag = new_histogram(), new_histogram()  # send lag: stamped to sent, waiting for a free connection
     service_total = 0.0
-    for (stamp, sent, end, duration, status), lag_ms in zip(rows, lags):
+    for (stamp, sent, end, duration, _status), lag_ms in zip(rows, lags):
         book.add(stamp - lag_ms / 1000.0, duration * 1000.0 + lag_ms, lag_ms)
         record_ms(lag, lag_ms)
         record_ms(send_lag, (sent - stamp) * 1000.0)
         service_total += end - sent
-        if status >= 400:
-            errors["status"] += 1
         if duration * 1000.0 + lag_ms > SLOW_MS:
             errors["slow"] += 1
     unanswered = unanswered_count(intended, responses, no_response)

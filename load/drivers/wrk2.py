@@ -12,6 +12,7 @@ import math
 from load.bench_settings import WRK2_CALIBRATION_S, WRK2_MIN_STEP_S
 from load.drivers import LOADHOST_LIB, DriverError, Envelope, GeneratorRun, StepPlan, tool_failure
 from load.drivers.latency import StepLatency, add_unanswered, figures, new_histogram, record_ms, unanswered_count
+from load.user_scenario import UserScenario
 from rundata.records import StepResult, Tool, empty_errors, socket_errors
 
 REPORT_FILE = "wrk2.json"
@@ -35,7 +36,11 @@ class Wrk2Driver:
 
     def argv(self, plan: StepPlan) -> list[str]:
         threads = thread_count(plan.threads, plan.connections, plan.rate)
-        script_args = ["--", plan.users_file, str(plan.session_requests)] if plan.users_file else []
+        # capbench.lua's arguments: USERS_FILE ('-': no users) SESSION_REQUESTS [REQUESTS_FILE].
+        if plan.requests_file:
+            script_args = ["--", plan.users_file or "-", str(plan.session_requests), plan.requests_file]
+        else:
+            script_args = ["--", plan.users_file, str(plan.session_requests)] if plan.users_file else []
         return [self.binary, "-t", str(threads), "-c", str(plan.connections), "-d", f"{plan.duration_s}s",
                 "-R", f"{plan.rate:g}", "--timeout", f"{plan.timeout_s}s", "-s", SCRIPT, plan.url, *script_args]
 
@@ -62,6 +67,12 @@ def parse_run(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -> G
     errors = empty_errors()
     for kind in ("connect", "read", "write", "status", "timeout"):
         errors[kind] = int(report["errors"][kind])
+    if plan.success is not None:
+        # wrk2 itself counts statuses above 399; a scenario's `success` list is counted by capbench.lua.
+        if "not_success" not in report:
+            raise DriverError("wrk2 report lacks 'not_success': the step had a scenario file, and its capbench.lua "
+                              "did not read it (an older capbench.lua on the load host?)")
+        errors["status"] = int(report["not_success"])
     # The share above 5 s is known for the measured (post-calibration) part; apply it to all responses.
     errors["slow"] = round(report["slow_share"] * responses)
     no_response = socket_errors(errors)
@@ -93,3 +104,25 @@ def parse_run(report: dict, plan: StepPlan, envelope: Envelope, tool: Tool) -> G
         end_epoch=envelope.end_epoch, tool=tool, intended=intended, sent=responses + no_response,
         unanswered=unanswered, loadhost=envelope.usage(), latency_spectrum_ms=spectrum, notes=notes,
         ramp_s=float(WRK2_CALIBRATION_S)), book)
+
+
+def lua_string(data: bytes) -> str:
+    """A Lua string literal of any bytes: printable ASCII as is, everything else (quotes, backslashes, line ends,
+    non-ASCII) as a decimal escape, which every Lua reads the same."""
+    return '"' + "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:03d}" for b in data) + '"'
+
+
+def scenario_table(scenario: UserScenario) -> bytes:
+    """The scenario as capbench.lua reads it (dofile): a Lua chunk returning {success = {...}, requests = {{method,
+    path, headers, body, weight}, ...}}, every string escaped (lua_string), so nothing in the file is code."""
+    lines = [f"-- capbench scenario {lua_string(scenario.name.encode())}, sha256 {scenario.sha256}",
+             "return {",
+             "  success = {" + ", ".join(str(status) for status in scenario.success) + "},",
+             "  requests = {"]
+    for r in scenario.requests:
+        headers = ", ".join(f"[{lua_string(n.encode())}] = {lua_string(v.encode())}" for n, v in r.headers)
+        body = lua_string(r.body) if r.body is not None else "nil"
+        lines.append(f"    {{method = {lua_string(r.method.encode())}, path = {lua_string(r.path.encode())}, "
+                     f"headers = {{{headers}}}, body = {body}, weight = {r.weight}}},")
+    lines += ["  },", "}", ""]
+    return "\n".join(lines).encode()

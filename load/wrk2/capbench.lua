@@ -1,15 +1,20 @@
 -- capbench's script for a wrk2 binary the user supplies: builds each request for the scenario, and at the end
 -- writes the results as JSON (wrk2's done() reporter) to $CAPBENCH_STEP_DIR/wrk2.json.
---   wrk2 ... -s capbench.lua URL -- USERS_FILE SESSION_REQUESTS
+--   wrk2 ... -s capbench.lua URL -- USERS_FILE SESSION_REQUESTS [REQUESTS_FILE]
 -- With a users file: the study's user, SESSION_REQUESTS requests in succession with one user id, then a new
 -- random id from the file. Without arguments: every request is the URL as given.
+-- With a requests file (SCENARIO_FILE, as load/drivers/wrk2.py's scenario_table writes it): each request is
+-- one of the file's, drawn by weight; a user (USERS_FILE '-': none) keeps the cookies the application sets
+-- and sends them back, and responses whose status is not in the file's success list are counted.
 
 local slow_us = 5000 * 1000  -- the study counts responses slower than 5 s as failures
 
--- Runs once per thread in the main script state, before the threads start.
+-- Runs once per thread in the main script state, before the threads start; done() reads each thread's counts.
 local thread_count = 0
+local threads = {}
 function setup(thread)
    thread_count = thread_count + 1
+   threads[thread_count] = thread
    thread:set("thread_id", thread_count)
 end
 
@@ -17,32 +22,130 @@ local users = nil
 local session_requests = 0
 local sent_in_session = 0
 local path_with_user = nil
+local current_user = nil
 
-function init(args)
-   if #args >= 2 then
-      users = {}
-      for line in io.lines(args[1]) do
-         if line ~= "" then users[#users + 1] = line end
-      end
-      session_requests = tonumber(args[2])
-      local sep = string.find(wrk.path, "?", 1, true) and "&" or "?"
-      path_with_user = wrk.path .. sep .. "user="
-      -- Each thread its own sequence of users (thread_id is set by setup() below).
-      math.randomseed(os.time() * 1000 + (thread_id or 0))
+-- The scenario file's requests, the running sum of their weights (for the pick), and the statuses that count
+-- as answered (a set).
+local scenario = nil
+-- Each user's cookies (name -> value), in this thread: a user drawn again sends what the application set.
+local jars = {}
+-- The users of the requests sent and not yet answered, oldest first. wrk2 does not say which request a response
+-- answers, so a response's Set-Cookie goes to the oldest user waiting: right while responses come back in the
+-- order sent, as they do when their latencies are alike. A request that fails without a response (a timeout)
+-- shifts this by one; a user then takes the cookie of the one before, still a real session on a real node.
+local waiting, waiting_first, waiting_next = {}, 1, 1
+-- Responses whose status is not in the scenario's success list; nil without a scenario (done() reads it).
+not_success = nil
+
+function load_scenario(path)
+   local data = dofile(path)
+   local cumulative, total = {}, 0
+   for i, r in ipairs(data.requests) do
+      total = total + r.weight
+      cumulative[i] = total
+   end
+   local success = {}
+   for _, status in ipairs(data.success) do success[status] = true end
+   return {requests = data.requests, cumulative = cumulative, total = total, success = success}
+end
+
+-- The request whose share of the total weight holds `draw` (1..total): the first with a running sum >= draw.
+function pick(s, draw)
+   local low, high = 1, #s.cumulative
+   while low < high do
+      local mid = math.floor((low + high) / 2)
+      if s.cumulative[mid] < draw then low = mid + 1 else high = mid end
+   end
+   return s.requests[low]
+end
+
+-- A Set-Cookie value into the jar: its name=value, or the cookie removed when it is emptied or expired now.
+function remember(jar, set_cookie)
+   local name, value = string.match(set_cookie, "^%s*([^=;%s]+)%s*=%s*([^;]*)")
+   if not name then return end
+   local attributes = string.lower(string.match(set_cookie, ";(.*)$") or "")
+   if value == "" or string.find(attributes, "max%-age=0", 1) then
+      jar[name] = nil
+   else
+      jar[name] = value
    end
 end
 
-local current_user = nil
+function cookie_header(jar)
+   local parts = {}
+   for name, value in pairs(jar or {}) do parts[#parts + 1] = name .. "=" .. value end
+   table.sort(parts)  -- the same order every time, as a browser keeps it
+   return #parts > 0 and table.concat(parts, "; ") or nil
+end
 
-function request()
-   if users == nil then
-      return wrk.format(nil, wrk.path)
-   end
+local function next_user()
    if sent_in_session == 0 then
       current_user = users[math.random(#users)]
    end
    sent_in_session = (sent_in_session + 1) % session_requests
-   return wrk.format(nil, path_with_user .. current_user)
+   return current_user
+end
+
+local function scenario_request()
+   local r = pick(scenario, math.random(scenario.total))
+   local headers = {}  -- a fresh table: wrk.format adds Host and Content-Length to the one it is given
+   for name, value in pairs(r.headers) do headers[name] = value end
+   if users ~= nil then
+      local user = next_user()
+      headers["Cookie"] = cookie_header(jars[user])
+      waiting[waiting_next], waiting_next = user, waiting_next + 1
+   end
+   return wrk.format(r.method, r.path, headers, r.body)
+end
+
+-- response() is set only with a scenario: wrk2 hands every response's headers and body to Lua when it exists.
+local function scenario_response(status, headers, body)
+   if not scenario.success[status] then not_success = not_success + 1 end
+   if users == nil or waiting_first == waiting_next then return end
+   local user = waiting[waiting_first]
+   waiting[waiting_first], waiting_first = nil, waiting_first + 1
+   for name, value in pairs(headers) do
+      -- wrk2 keeps one value per header name: of several Set-Cookie headers, the last.
+      if string.lower(name) == "set-cookie" then
+         jars[user] = jars[user] or {}
+         remember(jars[user], value)
+      end
+   end
+end
+
+local function read_users(path)
+   local found = {}
+   for line in io.lines(path) do
+      if line ~= "" then found[#found + 1] = line end
+   end
+   return found
+end
+
+function init(args)
+   -- Each thread its own sequence of users (thread_id is set by setup() above).
+   math.randomseed(os.time() * 1000 + (thread_id or 0))
+   if args[3] then
+      scenario = load_scenario(args[3])
+      if args[1] ~= "-" then users = read_users(args[1]) end
+      session_requests = tonumber(args[2])
+      not_success = 0
+      response = scenario_response
+   elseif #args >= 2 then
+      users = read_users(args[1])
+      session_requests = tonumber(args[2])
+      local sep = string.find(wrk.path, "?", 1, true) and "&" or "?"
+      path_with_user = wrk.path .. sep .. "user="
+   end
+end
+
+function request()
+   if scenario ~= nil then
+      return scenario_request()
+   end
+   if users == nil then
+      return wrk.format(nil, wrk.path)
+   end
+   return wrk.format(nil, path_with_user .. next_user())
 end
 
 -- The share of recorded latencies above limit_us, by bisection on the histogram's percentiles.
@@ -104,6 +207,13 @@ function done(summary, latency, requests)
       '"spectrum_us": ' .. spectrum(latency),
       '"histogram_us": ' .. histogram_runs(latency),
    }
+   -- With a scenario: the responses whose status is not in its success list, over every thread.
+   local failed = nil
+   for _, thread in ipairs(threads) do
+      local count = thread:get("not_success")
+      if count ~= nil then failed = (failed or 0) + count end
+   end
+   if failed ~= nil then fields[#fields + 1] = string.format('"not_success": %d', failed) end
    local path = (os.getenv("CAPBENCH_STEP_DIR") or ".") .. "/wrk2.json"
    local out = assert(io.open(path, "w"))
    out:write("{" .. table.concat(fields, ", ") .. "}\n")
