@@ -4,8 +4,8 @@
 #   app.sh stage     the WAR copied into .capbench/app/ (app.war, its sha256, the context), where the node image
 #                    with the application (cluster/images/node-app.Dockerfile) and the VMs (vagrant/up.sh) take it
 #   app.sh image     stage, then capbench-node-app built from capbench-node, only when the WAR, its context or the
-#                    node image changed; then a trial node of it, alone, must deploy the application and answer
-#                    APP_HEALTH before the cluster's nodes are re-created with it (compose/up.sh, hosts/swarm.py)
+#                    node image changed; a trial node of it, alone, must deploy the application and answer
+#                    APP_HEALTH before the nodes may run it (compose/up.sh, hosts/swarm.py, before they re-create any)
 # Without APP_WAR both do nothing: the nodes run capbench-node with the Grinder at /. Exit 2 when the application
 # is refused (a bad setting, or a WAR that does not deploy: its Tomcat log lines are shown), 1 when Docker fails.
 set -euo pipefail
@@ -39,6 +39,9 @@ stage() {
 }
 
 # The derived image carries what it was built from in a label: the node image's ID, the WAR's sha256, the context.
+# A new build is a candidate (tag CANDIDATE) until its trial node passes: only then does it take the name the nodes
+# run, so a refused WAR never reaches a node that Compose or Swarm re-creates later (a bench's new settings).
+CANDIDATE=${CAPBENCH_NODE_IMAGE%:*}:candidate
 image() {
     local base wanted built started output
     base=$(docker image inspect --format '{{.Id}}' "$BASE_IMAGE" 2>/dev/null) \
@@ -46,16 +49,22 @@ image() {
     wanted="$base $(cat "$staged/sha256") $APP_CONTEXT"
     built=$(docker image inspect --format '{{index .Config.Labels "capbench.app"}}' "$CAPBENCH_NODE_IMAGE" \
         2>/dev/null || true)
-    [ "$built" = "$wanted" ] && return 0
+    if [ "$built" = "$wanted" ]; then
+        trial "$CAPBENCH_NODE_IMAGE"
+        return 0
+    fi
     started=$(date +%s)
     # Its output only when it fails (the engine's legacy builder warns about itself at every build).
-    if ! output=$(docker build --label "capbench.app=$wanted" --tag "$CAPBENCH_NODE_IMAGE" \
+    if ! output=$(docker build --label "capbench.app=$wanted" --tag "$CANDIDATE" \
             --file "$root/cluster/images/node-app.Dockerfile" "$staged" 2>&1); then
         echo "$output" >&2
         say "building $CAPBENCH_NODE_IMAGE failed"
         exit 1
     fi
-    say "built $CAPBENCH_NODE_IMAGE with $(basename "$APP_WAR") in $(( $(date +%s) - started )) s"
+    say "built $CANDIDATE with $(basename "$APP_WAR") in $(( $(date +%s) - started )) s"
+    trial "$CANDIDATE"
+    docker tag "$CANDIDATE" "$CAPBENCH_NODE_IMAGE"
+    docker rmi "$CANDIDATE" >/dev/null
 }
 
 # A trial node: one container of the new image alone, with node1's settings, on a network of its own that is
@@ -64,9 +73,10 @@ image() {
 # asked at its address on that network, not on loopback, so an application that admits only local clients
 # (a RemoteAddrValve or RemoteCIDRValve in its context.xml) is refused here as HAProxy's checks would find it.
 # Passed once for an image and its settings, it is not run again (.capbench/app/trial-passed).
+# trial IMAGE
 trial() {
-    local passed want name address started status=000 grinder=000 key env_args=()
-    want="$(docker image inspect --format '{{.Id}}' "$CAPBENCH_NODE_IMAGE") $APP_HEALTH $APP_JAVA_OPTS"
+    local image=$1 passed want name address started status=000 grinder=000 key env_args=()
+    want="$(docker image inspect --format '{{.Id}}' "$image") $APP_HEALTH $APP_JAVA_OPTS"
     want+=" $NODE1_HEAP $NODE1_GC $NODE1_MEM $NODE1_CPUS"
     passed=$staged/trial-passed
     [ "$(cat "$passed" 2>/dev/null)" = "$want" ] && return 0
@@ -84,9 +94,9 @@ trial() {
         --pids-limit 1024 --memory "$NODE1_MEM" $([ "$NODE1_CPUS" = 0 ] || echo --cpus "$NODE1_CPUS") \
         "${env_args[@]}" --env TOMCAT_SESSION_REPLICATION=0 --env NODE_NAME=node1 --env CAPBENCH_NODES_LIST=node1 \
         --env JVM_HEAP="$NODE1_HEAP" --env JVM_GC="$NODE1_GC" --env "PCP_ALLOW_HOSTS=$BENCH_NET_PREFIX.*" \
-        "$CAPBENCH_NODE_IMAGE" >/dev/null
+        "$image" >/dev/null
     address=$(docker inspect --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$name")
-    say "a trial node of $CAPBENCH_NODE_IMAGE: waiting up to $TRIAL_S s for $APP_HEALTH"
+    say "a trial node of $image: waiting up to $TRIAL_S s for $APP_HEALTH"
     while :; do
         if [ "$(docker inspect --format '{{.State.Running}}' "$name")" != true ]; then
             refuse "APP_WAR='$APP_WAR': the trial node stopped (exit $(docker inspect --format \
@@ -129,6 +139,7 @@ refuse() {
         echo "---- the trial node's Tomcat log (SEVERE, exceptions; the last 20 lines):" >&2
         echo "$lines" >&2
     fi
+    docker rmi "$CANDIDATE" >/dev/null 2>&1 || true  # a refused build is not kept
     say "the cluster was not touched"
     exit 2
 }
@@ -138,7 +149,6 @@ case ${1:-} in
     image)
         [ -n "${APP_WAR-}" ] || exit 0
         stage
-        image
-        trial ;;
+        image ;;
     *) echo "usage: $0 stage | image" >&2; exit 2 ;;
 esac
