@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The cluster's settings, resolved by one rule: a value in the environment (e.g. `make up TOMCAT_MAX_THREADS=16`)
 # wins over the profile (cluster/profiles/$PROFILE.env, PROFILE=small by default), which wins over the Tomcat
-# tunables (tomcat-conf/tunables.env), which win over the stats credentials (.capbench/secrets.env). Every
+# tunables (tomcat-conf/tunables.env) and the application (cluster/app.env), which win over the stats
+# credentials (.capbench/secrets.env). Every
 # value is checked (cluster/settings.sh), so a bad one stops here with a message, exit 2, instead of
 # half-starting the cluster.
 #   source cluster/load-settings.sh     puts them into the environment (cluster/compose/compose.sh, vagrant/up.sh)
-#   cluster/load-settings.sh print      prints the profile's and the tunables' keys as KEY=value lines, resolved
+#   cluster/load-settings.sh print      prints the profile's, the tunables' and the application's keys as KEY=value
+#                                       lines, resolved, and GRINDER_PATH
 #                                       (the harness reads the cluster's settings this way: hosts/cluster_settings.py);
 #                                       never the credentials
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,6 +29,7 @@ secrets_file=$("$root/cluster/secrets.sh")
 
 settings_load_file "$profile_file"
 settings_load_file "$root/tomcat-conf/tunables.env"
+settings_load_file "$root/cluster/app.env"
 settings_load_file "$secrets_file"
 settings_fill_nodes "${CAPBENCH_NODES[@]}"
 # BENCH_NET_PREFIX: the bench network is $BENCH_NET_PREFIX.0/24, fixed so that each host's pmcd can admit
@@ -39,11 +42,25 @@ if [ -z "${DATA_NET_PREFIX:-}" ] && [[ $BENCH_NET_PREFIX =~ ^([0-9]+)\.([0-9]+)\
 fi
 # Empty only when BENCH_NET_PREFIX is wrong, which its own check reports.
 export DATA_NET_PREFIX=${DATA_NET_PREFIX-}
+# With an application (APP_WAR) the nodes run an image of their own, built from the node image with the
+# application in it (cluster/app.sh), and the Grinder moves from / to /capbench (cluster/provision/node.sh): where
+# the harness finds its /info, /health and /grind is GRINDER_PATH. What the health checks ask: APP_HEALTH, by
+# default the Grinder's /health without an application and the application's root with one.
+if [ -n "${APP_WAR-}" ]; then
+    CAPBENCH_NODE_IMAGE=capbench-node-app:latest GRINDER_PATH=/$APP_CONTEXT_RESERVED
+    [ "${APP_CONTEXT-}" = ROOT ] && app_root=/ || app_root=/${APP_CONTEXT-}/
+    APP_HEALTH=${APP_HEALTH:-$app_root}
+else
+    CAPBENCH_NODE_IMAGE=capbench-node:latest GRINDER_PATH=
+    APP_HEALTH=${APP_HEALTH:-/health}
+fi
+export CAPBENCH_NODE_IMAGE GRINDER_PATH APP_HEALTH
 # The hosts, for the controller's health check (compose.yaml).
 export CAPBENCH_NODES_LIST="${CAPBENCH_NODES[*]}" CAPBENCH_MONITORED_LIST="${CAPBENCH_MONITORED[*]}"
 
 check_profile "${CAPBENCH_NODES[@]}"
 check_tunables
+check_app
 check_int STATS_PORT 0 65535
 check_net_prefix BENCH_NET_PREFIX
 [ -z "$DATA_NET_PREFIX" ] || check_net_prefix DATA_NET_PREFIX
@@ -65,7 +82,8 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     [ "${1:-}" = print ] || { echo "usage: $0 print  (or source it)" >&2; exit 2; }
     # The nodes' keys for the nodes there are (not the profile's NODE_* defaults, nor its other nodes'), the rest
     # as the files name them (run.json lists the nodes).
-    for key in $(settings_keys "$profile_file" "$root/tomcat-conf/tunables.env" | grep -Ev '^NODE[0-9]*_'); do
+    for key in $(settings_keys "$profile_file" "$root/tomcat-conf/tunables.env" "$root/cluster/app.env" \
+            | grep -Ev '^NODE[0-9]*_') GRINDER_PATH; do
         printf '%s=%s\n' "$key" "${!key-}"
     done
     for node in "${CAPBENCH_NODES[@]}"; do

@@ -181,6 +181,70 @@ check_net_prefix() {
     fi
 }
 
+# The application's JVM options (cluster/app.env): catalina.sh passes JAVA_OPTS through eval, so each option is
+# held to characters that the shell reads as themselves (no quoting, expansion, redirection or globbing).
+check_app_java_opts() {
+    local value=${APP_JAVA_OPTS-} option options
+    read -r -a options <<<"$value"  # split at spaces, never globbed
+    for option in "${options[@]}"; do
+        if ! [[ $option =~ ^[A-Za-z0-9_.:=+,/@%-]+$ ]]; then
+            settings_error "APP_JAVA_OPTS='$value' is not allowed: use JVM options separated by spaces, each of" \
+                "letters, digits and - _ . : = + , / @ % only (no quotes, \$, backticks, ; & | or other shell" \
+                "characters: Tomcat's start script evaluates them)"
+            return 0
+        fi
+    done
+}
+
+# APP_CONTEXT_RESERVED: the Grinder's context when an application takes the nodes' others (cluster/provision/node.sh).
+APP_CONTEXT_RESERVED=capbench
+
+# check_app: the application of cluster/app.env, on the machine that brings the cluster up (the WAR is read
+# here; the node gets it staged, cluster/app.sh).
+check_app() {
+    local war=${APP_WAR-} context=${APP_CONTEXT-} health=${APP_HEALTH-}
+    if [ -n "$war" ]; then
+        if [ -d "$war" ] || [ ! -e "$war" ]; then
+            settings_error "APP_WAR='$war' is not allowed: it is not a file; use the path of a .war file on this" \
+                "machine, or leave it empty for none"
+        elif [ ! -r "$war" ]; then
+            settings_error "APP_WAR='$war' is not allowed: it cannot be read; use a .war file this user can read"
+        elif ! war_is_webapp "$war"; then
+            settings_error "APP_WAR='$war' is not allowed: it is not a web application archive; use a .war (a zip" \
+                "holding WEB-INF/)"
+        fi
+    fi
+    # A context path as Tomcat names its files (shop/v2 → shop#v2.war): segments of safe characters, none of
+    # them . or .., and not the Grinder's own.
+    local segment='[A-Za-z0-9._-]+'
+    if ! [[ $context =~ ^$segment(/$segment)*$ ]] || [[ /$context/ =~ /\.\.?/ ]]; then
+        settings_error "APP_CONTEXT='$context' is not allowed: use ROOT (for /) or a path without its leading and" \
+            "trailing /, of letters, digits and . _ - in segments separated by /, like examples or shop/v2"
+    elif [ "${context%%/*}" = "$APP_CONTEXT_RESERVED" ]; then
+        settings_error "APP_CONTEXT='$context' is not allowed: /$APP_CONTEXT_RESERVED is the Grinder's (the" \
+            "harness's /info, /health and /grind); use another name"
+    fi
+    # It goes into HAProxy's config as a quoted string and into the health checks' URL.
+    if ! [[ $health =~ ^/[A-Za-z0-9._~/?=\&%:@+,-]*$ ]]; then
+        settings_error "APP_HEALTH='$health' is not allowed: use a path starting with /, of letters, digits and" \
+            "- . _ ~ / ? = & % : @ + , (no spaces or quotes), like /examples/index.html"
+    fi
+    check_app_java_opts
+}
+
+# war_is_webapp FILE: a zip (a .war is one) with an entry under WEB-INF/.
+war_is_webapp() {
+    python3 - "$1" <<'PY' 2>/dev/null
+import sys
+import zipfile
+try:
+    with zipfile.ZipFile(sys.argv[1]) as war:
+        sys.exit(0 if any(name.startswith("WEB-INF/") for name in war.namelist()) else 1)
+except (OSError, zipfile.BadZipFile):
+    sys.exit(1)
+PY
+}
+
 # Prints every error found, one per line, and fails if there was any.
 settings_report() {
     local error

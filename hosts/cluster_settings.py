@@ -4,6 +4,7 @@ reads those files itself, so the cluster and the run's record cannot disagree. T
 included."""
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 
@@ -28,3 +29,10 @@ def cluster_settings(overrides: dict[str, str] | None = None) -> dict[str, str]:
 
 def profile_name() -> str:
     return os.environ.get("PROFILE") or "small"
+
+
+@functools.cache
+def grinder_path() -> str:
+    """Where the Grinder's /info, /health and /grind are on each node: "" (at /), or "/capbench" when a user's
+    application takes the nodes' other paths (APP_WAR; cluster/load-settings.sh decides). Read once a process."""
+    return cluster_settings().get("GRINDER_PATH", "")

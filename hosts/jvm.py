@@ -4,12 +4,13 @@ from __future__ import annotations
 import json
 
 from hosts.backend import ClusterError, backend
+from hosts.cluster_settings import grinder_path
 
 
 def node_info(node: str) -> dict | None:
     """What the node's JVM actually runs with (GC in use, heap, CPUs, versions); None when it does not answer."""
-    done = backend().exec(node, ["curl", "-fsS", "--max-time", "3", "http://127.0.0.1:8080/info"], check=False,
-                          timeout=30)
+    url = f"http://127.0.0.1:8080{grinder_path()}/info"
+    done = backend().exec(node, ["curl", "-fsS", "--max-time", "3", url], check=False, timeout=30)
     try:
         return json.loads(done.stdout) if done.returncode == 0 else None
     except ValueError:

@@ -18,6 +18,7 @@ from hosts.table import print_table
 from hosts.topology import HOSTS, NODES, ROOT
 
 COMPOSE = str(ROOT / "cluster" / "compose" / "compose.sh")
+APP = str(ROOT / "cluster" / "app.sh")
 SERVICE_LABEL = "com.docker.swarm.service.name"
 # A task on its way to running, or running: a node with none has ended for good (with restart condition none,
 # hosts/stack.py, Swarm starts no new one).
@@ -133,6 +134,11 @@ class Swarm:
     # Bringing the stack up ------------------------------------------------------------------------------------
 
     def up(self) -> int:
+        # A user's application: its node image built here and tried on a trial node first, as with Compose; the
+        # stack then names it (compose.sh's nodes) and it is sent to the nodes' machines like the others.
+        prepared = subprocess.run([APP, "image"], cwd=ROOT)
+        if prepared.returncode != 0:
+            return prepared.returncode
         try:
             self._check_swarm()
             self._label_machines()

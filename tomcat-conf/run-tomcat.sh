@@ -7,6 +7,7 @@ set -euo pipefail
 source /opt/capbench/lib/settings.sh
 check_tunables
 check_jvm JVM_
+check_app_java_opts
 settings_report || exit 2
 
 case $TOMCAT_PROTOCOL in
@@ -48,6 +49,10 @@ java_opts=(
     # JVM and Tomcat metrics for PCP (metrics/jmx-exporter.yaml), served on loopback only.
     -javaagent:/opt/capbench/lib/jmx_prometheus_javaagent.jar=127.0.0.1:9404:/opt/capbench/lib/jmx-exporter.yaml
 )
+# The user's application's own JVM options (cluster/app.env), last, so one of them may override ours; split at
+# spaces, never globbed.
+read -r -a app_java_opts <<<"${APP_JAVA_OPTS-}"
+java_opts+=("${app_java_opts[@]}")
 catalina_opts=(
     "-Dcapbench.protocolClass=$protocol_class"
     "-Dcapbench.maxThreads=$TOMCAT_MAX_THREADS" "-Dcapbench.minSpareThreads=$min_spare_threads"
@@ -60,5 +65,6 @@ catalina_opts=(
 # catalina.sh passes these through eval: every element above is free of spaces and quotes (checked values).
 export JAVA_OPTS="${java_opts[*]}" CATALINA_OPTS="${catalina_opts[*]}"
 
-echo "capbench: ${NODE_NAME:-node}: heap=$JVM_HEAP gc=$JVM_GC $connector replication=$TOMCAT_SESSION_REPLICATION"
+echo "capbench: ${NODE_NAME:-node}: heap=$JVM_HEAP gc=$JVM_GC $connector replication=$TOMCAT_SESSION_REPLICATION" \
+    "${APP_JAVA_OPTS:+app-java-opts=$APP_JAVA_OPTS}"
 exec "$CATALINA_HOME/bin/catalina.sh" run -config "$rendered/server.xml"

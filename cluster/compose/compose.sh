@@ -10,7 +10,10 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../load-settings.sh"
 
 # The nodes' file refers to the values by name (Compose fills them in from the environment), so it depends on
-# the numbers of nodes and load hosts alone.
+# the numbers of nodes and load hosts alone. The nodes' image too: capbench-node, or with a user's application
+# capbench-node-app (CAPBENCH_NODE_IMAGE, cluster/load-settings.sh), which the Swarm stack takes from here as well
+# (hosts/stack.py reads this file's resolved form). `make images` builds with no application, so Compose's build
+# of the node (compose.yaml) is always capbench-node's; cluster/app.sh builds the other.
 render_nodes() {
     local node upper load
     echo "# Rendered by cluster/compose/compose.sh from compose.yaml's service node: do not edit."
@@ -21,6 +24,7 @@ render_nodes() {
   $node:
     extends: {file: $root/compose.yaml, service: node}
     profiles: !reset []
+    image: \${CAPBENCH_NODE_IMAGE:?}
     hostname: $node
     cpus: \${${upper}_CPUS:?}
     mem_limit: \${${upper}_MEM:?}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make up on the Compose backend: brings the containers up with the current settings and waits until every
 # service is healthy. Services whose settings changed are re-created; images are not rebuilt (make setup
-# builds them); the balancer keeps running while nodes are re-created. On failure, prints the log tail of
+# builds them; the node image with a user's application is cluster/app.sh's); the balancer keeps running while nodes are re-created. On failure, prints the log tail of
 # every service that is not healthy and exits non-zero.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -9,6 +9,10 @@ compose=$here/compose.sh
 timeout=${UP_TIMEOUT:-300}
 # shellcheck source=cluster/topology.sh
 source "$here/../topology.sh"
+
+# A user's application (APP_WAR): its node image built and tried on a trial node before any node is re-created
+# with it; refused (exit 2) with its Tomcat log lines, the cluster untouched. Nothing without one.
+"$here/../app.sh" image
 
 missing=$("$compose" config --images | sort -u | while read -r image; do
     docker image inspect "$image" >/dev/null 2>&1 || echo -n "$image "

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Provisions a node host: OpenJDK 17 and Tomcat 10.1 from Debian, a Tomcat base of our own in
-# /opt/capbench/tomcat holding only our server.xml and the Grinder WAR, and the run script; PCP's pmcd with
+# /opt/capbench/tomcat holding only our server.xml and the Grinder WAR (and a user's application WAR: `app SRC`),
+# and the run script; PCP's pmcd with
 # the JVM and Tomcat metrics of the JMX exporter agent (metrics/). Tomcat runs as the
 # unprivileged user tomcat, which can write only logs/, temp/, work/ and /var/log/capbench (GC log).
 set -euo pipefail
@@ -14,6 +15,26 @@ packages() {
     # (make bench-variants samples them during the step at capacity).
     apt_install openjdk-17-jre-headless tomcat10-common curl tini jattach "${PCP_PACKAGES[@]}"
     ensure_user tomcat /opt/capbench/tomcat
+    tomcat_default_web_xml
+}
+
+# Tomcat's own default web.xml (conf/web.xml: the default servlet that serves static files, the JSP servlet,
+# welcome files, MIME types) is in the package tomcat10, not in tomcat10-common. The Grinder needs none of it, but
+# a user's application expects it as on any Tomcat (its index.html and JSPs answer 404 without it): that one file
+# is taken from the package of the same version, kept in /opt/capbench/lib, and used with an application only
+# (install_webapps).
+TOMCAT_WEB_XML=/opt/capbench/lib/tomcat-web.xml
+tomcat_default_web_xml() {
+    local tmp version
+    tmp=$(mktemp -d)
+    chmod 755 "$tmp"  # apt-get download hands the file to its own user _apt
+    version=$(dpkg-query -W -f '${Version}' tomcat10-common)
+    apt-get update -q
+    (cd "$tmp" && apt-get download -q "tomcat10=$version")
+    install -d -m 755 "$(dirname "$TOMCAT_WEB_XML")"
+    dpkg-deb --fsys-tarfile "$tmp"/tomcat10_*.deb | tar -x -O ./usr/share/tomcat10/etc/web.xml >"$TOMCAT_WEB_XML"
+    chmod 644 "$TOMCAT_WEB_XML"
+    rm -rf "$tmp" /var/lib/apt/lists/*
 }
 
 install_files() {
@@ -26,7 +47,7 @@ install_files() {
     install -m 644 "$src/tomcat-conf/server.xml" "$src/tomcat-conf/logging.properties" "$base/conf/"
     # The default context is written at each start (render-config.sh: whether sessions are replicated).
     ln -sfn ../temp/context.xml "$base/conf/context.xml"
-    install -m 644 "$src/webapp/target/grinder.war" "$base/webapps/ROOT.war"
+    install_webapps "$src"
     install -m 755 "$src/tomcat-conf/run-tomcat.sh" "$src/tomcat-conf/render-config.sh" /opt/capbench/bin/
     install -m 644 "$src/cluster/settings.sh" /opt/capbench/lib/
     # JVM and Tomcat metrics for PCP: the Prometheus JMX exporter agent (fetched from Maven Central by make)
@@ -36,4 +57,38 @@ install_files() {
     install_pcp_host node tomcat "$src"
 }
 
+# install_webapps SRC: the WARs Tomcat deploys. Without an application staged in SRC/.capbench/app (app.war and
+# context, written by cluster/app.sh), the Grinder alone, at /. With one, the application at its context (Tomcat's
+# file name: shop/v2 → shop#v2.war, ROOT → /) and the Grinder at /capbench, where the harness still asks its
+# /info, /health and /grind. Whatever was deployed before is replaced (a VM provisioned again). webapps/ stays
+# root's: Tomcat (user tomcat) reads the WARs, never writes there (unpackWARs=false, server.xml). With an
+# application, Tomcat's default web.xml too (tomcat_default_web_xml).
+install_webapps() {
+    local src=$1 webapps=/opt/capbench/tomcat/webapps conf=/opt/capbench/tomcat/conf app=$1/.capbench/app context
+    find "$webapps" -maxdepth 1 -name '*.war' -delete
+    rm -f "$conf/web.xml"
+    if [ ! -f "$app/app.war" ]; then
+        install -m 644 "$src/webapp/target/grinder.war" "$webapps/ROOT.war"
+        echo "capbench: node webapps: the Grinder at /"
+        return 0
+    fi
+    context=$(cat "$app/context")
+    # The same rule as on the machine that staged it (cluster/settings.sh), so no name escapes webapps/.
+    # shellcheck source=cluster/settings.sh
+    source "$src/cluster/settings.sh"
+    APP_WAR= APP_CONTEXT=$context APP_HEALTH=/ check_app
+    settings_report || return 2
+    install -m 644 "$src/webapp/target/grinder.war" "$webapps/$APP_CONTEXT_RESERVED.war"
+    install -m 644 "$app/app.war" "$webapps/${context//\//#}.war"
+    install -m 644 "$TOMCAT_WEB_XML" "$conf/web.xml"
+    echo "capbench: node webapps: the application at /${context#ROOT} ($(cut -c1-16 "$app/sha256" 2>/dev/null))," \
+        "the Grinder at /$APP_CONTEXT_RESERVED"
+}
+
+# Runs the role's step: packages, install SRC, all SRC (provision_main), or app SRC: only the WARs again
+# (install_webapps), for the node image with an application (cluster/images/node-app.Dockerfile) and the VMs.
+if [ "${1:-}" = app ]; then
+    install_webapps "${2:?usage: $0 app SRC}"
+    exit
+fi
 provision_main "$@"

@@ -43,13 +43,17 @@ settings_of() {
             echo "CAPBENCH_NODES_LIST=${CAPBENCH_NODES[*]}"
             echo "JVM_HEAP=${!heap}"
             echo "JVM_GC=${!gc}"
+            # A user's application (cluster/app.env): its JVM options and health path, and which WAR it is, so
+            # that a new WAR (put in place by push_app) restarts the node as a changed setting does.
+            for key in APP_CONTEXT APP_JAVA_OPTS APP_HEALTH; do echo "$key=${!key}"; done
+            echo "APP_SHA256=$([ -z "$APP_WAR" ] || cat "$root/.capbench/app/sha256")"
             ;;
         lb)
             # The nodes' addresses are fixed on VMs (haproxy.cfg reads them once from /etc/hosts).
             echo "LB_FIXED_ADDRESSES=1"
             echo "LB_LOG_REQUESTS=${LB_LOG_REQUESTS:-0}"
             local node
-            for key in LB_BALANCE LB_STICKY STATS_USER STATS_PASSWORD; do echo "$key=${!key}"; done
+            for key in LB_BALANCE LB_STICKY STATS_USER STATS_PASSWORD APP_HEALTH; do echo "$key=${!key}"; done
             echo "LB_NODES=${CAPBENCH_NODES[*]}"
             for node in "${CAPBENCH_NODES[@]}"; do
                 for key in "${node^^}_WEIGHT" "${node^^}_MAXCONN"; do echo "$key=${!key}"; done
@@ -70,9 +74,24 @@ limits_of() {
     esac
 }
 
+# push_app NODE: the node's webapps as the settings want them, by the node's own provisioning step
+# (cluster/provision/node.sh app), as the node image with an application is built: the staged WAR and context
+# (cluster/app.sh stage), or none (the Grinder back at /). The unit restarts with the settings below.
+push_app() {
+    if [ -n "$APP_WAR" ]; then
+        tar -C "$root/.capbench/app" -c -f - app.war context sha256
+    else
+        tar -c -f - -T /dev/null
+    fi | vm "$1" root bash -c \
+        'rm -rf /opt/capbench/src/.capbench/app && install -d /opt/capbench/src/.capbench/app &&
+         tar -x -f - -C /opt/capbench/src/.capbench/app && /opt/capbench/src/cluster/provision/node.sh app /opt/capbench/src'
+}
+"$here/../app.sh" stage
+
 started=$(date +%s)
 for host in "${hosts[@]}"; do
     role=${host%[0-9]}
+    [ "$role" != node ] || push_app "$host" >&2
     # shellcheck disable=SC2046  # two words: quota and memory
     answer=$(settings_of "$host" | vm "$host" root /opt/capbench/bin/capbench-apply "$role" $(limits_of "$host"))
     say "$host: $answer"

@@ -48,11 +48,15 @@ healthy() {
     local role=$1
     [[ $1 == node* ]] && role=node
     "$0" exec "$1" root env CAPBENCH_NODES="${CAPBENCH_NODES[*]}" CAPBENCH_MONITORED="${CAPBENCH_MONITORED[*]}" \
-        /opt/capbench/bin/healthy "$role"
+        APP_HEALTH="$APP_HEALTH" /opt/capbench/bin/healthy "$role"
 }
 
 unhealthy() {
     local hosts=("$@") failing=() host
+    # The path the nodes' checks ask (cluster/app.env), resolved as make up resolved it (up.sh exports it).
+    if [ -z "${APP_HEALTH-}" ]; then
+        APP_HEALTH=$("$root/cluster/load-settings.sh" print | sed -n 's/^APP_HEALTH=//p')
+    fi
     [ ${#hosts[@]} -gt 0 ] || hosts=("${CAPBENCH_HOSTS[@]}")
     for host in "${hosts[@]}"; do healthy "$host" >/dev/null 2>&1 || failing+=("$host"); done
     [ ${#failing[@]} -eq 0 ] && return 0

@@ -19,7 +19,8 @@ CODE = ("*.py", "*.sh", "*.env", "*.yaml", "*.yml", "*.cfg", "*.xml", "*.java", 
 # Capitalised words in backticks that are not ours: HTTP methods and headers, signals, states, other tools' variables.
 NOT_SETTINGS = {"GET", "POST", "HEAD", "PUT", "PATCH", "DELETE", "SIGKILL", "SIGTERM", "SIGSTOP", "SIGCONT", "JSESSIONID", "DOWN", "UP", "MAINT",
                 "BLOCKED", "WAITING", "RUNNABLE", "NOTE", "PASS", "FAIL", "FELL", "README", "CPU", "GC", "E", "N", "X",
-                "PCP", "KILL", "PARTIAL", "KEY", "VALUE", "UTC", "META", "DOCKER_HOST"}
+                "PCP", "KILL", "PARTIAL", "KEY", "VALUE", "UTC", "META", "DOCKER_HOST",
+                "ROOT"}  # Tomcat's name of the context at /
 
 
 def settings_classes() -> list[type]:

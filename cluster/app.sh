@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# A user's application on the nodes (cluster/app.env: APP_WAR, APP_CONTEXT, APP_HEALTH, APP_JAVA_OPTS), made ready
+# before `make up` touches the cluster:
+#   app.sh stage     the WAR copied into .capbench/app/ (app.war, its sha256, the context), where the node image
+#                    with the application (cluster/images/node-app.Dockerfile) and the VMs (vagrant/up.sh) take it
+#   app.sh image     stage, then capbench-node-app built from capbench-node, only when the WAR, its context or the
+#                    node image changed; a trial node of it, alone, must deploy the application and answer
+#                    APP_HEALTH before the nodes may run it (compose/up.sh, hosts/swarm.py, before they re-create any)
+# Without APP_WAR both do nothing: the nodes run capbench-node with the Grinder at /. Exit 2 when the application
+# is refused (a bad setting, or a WAR that does not deploy: its Tomcat log lines are shown), 1 when Docker fails.
+set -euo pipefail
+# shellcheck source=cluster/load-settings.sh
+source "$(dirname "${BASH_SOURCE[0]}")/load-settings.sh"
+
+staged=$root/.capbench/app
+BASE_IMAGE=capbench-node:latest
+# How long a trial node may take to deploy the application and answer: a JVM, Tomcat and the Grinder start in
+# about 15 s within the smallest node's quota here; the rest is the application's.
+TRIAL_S=90
+say() { echo "capbench: $*" >&2; }
+
+# write_if_changed FILE TEXT: FILE holds TEXT (and its mtime moves only when TEXT is new).
+write_if_changed() {
+    [ "$(cat "$1" 2>/dev/null)" = "$2" ] || printf '%s\n' "$2" >"$1"
+}
+
+stage() {
+    [ -n "${APP_WAR-}" ] || return 0
+    local sha
+    sha=$(sha256sum "$APP_WAR" | cut -d' ' -f1)
+    mkdir -p "$staged"
+    if [ "$(cat "$staged/sha256" 2>/dev/null)" != "$sha" ] || [ ! -f "$staged/app.war" ]; then
+        cp "$APP_WAR" "$staged/app.war.tmp"
+        mv "$staged/app.war.tmp" "$staged/app.war"
+        say "staged $APP_WAR (sha256 ${sha:0:16}) for /${APP_CONTEXT#ROOT}"
+    fi
+    write_if_changed "$staged/sha256" "$sha"
+    write_if_changed "$staged/context" "$APP_CONTEXT"
+}
+
+# The derived image carries what it was built from in a label: the node image's ID, the WAR's sha256, the context.
+# A new build is a candidate (tag CANDIDATE) until its trial node passes: only then does it take the name the nodes
+# run, so a refused WAR never reaches a node that Compose or Swarm re-creates later (a bench's new settings).
+CANDIDATE=${CAPBENCH_NODE_IMAGE%:*}:candidate
+image() {
+    local base wanted built started output
+    base=$(docker image inspect --format '{{.Id}}' "$BASE_IMAGE" 2>/dev/null) \
+        || { say "image $BASE_IMAGE is not built: run make images"; exit 1; }
+    wanted="$base $(cat "$staged/sha256") $APP_CONTEXT"
+    built=$(docker image inspect --format '{{index .Config.Labels "capbench.app"}}' "$CAPBENCH_NODE_IMAGE" \
+        2>/dev/null || true)
+    if [ "$built" = "$wanted" ]; then
+        trial "$CAPBENCH_NODE_IMAGE"
+        return 0
+    fi
+    started=$(date +%s)
+    # Its output only when it fails (the engine's legacy builder warns about itself at every build).
+    if ! output=$(docker build --label "capbench.app=$wanted" --tag "$CANDIDATE" \
+            --file "$root/cluster/images/node-app.Dockerfile" "$staged" 2>&1); then
+        echo "$output" >&2
+        say "building $CAPBENCH_NODE_IMAGE failed"
+        exit 1
+    fi
+    say "built $CANDIDATE with $(basename "$APP_WAR") in $(( $(date +%s) - started )) s"
+    trial "$CANDIDATE"
+    docker tag "$CANDIDATE" "$CAPBENCH_NODE_IMAGE"
+    docker rmi "$CANDIDATE" >/dev/null
+}
+
+# A trial node: one container of the new image alone, with node1's settings, on a network of its own that is
+# internal (nothing else on it, no route out). It must answer APP_HEALTH and the Grinder's /capbench/health 200
+# within TRIAL_S, else the application is refused with what Tomcat logged, and the cluster is not touched. It is
+# asked at its address on that network, not on loopback, so an application that admits only local clients
+# (a RemoteAddrValve or RemoteCIDRValve in its context.xml) is refused here as HAProxy's checks would find it.
+# Passed once for an image and its settings, it is not run again (.capbench/app/trial-passed).
+# trial IMAGE
+trial() {
+    local image=$1 passed want name address started status=000 grinder=000 key env_args=()
+    want="$(docker image inspect --format '{{.Id}}' "$image") $APP_HEALTH $APP_JAVA_OPTS"
+    want+=" $NODE1_HEAP $NODE1_GC $NODE1_MEM $NODE1_CPUS"
+    passed=$staged/trial-passed
+    [ "$(cat "$passed" 2>/dev/null)" = "$want" ] && return 0
+    # The node's environment, as compose.yaml gives it (every tunable; sessions not replicated: no peers).
+    for key in $(settings_keys "$root/tomcat-conf/tunables.env") APP_JAVA_OPTS APP_HEALTH; do
+        env_args+=(--env "$key")
+    done
+    name=capbench-app-trial-$$
+    # shellcheck disable=SC2064  # the name is fixed now
+    trap "docker rm --force '$name' >/dev/null 2>&1; docker network rm '$name' >/dev/null 2>&1 || true" EXIT
+    docker network create --internal "$name" >/dev/null
+    started=$(date +%s)
+    # shellcheck disable=SC2046  # no quota, or node1's
+    docker run --detach --name "$name" --network "$name" --cap-drop ALL --security-opt no-new-privileges:true \
+        --pids-limit 1024 --memory "$NODE1_MEM" $([ "$NODE1_CPUS" = 0 ] || echo --cpus "$NODE1_CPUS") \
+        "${env_args[@]}" --env TOMCAT_SESSION_REPLICATION=0 --env NODE_NAME=node1 --env CAPBENCH_NODES_LIST=node1 \
+        --env JVM_HEAP="$NODE1_HEAP" --env JVM_GC="$NODE1_GC" --env "PCP_ALLOW_HOSTS=$BENCH_NET_PREFIX.*" \
+        "$image" >/dev/null
+    address=$(docker inspect --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$name")
+    say "a trial node of $image: waiting up to $TRIAL_S s for $APP_HEALTH"
+    while :; do
+        if [ "$(docker inspect --format '{{.State.Running}}' "$name")" != true ]; then
+            refuse "APP_WAR='$APP_WAR': the trial node stopped (exit $(docker inspect --format \
+                '{{.State.ExitCode}}' "$name")) after $(( $(date +%s) - started )) s" "$name"
+        fi
+        status=$(http_status "$name" "$address" "$APP_HEALTH")
+        grinder=$(http_status "$name" "$address" "$GRINDER_PATH/health")
+        if [ "$status" = 200 ] && [ "$grinder" = 200 ]; then
+            break
+        fi
+        # Tomcat keeps running when an application fails to start (the path then answers 404): its log says so.
+        if docker logs "$name" 2>&1 | grep -qE 'startup failed due to previous errors|Error (deploying|during) web application'; then
+            refuse "APP_WAR='$APP_WAR' failed to deploy on a trial node" "$name"
+        fi
+        if [ $(( $(date +%s) - started )) -ge "$TRIAL_S" ]; then
+            if [ "$status" != 200 ]; then
+                refuse "APP_HEALTH=$APP_HEALTH did not answer 200 within $TRIAL_S s on a trial node: last status $status" "$name"
+            fi
+            refuse "the Grinder's $GRINDER_PATH/health did not answer 200 within $TRIAL_S s on a trial node:" \
+                "last status $grinder" "$name"
+        fi
+        sleep 1
+    done
+    printf '%s\n' "$want" >"$passed"
+    say "the trial node answered $APP_HEALTH 200 in $(( $(date +%s) - started )) s"
+}
+
+# http_status CONTAINER ADDRESS PATH: the status of a GET of PATH at its ADDRESS, from inside it (000: no answer).
+http_status() {
+    docker exec "$1" curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://$2:8080$3" 2>/dev/null || true
+}
+
+# refuse WHY… CONTAINER: the reason, the trial node's Tomcat lines that say what went wrong, exit 2 (the trap
+# removes the container and its network).
+refuse() {
+    local name=${*: -1} lines
+    say "${*:1:$#-1}"
+    lines=$(docker logs "$name" 2>&1 | grep -E 'SEVERE|Exception|Caused by' | tail -n 20 || true)
+    if [ -n "$lines" ]; then
+        echo "---- the trial node's Tomcat log (SEVERE, exceptions; the last 20 lines):" >&2
+        echo "$lines" >&2
+    fi
+    docker rmi "$CANDIDATE" >/dev/null 2>&1 || true  # a refused build is not kept
+    say "the cluster was not touched"
+    exit 2
+}
+
+case ${1:-} in
+    stage) stage ;;
+    image)
+        [ -n "${APP_WAR-}" ] || exit 0
+        stage
+        image ;;
+    *) echo "usage: $0 stage | image" >&2; exit 2 ;;
+esac
