@@ -23,6 +23,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from hosts.backend import ClusterError, backend
+from hosts.cluster_settings import grinder_path
 from load.progress import say
 
 PROBE_VARIANT, PROBE_LEVEL = "v1-nosync", 13
@@ -51,7 +52,7 @@ def probe_script(nodes: tuple[str, ...]) -> str:
     runs, each after "load"."""
     parts = []
     for node in nodes:
-        url = f"http://{node}:8080/grind?variant={PROBE_VARIANT}&level={PROBE_LEVEL}"
+        url = f"http://{node}:8080{grinder_path()}/grind?variant={PROBE_VARIANT}&level={PROBE_LEVEL}"
         urls = " ".join([f"'{url}'"] * PROBE_CALLS)
         parts.append(f"curl -sS --max-time 10 -w '\\n' {urls} | sed -n 's/^{{/{node} {{/p'")
     parts.extend([f"echo load $({LOAD_PROBE})"] * LOAD_PROBE_RUNS)
@@ -133,4 +134,7 @@ def calibrate(host, nodes: tuple[str, ...]) -> dict:
     calls = ", ".join(f"{node} {ms} ms" for node, ms in per_node.items())
     probes = ", ".join(f"{node} {ms} ms" for node, ms in cpu.items())
     say(f"calibration: {calls} per call; CPU probe {probes}; load host {load_ms} ms")
+    if grinder_path():
+        say("  (the ms per call are the Grinder's, beside your application: they say nothing of what your requests "
+            "cost; the CPU probe tells machines apart)")
     return result

@@ -12,6 +12,7 @@ import math
 import random
 from dataclasses import asdict
 
+from hosts.cluster_settings import grinder_path
 from load.bench_settings import MAX_CONNECTIONS, BenchSettings
 from rundata import workload
 
@@ -20,13 +21,15 @@ MIN_CONNECTIONS = 16
 
 
 def target_url(host: str, settings: BenchSettings) -> str:
-    """The URL every request of the bench asks for (the scenario adds the user)."""
+    """The URL every request of the bench asks for (the scenario adds the user): the Grinder's, beside a user's
+    application (APP_WAR) at its own path."""
+    base = f"http://{host}:8080{grinder_path()}"
     if settings.workload == "query":
         q = settings.query
-        return f"http://{host}:8080/query?rows={q.rows}&join={q.join}&write={q.write_pct}&calls={q.calls}"
+        return f"{base}/query?rows={q.rows}&join={q.join}&write={q.write_pct}&calls={q.calls}"
     if settings.workload == "session":
-        return f"http://{host}:8080/session?kb={settings.session_kb}"
-    return f"http://{host}:8080/grind?variant={settings.variant}&level={settings.level}"
+        return f"{base}/session?kb={settings.session_kb}"
+    return f"{base}/grind?variant={settings.variant}&level={settings.level}"
 
 
 def workload_name(settings: BenchSettings) -> str:

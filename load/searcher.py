@@ -8,6 +8,7 @@ import time
 
 from hosts import haproxy
 from hosts.backend import ClusterError
+from hosts.cluster_settings import grinder_path
 from hosts.topology import IN_ROTATION, NODES
 from load.capacity_search import find_capacity
 from load.loadhost import LoadHost
@@ -48,10 +49,11 @@ class Searcher:
         nodes_in = IN_ROTATION[target]
         haproxy.set_rotation(nodes_in)
         haproxy.wait_until_up(nodes_in)
-        # One user through first (warm-up), which also shows where HAProxy sends the traffic.
-        first_user = user_ids(1)[0]
+        # One user through first (warm-up), which also shows where HAProxy sends the traffic. A user's application
+        # (APP_WAR) does not name the node that answered; the Grinder's /info beside it does.
         settings = self.steps.settings
-        url = f"{target_url('lb', settings)}&user={first_user}"
+        url = (f"http://lb:8080{grinder_path()}/info" if grinder_path()
+               else f"{target_url('lb', settings)}&user={user_ids(1)[0]}")
         seen = self.host.nodes_answering(url, max(settings.session_requests, 4 * len(nodes_in)))
         for again in range(2):
             if not set(seen) < set(nodes_in):

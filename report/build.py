@@ -118,8 +118,9 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
     t0 = min((r.result.start_epoch for r in measured), default=run.started_epoch or 0)
     nodes, cpus = results.nodes, results.cpus
     machine = calibration.of(summary) or calibration.of(run)
-    # The probe is a Grinder call: its calibrated cores count the run's own work only when the run grinds.
-    grinding = run.settings.get("workload", "grind") == "grind"
+    # The probe is a Grinder call: its calibrated cores count the run's own work only when the run grinds (not
+    # the shared database's queries, not a user's requests, SCENARIO_FILE).
+    grinding = run.settings.get("workload", "grind") == "grind" and not run.settings.get("scenario_file")
     made: list[Figure] = []
     rows, hint_blocks, spectra = [], [], {}
     for target, t in summary.targets.items():
@@ -160,7 +161,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
     html = env.get_template("template.html").render(
         workload=workload.describe(run.settings),
         run=run, summary=summary, rows=rows, hint_blocks=hint_blocks, usl=usl_info,
-        calibration=machine, calibration_ms=calibration.node_ms(machine), caveat=efficiency.caveat,
+        calibration=machine, calibration_ms=calibration.node_ms(machine), caveat=efficiency.caveat, grinding=grinding,
         noise_pct=noise_band_pct(run, summary), **section.values(results),
         figures=[{"title": title, "src": _inline(path), "file": path.name} for title, path in made],
         profile=profile_rows(run), thresholds=thresholds(), shown=[f.heading for f in SHOWN])

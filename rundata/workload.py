@@ -5,7 +5,7 @@ from __future__ import annotations
 # The servlets a bench's requests go to, one per WORKLOAD (load/bench_settings.py); checks and /health go to none.
 SERVLETS = ("grind", "query", "session")
 # Where the Grinder's servlets sit when a user's application is deployed on the nodes (APP_WAR), so that the
-# harness keeps its /info, /health and /grind (cluster/provision/node.sh deploys it as capbench.war).
+# harness keeps its /info, /health and /grind: cluster/load-settings.sh sets GRINDER_PATH to it with APP_WAR.
 HARNESS_CONTEXT = "/capbench"
 
 
