@@ -66,7 +66,8 @@ def hints_for(host_metrics: dict | None, result: StepResult | None = None) -> li
         basis = {"cpu_pct_of_quota": cpu, "cpu_quota": f.get("cpu_quota"), "throttled_pct": throttled,
                  "throttled_ms_per_s": f.get("throttled_ms_per_s"), "busy_threads_mean": busy,
                  "gc_time_pct": gc, "alloc_mb_per_s": f.get("alloc_mb_per_s"),
-                 "grind_requests_per_s": f.get("grind_requests_per_s")}
+                 **({"app_requests_per_s": f["app_requests_per_s"]} if f.get("app_requests_per_s") is not None
+                    else {"grind_requests_per_s": f.get("grind_requests_per_s")})}
         if cpu is not None and cpu >= CPU_SATURATED_PCT:
             found.append(Hint("cpu", node, f"{node}: CPU saturated — the java process used {cpu:g} % of the "
                                            f"node's {f.get('cpu_quota')} CPU quota", basis))

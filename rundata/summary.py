@@ -172,7 +172,16 @@ def node_figures(host_metrics: dict | None) -> dict[str, dict]:
 
 
 def serving_nodes(host_metrics: dict | None) -> dict[str, dict]:
-    """The nodes that served requests in a step (the workload's requests counted: /grind, /query or /session), with their
-    figures."""
-    return {host: figures for host, figures in node_figures(host_metrics).items()
-            if any(figures.get(f"{servlet}_requests_per_s") for servlet in workload.SERVLETS)}
+    """The nodes that served requests in a step, with their figures: those the Grinder's workload servlets
+    counted requests on (/grind, /query or /session); with a user's application, whose every request counts,
+    its health path's checks among them, those HAProxy sent requests to (where the balancer was monitored)."""
+    servers = ((host_metrics or {}).get("lb") or {}).get("servers") or {}
+
+    def served(host: str, figures: dict) -> bool:
+        if figures.get("app_requests_per_s") is None:
+            return any(figures.get(f"{servlet}_requests_per_s") for servlet in workload.SERVLETS)
+        if servers:
+            return bool((servers.get(host) or {}).get("responses_per_s"))
+        return bool(figures["app_requests_per_s"])
+
+    return {host: figures for host, figures in node_figures(host_metrics).items() if served(host, figures)}

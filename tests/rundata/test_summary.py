@@ -1,7 +1,7 @@
 """summary.json's rules: the host figures at a target's capacity, and which steps belong to a search."""
 from __future__ import annotations
 
-from rundata.summary import Summary, metrics_at, of_label
+from rundata.summary import Summary, metrics_at, of_label, serving_nodes
 from step_records import a_step
 
 
@@ -41,3 +41,14 @@ def test_a_kinds_own_entry_is_read_back_by_its_key_whether_named_or_not():
     assert summary.section("soak") == {"p99_ms": [12.0, 14.5]}
     assert summary.section("overhead") == summary.overhead == {"ratio_on_over_off": 0.99}
     assert summary.section("stress") is None and "schema" not in summary.others
+
+
+def test_the_nodes_that_served_are_those_the_workload_or_the_balancer_counted_requests_on():
+    grinder = {"node1": {"grind_requests_per_s": 400.0}, "node2": {"grind_requests_per_s": 0.0, "cpu_pct_of_quota": 5}}
+    assert list(serving_nodes(grinder)) == ["node1"]
+    # A user's application counts its health path's checks too (3.3/s on each node): HAProxy's responses tell.
+    nodes = {"node1": {"app_requests_per_s": 3030.2, "grind_requests_per_s": 0.0},
+             "node2": {"app_requests_per_s": 3.3, "grind_requests_per_s": 0.0}}
+    app = {**nodes, "lb": {"servers": {"node1": {"responses_per_s": 3026.9}, "node2": {"responses_per_s": 0.0}}}}
+    assert list(serving_nodes(app)) == ["node1"]
+    assert list(serving_nodes(nodes)) == ["node1", "node2"]  # the balancer not monitored: every node with requests
