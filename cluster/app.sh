@@ -17,6 +17,8 @@ BASE_IMAGE=capbench-node:latest
 # How long a trial node may take to deploy the application and answer: a JVM, Tomcat and the Grinder start in
 # about 15 s within the smallest node's quota here; the rest is the application's.
 TRIAL_S=90
+# How long the application may answer other than 200 once Tomcat is serving (an application that starts lazily).
+SETTLE_S=10
 say() { echo "capbench: $*" >&2; }
 
 # write_if_changed FILE TEXT: FILE holds TEXT (and its mtime moves only when TEXT is new).
@@ -75,7 +77,7 @@ image() {
 # Passed once for an image and its settings, it is not run again (.capbench/app/trial-passed).
 # trial IMAGE
 trial() {
-    local image=$1 passed want name address started status=000 grinder=000 key env_args=()
+    local image=$1 passed want name address started status=000 grinder=000 serving_since= key env_args=()
     want="$(docker image inspect --format '{{.Id}}' "$image") $APP_HEALTH $APP_JAVA_OPTS"
     want+=" $NODE1_HEAP $NODE1_GC $NODE1_MEM $NODE1_CPUS"
     passed=$staged/trial-passed
@@ -106,6 +108,15 @@ trial() {
         grinder=$(http_status "$name" "$address" "$GRINDER_PATH/health")
         if [ "$status" = 200 ] && [ "$grinder" = 200 ]; then
             break
+        fi
+        # Tomcat opens its connector only once every application is deployed: from the Grinder's first answer on,
+        # the application's is its own, and another status after SETTLE_S more is its answer, not a slow start.
+        if [ "$grinder" = 200 ] && [ -z "$serving_since" ]; then
+            serving_since=$(date +%s)
+        fi
+        if [ -n "$serving_since" ] && [ $(( $(date +%s) - serving_since )) -ge "$SETTLE_S" ]; then
+            refuse "APP_HEALTH=$APP_HEALTH answered $status, not 200, on a trial node whose Tomcat had served for" \
+                "$SETTLE_S s: use a path of the application that answers 200" "$name"
         fi
         # Tomcat keeps running when an application fails to start (the path then answers 404): its log says so.
         if docker logs "$name" 2>&1 | grep -qE 'startup failed due to previous errors|Error (deploying|during) web application'; then
