@@ -64,7 +64,8 @@ collect_ignore = [] if os.environ.get("CAPBENCH_CLAIMS") == "1" else ["claims"]
 
 # Integration tests that bring up hosts of their own (VMs, a swarm lab, the second Compose cluster) rather than the
 # first Compose cluster.
-OWN_HOSTS = ("test_vagrant.py", "test_swarm.py", "test_variants.py", "test_metrics.py", "test_sessions.py")
+OWN_HOSTS = ("test_vagrant.py", "test_swarm.py", "test_variants.py", "test_metrics.py", "test_sessions.py",
+             "test_your_application.py")
 RUN_LAST = ("test_gate.py", "test_teardown.py")
 
 

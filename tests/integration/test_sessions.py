@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from conftest import IT2_ENV as ENV, assert_capacity_from_the_steps, compose, it_up, run
+from conftest import IT2_ENV as ENV, compose, it_up, run
 
 pytestmark = pytest.mark.usefixtures("second_cluster")
 
@@ -55,28 +55,25 @@ def test_a_sticky_user_finds_the_session_and_keeps_it_across_a_node_kill_with_re
     assert [s["requests"] for s in roaming] == [nodes[:i + 1].count(node) for i, node in enumerate(nodes)]
 
 
-def test_bench_sessions_measures_node1_by_session_size_and_a_heap_too_small_ends_the_jvm(tmp_path):
-    """0 kB and 128 kB per user on node1 (320 MB heap): about 2 400 users of 128 kB fill the heap, so the JVM runs
-    out of it while the search adds users; its figures say how full it was; node1 is started afresh after. oha picks
-    a user at random for each request, so n requests bring about 10 000 × (1 − e^(−n/10 000)) users and they stay:
-    the warm-up (200/s for 5 s) brings about 950, the first rate (400/s) the rest within its 5 s, on any machine.
+def test_bench_sessions_records_the_heap_filling_until_node1s_jvm_runs_out_of_it(tmp_path):
+    """128 kB per user on node1 (320 MB heap): about 2 400 users of 128 kB fill the heap, so the JVM runs out of it
+    while the search adds users; its figures say how full it was; node1 is started afresh after. oha picks a user
+    at random for each request, so n requests bring about 10 000 × (1 − e^(−n/10 000)) users and they stay: the
+    warm-up (200/s for 5 s) brings about 950, the first rate (400/s) the rest within its 5 s, on any machine.
     Those seconds give PCP (a sample a second) several samples of a heap filling at about 40 MB/s before the JVM
     stops answering them. (At 256 kB the warm-up alone brought the heap to the edge and the next samples came
     from a JVM already lost in GC: the last one seen showed 46 %; at 1 MB the JVM died within the first seconds of
-    its warm-up, the last sample showing 14 %.)"""
+    its warm-up, the last sample showing 14 %.) A size that fits has a capacity found as every search's is
+    (bench-sessions' table of sizes: its unit test); measuring one here took two minutes of the suite."""
     done = run(["make", "--no-print-directory", "bench-sessions"], timeout=1500,
                env={**ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha",
-                    "WORKLOAD": "session", "SESSION_SIZES": "0 128", "START_RATE": "400", "QUICK_STEP_S": "5"})
+                    "WORKLOAD": "session", "SESSION_SIZES": "128", "START_RATE": "400", "QUICK_STEP_S": "5"})
     [run_dir] = [p for p in tmp_path.iterdir() if p.is_dir()]
     summary = json.loads((run_dir / "summary.json").read_text())
     found = summary["sessions"]
     assert 250 < found["heap_max_mb"] <= 320 and found["users"] == 10000, found
-    empty, large = found["sizes"]["0"], found["sizes"]["128"]
-    steps = [json.loads(line) for line in (run_dir / "steps.jsonl").read_text().splitlines()]
-    assert_capacity_from_the_steps(steps, "node1 0 kB", empty["capacity_rps"])
-    assert not empty["collapsed"], empty
-    assert empty["sessions_max"] and empty["heap_used_mb_max"] < 0.8 * found["heap_max_mb"], empty
-    assert large["collapsed"] and large["why"], large
+    large = found["sizes"]["128"]
+    assert large["collapsed"] and large["why"] and large["capacity_rps"] is None, large
     assert large["heap_used_pct_max"] > 50, large  # PCP's samples of the steps before the JVM ended
     # Tomcat's count of sessions and the heap come from the same scrapes: the peak held at least their payload.
     assert large["heap_used_mb_max"] >= large["sessions_max"] * 128 / 1024, large

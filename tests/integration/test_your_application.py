@@ -1,0 +1,70 @@
+"""A user's own application on the nodes (APP_WAR) and the user's own requests (SCENARIO_FILE): Debian's Tomcat
+examples (static pages, servlets, JSPs, an HttpSession), a web application nobody on the team wrote, on the
+second cluster. As packaged it admits loopback clients only, so its trial node answers 403 and the cluster is
+left as it was; rebuilt without that valve (examples/apps/tomcat-examples.sh) it runs on every node and a QUICK
+bench-single measures node1 on it. The file's name puts it last on its worker, so the cluster is taken down with
+the application on it rather than brought back to the Grinder for nothing."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import ROOT, assert_capacity_from_the_steps, compose, only_run, run, steps_of
+
+EXAMPLES = {"APP_CONTEXT": "examples", "APP_HEALTH": "/examples/index.html"}
+SCENARIO = str(ROOT / "examples" / "scenarios" / "tomcat-examples.yaml")
+NODES = ("node1", "node2", "node3")
+
+
+@pytest.fixture(scope="module")
+def wars(tmp_path_factory):
+    """The examples as Debian packages them, and without their loopback-only valve."""
+    folder = tmp_path_factory.mktemp("apps")
+    run(["bash", "examples/apps/tomcat-examples.sh", str(folder / "packaged.war"), "--keep-valve"], timeout=300)
+    run(["bash", "examples/apps/tomcat-examples.sh", str(folder / "examples.war")], timeout=300)
+    return folder
+
+
+def node_containers(env: dict[str, str]) -> list[str]:
+    return sorted(compose("ps", "-q", *NODES, env=env).stdout.split())
+
+
+def test_an_application_that_refuses_the_balancer_is_refused_on_a_trial_node_and_the_cluster_kept(
+        second_cluster, wars):
+    before = node_containers(second_cluster)
+    done = run(["make", "--no-print-directory", "up"], check=False, timeout=600,
+               env={**second_cluster, **EXAMPLES, "APP_WAR": str(wars / "packaged.war")})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "APP_HEALTH=/examples/index.html answered 403, not 200, on a trial node" in done.stderr, done.stderr
+    assert "the cluster was not touched" in done.stderr
+    assert node_containers(second_cluster) == before
+
+
+def test_quick_bench_single_measures_node1_on_the_application_with_the_users_requests(second_cluster, wars, tmp_path):
+    # Above the Grinder's start: the examples' pages cost node1 about a tenth of a millisecond each here.
+    done = run(["make", "--no-print-directory", "bench-single", "QUICK=1"], timeout=1200,
+               env={**second_cluster, **EXAMPLES, "APP_WAR": str(wars / "examples.war"), "RESULTS_DIR": str(tmp_path),
+                    "LOADGEN": "oha", "SCENARIO_FILE": SCENARIO, "START_RATE": "800"})
+    run_dir = only_run(tmp_path)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    run_record = json.loads((run_dir / "run.json").read_text())
+    steps = steps_of(run_dir)
+    node1 = summary["targets"]["node1"]
+    assert_capacity_from_the_steps(steps, "node1", node1["capacity_rps"])
+    # Every step sent the scenario's requests to the application, none the Grinder's.
+    assert all(s["scenario_file"] == "tomcat-examples.yaml" and "/examples/" in s["url"] for s in steps), steps[0]
+    at_capacity = node1["metrics_at_capacity"]
+    figures = at_capacity["node1"]
+    assert figures["app_requests_per_s"] > 0.9 * node1["capacity_rps"] and not figures["grind_requests_per_s"], figures
+    # Tomcat's count of the application's requests against HAProxy's responses from node1 over the step: the
+    # same requests, give or take the health checks (about 3 a second) that only Tomcat counts.
+    check = at_capacity["requests_cross_check"]["node1"]
+    assert check["diff_pct"] is not None and 0 <= check["diff_pct"] < 2, check
+    assert run_record["cluster_settings"]["APP_WAR"].endswith("examples.war")
+    assert run_record["cluster_settings"]["GRINDER_PATH"] == "/capbench"
+    assert run_record["settings"]["scenario_file"] == SCENARIO and run_record["settings"]["scenario_sha256"]
+    # The calibration still ran the Grinder beside the application, and says what it does not price.
+    assert all(ms for ms in run_record["calibration"]["ms_per_call"].values()), run_record["calibration"]
+    assert "say nothing of what your requests cost" in done.stderr + done.stdout
+    assert "say nothing of what a request of this run's workload" in (run_dir / "report.html").read_text()
