@@ -70,6 +70,14 @@ class Searcher:
             raise ClusterError(f"HAProxy should send {target}'s traffic to {', '.join(nodes_in)} "
                                f"but these answered: {seen}")
 
+    def warm_every_node(self) -> None:
+        """The run's first warm-up, before its first search: every node together (load/warmup.py); once."""
+        if self.steps.warmups or self.steps.settings.warmup_s <= 0:
+            return
+        self.route("cluster")
+        time.sleep(self.steps.SETTLE_AFTER_PASS_S)
+        warm_up(self.steps, "cluster", run_warm_rate(self.steps.settings), "warm-up")
+
     def capacity(self, label: str) -> float | None:
         return capacity_of(self.searches.get(label, []))
 
@@ -92,11 +100,8 @@ class Searcher:
             say(f"warning: skipping {label}'s search: {self.skipped[label]}")
             self.progress.search_done()
             return
-        if not self.steps.warmups and s.warmup_s > 0 and target != "lb":
-            # The run's first search: every node warmed together first (load/warmup.py).
-            self.route("cluster")
-            time.sleep(self.steps.SETTLE_AFTER_PASS_S)
-            warm_up(self.steps, "cluster", run_warm_rate(s), "warm-up")
+        if target != "lb":
+            self.warm_every_node()
         self.route(target)
         # The routing check's requests end well before the warm-up starts: the request counts of each step
         # (metrics/) run from a sample before it to one after it, and must hold only its traffic.

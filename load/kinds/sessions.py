@@ -92,6 +92,11 @@ class Sessions(Kind):
         heap_max = ((jvm.node_info(NODE) or {}).get("heap_max_bytes") or 0) / 2**20 or None
         bench.findings["sessions"] = {"heap_max_mb": round(heap_max, 1) if heap_max else None,
                                       "users": bench.settings.users}
+        # Every node warmed together first, with sessions that keep nothing: warmed by the run's first search, they
+        # would get the first size's sessions, which can fill every node's heap, node2's and node3's too, before
+        # node1 is measured. Each size's node1 is started afresh after it and warmed alone.
+        bench.steps.change_settings(replace(bench.settings, session_kb=0))
+        bench.searcher.warm_every_node()
         for kb in self.own(bench.settings).session_sizes:
             say(f"sessions: {kb} kB per user: {NODE} started afresh")
             # PCP's logger of a node whose pmcd went away ends; the loggers start again once it is back.
@@ -107,6 +112,11 @@ class Sessions(Kind):
         found = bench.findings.get("sessions", {})
         heap_max = found.get("heap_max_mb")
         sizes = {}
+        # Every node warmed together first, with sessions that keep nothing: warmed by the run's first search, they
+        # would get the first size's sessions, which can fill every node's heap, node2's and node3's too, before
+        # node1 is measured. Each size's node1 is started afresh after it and warmed alone.
+        bench.steps.change_settings(replace(bench.settings, session_kb=0))
+        bench.searcher.warm_every_node()
         for kb in self.own(bench.settings).session_sizes:
             label = label_of(kb)
             target = summary["targets"].get(label, {})
