@@ -68,13 +68,17 @@ if [ "$DATA_NET_PREFIX" = "$BENCH_NET_PREFIX" ]; then
     settings_error "DATA_NET_PREFIX='$DATA_NET_PREFIX' is not allowed: the data network must differ from the bench network"
 fi
 # The database admits every node's whole pool: one PostgreSQL process per connection, within compose.yaml's
-# pids_limit (1024) with room for PostgreSQL's own and pmcd's.
-DB_MAX_CONNECTIONS=0
-[[ ${DB_POOL_SIZE-} =~ ^[1-9][0-9]{0,2}$ ]] && DB_MAX_CONNECTIONS=$(( ${#CAPBENCH_NODES[@]} * DB_POOL_SIZE ))
+# pids_limit (1024) with room for PostgreSQL's own and pmcd's. With an application a node has two pools of
+# DB_POOL_SIZE: the Grinder's (HikariCP, which opens its connections when the node starts) and the DataSource
+# Tomcat offers the application (tomcat-conf/render-config.sh).
+DB_MAX_CONNECTIONS=0 pools_per_node=1
+[ -z "${APP_WAR-}" ] || pools_per_node=2
+[[ ${DB_POOL_SIZE-} =~ ^[1-9][0-9]{0,2}$ ]] \
+    && DB_MAX_CONNECTIONS=$(( ${#CAPBENCH_NODES[@]} * DB_POOL_SIZE * pools_per_node ))
 export DB_MAX_CONNECTIONS
 if [ "$DB_MAX_CONNECTIONS" -gt 960 ]; then
-    settings_error "DB_POOL_SIZE='$DB_POOL_SIZE' is not allowed with ${#CAPBENCH_NODES[@]} nodes: the database would" \
-        "hold $DB_MAX_CONNECTIONS connections, a process each; at most 960 in all"
+    settings_error "DB_POOL_SIZE='$DB_POOL_SIZE' is not allowed with ${#CAPBENCH_NODES[@]} nodes and $pools_per_node" \
+        "pool(s) each: the database would hold $DB_MAX_CONNECTIONS connections, a process each; at most 960 in all"
 fi
 settings_report || exit 2
 

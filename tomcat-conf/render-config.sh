@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes what this node's Tomcat starts from into $CATALINA_BASE/temp (conf/ is read-only): server.xml, with
-# the session replication where it says @cluster when TOMCAT_SESSION_REPLICATION=1, and the default context
-# (conf/context.xml links to it), which says where sessions live:
+# the session replication where it says @cluster when TOMCAT_SESSION_REPLICATION=1 and, with a user's
+# application, the shared database's DataSource where it says @datasource (below); and the default context
+# (conf/context.xml links to it), which links that DataSource and says where sessions live:
 # - 0: in this node's heap only (a Manager that saves nothing at a stop), so a node that restarts has lost its
 #   sessions as a crashed one has;
 # - 1: no Manager in the context, so the cluster's DeltaManager keeps them and sends every change to the other
@@ -71,6 +72,46 @@ EOF
 EOF
 }
 
+# With a user's application (PostgreSQL's driver linked into lib/ by cluster/provision/node.sh): the shared
+# database as one DataSource for the whole node, where server.xml says @datasource, pooled by Tomcat's DBCP with
+# the pool settings of tomcat-conf/tunables.env (DB_POOL_SIZE connections at most, a borrow waiting
+# DB_POOL_TIMEOUT_MS), and in the default context a link to it, so that every context finds it as
+# java:comp/env/jdbc/capbench and all of them together hold at most DB_POOL_SIZE connections, which is what the
+# database admits per node. The password is read from the secret at each start into a file only this user reads.
+offers_datasource() {
+    [ -e "$CATALINA_BASE/lib/postgresql.jar" ] || return 1
+    # A node without the database's secret (cluster/app.sh's trial node, alone on its network) offers none.
+    [ -r "${DB_PASSWORD_FILE:-/run/secrets/db_password}" ] || {
+        echo "capbench: no database password at ${DB_PASSWORD_FILE:-/run/secrets/db_password}: no DataSource" >&2
+        return 1
+    }
+}
+
+global_datasource() {
+    local url user password
+    url=$(printf '%s' "${DB_URL:-jdbc:postgresql://database:5432/capbench}" | xml_escaped)
+    user=$(printf '%s' "${DB_USER:-capbench}" | xml_escaped)
+    password=$(xml_escaped < "${DB_PASSWORD_FILE:-/run/secrets/db_password}")
+    printf '  <GlobalNamingResources>\n'
+    printf '    <Resource name="jdbc/capbench" auth="Container" type="javax.sql.DataSource"\n'
+    printf '              driverClassName="org.postgresql.Driver" url="%s" username="%s" password="%s"\n' \
+        "$url" "$user" "$password"
+    printf '              maxTotal="%s" maxIdle="%s" maxWaitMillis="%s"/>\n' \
+        "$DB_POOL_SIZE" "$DB_POOL_SIZE" "$DB_POOL_TIMEOUT_MS"
+    printf '  </GlobalNamingResources>\n'
+}
+
+xml_escaped() {
+    sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g' | tr -d '\n'
+}
+
+umask 077
+server_edits=(-e '') context=()
+if offers_datasource; then
+    global_datasource > "$out/datasource.xml"
+    server_edits+=(-e "/<!-- @datasource/r $out/datasource.xml")
+    context+=('  <ResourceLink name="jdbc/capbench" global="jdbc/capbench" type="javax.sql.DataSource"/>')
+fi
 if [ "$TOMCAT_SESSION_REPLICATION" = 1 ]; then
     address=$(bench_address "$NODE_NAME")
     if [ -z "$address" ]; then
@@ -78,9 +119,9 @@ if [ "$TOMCAT_SESSION_REPLICATION" = 1 ]; then
         exit 2
     fi
     cluster_xml "$NODE_NAME" "$address" > "$out/cluster.xml"
-    sed -e "/<!-- @cluster/r $out/cluster.xml" "$CATALINA_BASE/conf/server.xml" > "$out/server.xml"
-    echo '<Context/>' > "$out/context.xml"
+    server_edits+=(-e "/<!-- @cluster/r $out/cluster.xml")
 else
-    cp "$CATALINA_BASE/conf/server.xml" "$out/server.xml"
-    echo '<Context><Manager pathname=""/></Context>' > "$out/context.xml"
+    context+=('  <Manager pathname=""/>')
 fi
+sed "${server_edits[@]}" "$CATALINA_BASE/conf/server.xml" > "$out/server.xml"
+{ echo '<Context>'; for line in "${context[@]}"; do echo "$line"; done; echo '</Context>'; } > "$out/context.xml"

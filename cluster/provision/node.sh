@@ -13,7 +13,10 @@ packages() {
     # default ROOT app and /etc/tomcat10, none of which a node uses. jattach takes thread dumps through the
     # JVM's attach API, as jcmd Thread.print does, without starting a second JVM inside the node's CPU quota
     # (make bench-variants samples them during the step at capacity).
-    apt_install openjdk-17-jre-headless tomcat10-common curl tini jattach "${PCP_PACKAGES[@]}"
+    # libpostgresql-jdbc-java: PostgreSQL's JDBC driver for the DataSource Tomcat offers a user's application
+    # (install_webapps links it into Tomcat's lib/ with one; the Grinder brings its own).
+    apt_install openjdk-17-jre-headless tomcat10-common curl tini jattach libpostgresql-jdbc-java \
+        "${PCP_PACKAGES[@]}"
     ensure_user tomcat /opt/capbench/tomcat
     tomcat_default_web_xml
 }
@@ -62,11 +65,12 @@ install_files() {
 # file name: shop/v2 → shop#v2.war, ROOT → /) and the Grinder at /capbench, where the harness still asks its
 # /info, /health and /grind. Whatever was deployed before is replaced (a VM provisioned again). webapps/ stays
 # root's: Tomcat (user tomcat) reads the WARs, never writes there (unpackWARs=false, server.xml). With an
-# application, Tomcat's default web.xml too (tomcat_default_web_xml).
+# application, Tomcat's default web.xml too (tomcat_default_web_xml), and PostgreSQL's driver in Tomcat's lib/.
 install_webapps() {
     local src=$1 webapps=/opt/capbench/tomcat/webapps conf=/opt/capbench/tomcat/conf app=$1/.capbench/app context
+    local lib=/opt/capbench/tomcat/lib
     find "$webapps" -maxdepth 1 -name '*.war' -delete
-    rm -f "$conf/web.xml"
+    rm -f "$conf/web.xml" "$lib/postgresql.jar"
     if [ ! -f "$app/app.war" ]; then
         install -m 644 "$src/webapp/target/grinder.war" "$webapps/ROOT.war"
         echo "capbench: node webapps: the Grinder at /"
@@ -81,6 +85,10 @@ install_webapps() {
     install -m 644 "$src/webapp/target/grinder.war" "$webapps/$APP_CONTEXT_RESERVED.war"
     install -m 644 "$app/app.war" "$webapps/${context//\//#}.war"
     install -m 644 "$TOMCAT_WEB_XML" "$conf/web.xml"
+    # The driver on Tomcat's common class path: the default context then offers the application the shared
+    # database as jdbc/capbench (render-config.sh writes it there when this link exists).
+    install -d -m 755 "$lib"
+    ln -sfn /usr/share/java/postgresql.jar "$lib/postgresql.jar"
     echo "capbench: node webapps: the application at /${context#ROOT} ($(cut -c1-16 "$app/sha256" 2>/dev/null))," \
         "the Grinder at /$APP_CONTEXT_RESERVED"
 }

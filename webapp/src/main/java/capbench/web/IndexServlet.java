@@ -29,6 +29,8 @@ public class IndexServlet extends HttpServlet {
                 .append("); X-Session: found or new\n");
         page.append("GET /health  readiness: 200 ok\n");
         page.append("GET /info    this node's JVM: garbage collector in use, processors, max heap, versions\n");
+        page.append("GET /datasource  whether Tomcat offers the shared database as JNDI ").append(DataSourceServlet.NAME)
+                .append(" (with a user's application) and what it answers\n");
         Responses.text(resp, HttpServletResponse.SC_OK, page.toString());
     }
 }
