@@ -1,8 +1,8 @@
 """A user's own application on the nodes (APP_WAR) and the user's own requests (SCENARIO_FILE): Debian's Tomcat
 examples (static pages, servlets, JSPs, an HttpSession), a web application nobody on the team wrote, on the
 second cluster. As packaged it admits loopback clients only, so its trial node answers 403 and the cluster is
-left as it was; rebuilt without that valve (examples/apps/tomcat-examples.sh) it runs on every node and a QUICK
-bench-single measures node1 on it. The file's name puts it last on its worker, so the cluster is taken down with
+left as it was; rebuilt without that valve (examples/apps/tomcat-examples.sh) it runs on every node, a QUICK
+bench-single measures node1 on it, and the shared database is offered to it as a JNDI DataSource. The file's name puts it last on its worker, so the cluster is taken down with
 the application on it rather than brought back to the Grinder for nothing."""
 from __future__ import annotations
 
@@ -42,10 +42,18 @@ def test_an_application_that_refuses_the_balancer_is_refused_on_a_trial_node_and
 
 
 def test_quick_bench_single_measures_node1_on_the_application_with_the_users_requests(second_cluster, wars, tmp_path):
+    with_app = {**second_cluster, **EXAMPLES, "APP_WAR": str(wars / "examples.war")}
+    run(["make", "--no-print-directory", "up"], env=with_app, timeout=600)
+    # Tomcat offers every context on the nodes the shared database as jdbc/capbench, the Grinder's beside the
+    # application's: a connection borrowed from it answers.
+    offered = compose("exec", "-T", "node1", "curl", "-sS", "http://127.0.0.1:8080/capbench/datasource",
+                      env=second_cluster).stdout
+    assert offered.startswith("{") and json.loads(offered)["offered"] is True, offered
+    assert "PostgreSQL" in json.loads(offered)["database"], offered
     # Above the Grinder's start: the examples' pages cost node1 about a tenth of a millisecond each here.
     done = run(["make", "--no-print-directory", "bench-single", "QUICK=1"], timeout=1200,
-               env={**second_cluster, **EXAMPLES, "APP_WAR": str(wars / "examples.war"), "RESULTS_DIR": str(tmp_path),
-                    "LOADGEN": "oha", "SCENARIO_FILE": SCENARIO, "START_RATE": "800"})
+               env={**with_app, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha", "SCENARIO_FILE": SCENARIO,
+                    "START_RATE": "800"})
     run_dir = only_run(tmp_path)
     summary = json.loads((run_dir / "summary.json").read_text())
     run_record = json.loads((run_dir / "run.json").read_text())
