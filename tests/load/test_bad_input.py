@@ -57,7 +57,7 @@ BAD = [
     ("tune", {"POOLSIZE": "0,4"}, "DB_POOL_SIZE='0' is not allowed: use an integer from 1 to 200"),
     ("tune", {"POOLSCOPE": "thread"}, "DB_CONNECTION_SCOPE='thread' is not allowed: use one of request call"),
     ("make up", {"PROFILE": "homogeneous", "NODES": "6", "DB_POOL_SIZE": "200"},
-     "DB_POOL_SIZE='200' is not allowed with 6 nodes: the database would hold 1200 connections"),
+     "DB_POOL_SIZE='200' is not allowed with 6 nodes and 1 pool(s) each: the database would hold 1200 connections"),
     ("make up", {"DB_POOL_TIMEOUT_MS": "100"}, "DB_POOL_TIMEOUT_MS='100' is not allowed: use an integer from 250"),
     ("bench usl", {"USL_LEVELS": "1 2 3"}, "USL_LEVELS='1 2 3' is not allowed: use at least 4 rising integers"),
     ("bench usl", {"USL_LEVELS": "8 4 2 1"}, "USL_LEVELS='8 4 2 1' is not allowed"),
