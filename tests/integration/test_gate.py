@@ -1,15 +1,16 @@
 """make gate on the real cluster (the session's shared one), as a pipeline calls it (examples/ci/capacity-gate.sh): the
-first gate of a bench has no baseline (cannot tell, 4) and its run is accepted with make baseline; the same build
-again holds (0); a build known to be slower fell (3), the target named. The outputs are read back with parsers we
-did not write: the JUnit file against the common schema, the OpenMetrics text with prometheus_client's parser.
+first gate of a bench has no baseline (cannot tell, 4) and its run is accepted with make baseline; a build known
+to be slower fell (3), the target named. The outputs are read back with parsers we did not write: the JUnit file
+against the common schema, the OpenMetrics text with prometheus_client's parser.
 
-The verdicts here compare runs measured minutes apart, so the test judges them at a tolerance far beyond the
-machine's drift (GATE_DROP_PCT=50), and the default 10 % is a claim for a quiet machine (tests/claims/):
-- the noise: our machines' speed moved capacities by up to 35 % within minutes (CI runs of 2026-11-23/25);
-- the same build would "fall" at 50 % only if every repeat came out at under half the baseline's (after the
-  search's 15 % precision widens the interval): a drift of ×2, 2.3 times the worst drift in log terms;
-- the slower build (below) measured 0.21 of v3 (71.9 against 325-345/s); it would "hold" only at 0.5 or more:
-  ×2.4, 2.9 times the worst drift.
+The verdict here compares runs measured minutes apart, so the test judges it at a tolerance far beyond the
+machine's drift (GATE_DROP_PCT=50): our machines' speed moved capacities by up to 35 % within minutes (CI runs of
+2026-11-23/25); the slower build (below) measured 0.21 of v3 (71.9 against 325-345/s) and 0.08 in CI
+(2026-11-26: 40.6-46.1 against 386-537/s); it would "hold" only at 0.5 or more: ×2.4, 2.9 times the worst drift.
+That the same build holds is not asserted here: between runs minutes apart the machine decides it (issue 36: a
+comparison measured together). It is a claim for a quiet machine at the default 10 % (tests/claims/); the
+verdict's rules, holds among them, are unit-tested on recorded history lines (tests/analysis/test_gate_verdict.py).
+A third gate of the same build, at 50 %, took 4.6 minutes of CI's 46 (2026-11-26).
 The p99 threshold is judged at 50/s, a quarter or less of node1's capacity on every machine we have (225-400/s),
 not near v3's knee. The searches start at 100/s (a step saved of each of the nine).
 
@@ -60,7 +61,7 @@ def verdict_of(results: Path) -> dict:
     return json.loads((results / "gate" / "gate.json").read_text())
 
 
-def test_gate_accepts_a_baseline_holds_the_same_build_and_catches_a_slower_one(tmp_path):
+def test_gate_accepts_a_baseline_and_catches_a_slower_build(tmp_path):
     first = gate(tmp_path, "GATE_P99_MS=500@50")
     assert first.returncode == 4, first.stdout + first.stderr
     said = verdict_of(tmp_path)
@@ -87,17 +88,11 @@ def test_gate_accepts_a_baseline_holds_the_same_build_and_catches_a_slower_one(t
     accepted = run(["make", "--no-print-directory", "baseline", "TAG=it-v3"], env={**ENV, "RESULTS_DIR": str(tmp_path)})
     assert f"baseline: {said['run_id']}" in accepted.stdout and "as it-v3" in accepted.stdout
 
-    same = gate_again_if_the_machine_moved(tmp_path)
-    assert same.returncode == 0, same.stdout + same.stderr
-    again = verdict_of(tmp_path)
-    assert again["baseline"] == said["run_id"] and again["baseline_how"].startswith("last accepted of this bench")
-    assert [c["verdict"] for c in again["checks"]] == ["holds"] and "gate: HOLDS (exit 0)" in same.stdout
-    assert "capacity-gate: capacity holds" in same.stdout
-
     slower = gate_again_if_the_machine_moved(tmp_path, "VARIANT=v1", "NODE1_GC=zgc", "NODE1_HEAP=96m",
                                              "BASELINE=it-v3")
     assert slower.returncode == 3, slower.stdout + slower.stderr
     fell = verdict_of(tmp_path)
+    assert fell["baseline"] == said["run_id"] and fell["baseline_how"].startswith("tag it-v3"), fell
     [check] = fell["checks"]
     assert check["name"] == "capacity node1" and check["verdict"] == "fell", check
     assert check["interval_pct"][1] < -50 and "gate: FELL (exit 3): capacity node1" in slower.stdout
