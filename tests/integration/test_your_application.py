@@ -1,12 +1,14 @@
 """A user's own application on the nodes (APP_WAR) and the user's own requests (SCENARIO_FILE): Debian's Tomcat
 examples (static pages, servlets, JSPs, an HttpSession), a web application nobody on the team wrote, on the
 second cluster. As packaged it admits loopback clients only, so its trial node answers 403 and the cluster is
-left as it was; rebuilt without that valve (examples/apps/tomcat-examples.sh) it runs on every node, a QUICK
-bench-single measures node1 on it, and the shared database is offered to it as a JNDI DataSource. The file's name puts it last on its worker, so the cluster is taken down with
-the application on it rather than brought back to the Grinder for nothing."""
+left as it was; rebuilt without that valve (examples/apps/tomcat-examples.sh) it runs on every node, a client that
+keeps its cookies stays with its session (LB_STICKY=cookie), the shared database is offered to it as a JNDI
+DataSource, and a QUICK bench-single measures node1 on it. The file's name puts it last on its worker, so the
+cluster is taken down with the application on it rather than brought back to the Grinder for nothing."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -15,6 +17,7 @@ from conftest import ROOT, assert_capacity_from_the_steps, compose, only_run, ru
 EXAMPLES = {"APP_CONTEXT": "examples", "APP_HEALTH": "/examples/index.html"}
 SCENARIO = str(ROOT / "examples" / "scenarios" / "tomcat-examples.yaml")
 NODES = ("node1", "node2", "node3")
+JAR = "/tmp/capbench-it-cookies"  # in the load host
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +44,30 @@ def test_an_application_that_refuses_the_balancer_is_refused_on_a_trial_node_and
     assert node_containers(second_cluster) == before
 
 
+def session_example(env: dict[str, str], query: str = "") -> str:
+    """The examples' SessionExample page through the balancer, for a client that keeps its cookies (curl's jar
+    in the load host), as a browser would."""
+    return compose("exec", "-T", "load", "curl", "-fsS", "-b", JAR, "-c", JAR,
+                   f"http://lb:8080/examples/servlets/servlet/SessionExample{query}", env=env).stdout
+
+
+def session_id(page: str) -> str:
+    [found] = re.findall(r"Session ID: (\S+)", page)
+    return found
+
+
 def test_quick_bench_single_measures_node1_on_the_application_with_the_users_requests(second_cluster, wars, tmp_path):
-    with_app = {**second_cluster, **EXAMPLES, "APP_WAR": str(wars / "examples.war")}
+    with_app = {**second_cluster, **EXAMPLES, "APP_WAR": str(wars / "examples.war"), "LB_STICKY": "cookie"}
     run(["make", "--no-print-directory", "up"], env=with_app, timeout=600)
+    # LB_STICKY=cookie: the balancer learns the JSESSIONID the application set and sends the client that sends it
+    # back to the node holding its session. Without it the weights (5:4:3, nothing else sending) would spread these
+    # six requests over the nodes, and the value would be missing wherever the session is not.
+    pages = [session_example(second_cluster, "?dataname=capbench&datavalue=kept")]
+    pages += [session_example(second_cluster) for _ in range(5)]
+    assert all("capbench = kept" in page for page in pages), pages[-1]
+    assert len({session_id(page) for page in pages}) == 1
+    table = run([str(ROOT / "cluster" / "lb-api.sh"), "show table nodes"], env=second_cluster).stdout
+    assert f"key={session_id(pages[0])} " in table and "server_key=node" in table, table
     # Tomcat offers every context on the nodes the shared database as jdbc/capbench, the Grinder's beside the
     # application's: a connection borrowed from it answers.
     offered = compose("exec", "-T", "node1", "curl", "-sS", "http://127.0.0.1:8080/capbench/datasource",
@@ -64,10 +88,16 @@ def test_quick_bench_single_measures_node1_on_the_application_with_the_users_req
     assert all(s["scenario_file"] == "tomcat-examples.yaml" and "/examples/" in s["url"] for s in steps), steps[0]
     at_capacity = node1["metrics_at_capacity"]
     figures = at_capacity["node1"]
-    assert figures["app_requests_per_s"] > 0.9 * node1["capacity_rps"] and not figures["grind_requests_per_s"], figures
-    # Tomcat's count of the application's requests against HAProxy's responses from node1 over the step: the
-    # same requests, give or take the health checks (about 3 a second) that only Tomcat counts.
+    [step] = [s for s in steps if s["step"] == at_capacity["step"]]
+    # At the capacity, the application's servlets counted every response the client had (and the health checks,
+    # about 3 a second), the Grinder's none. Counted from the samples around the step (metrics/counts.py): the
+    # per-second mean (app_requests_per_s) is only a rough rate over a QUICK step's 4 s, whose first and last
+    # seconds the scrapes of a saturated JVM straddle (CI saw 1218.76/s at 1400/s offered, 1388.75 achieved).
     check = at_capacity["requests_cross_check"]["node1"]
+    assert check["tomcat_requests"] >= step["responses"] and figures["app_requests_per_s"] > 0, (check, step)
+    assert not figures["grind_requests_per_s"], figures
+    # Tomcat's count of the application's requests against HAProxy's responses from node1 over the step: the
+    # same requests, give or take the health checks that only Tomcat counts.
     assert check["diff_pct"] is not None and 0 <= check["diff_pct"] < 2, check
     assert run_record["cluster_settings"]["APP_WAR"].endswith("examples.war")
     assert run_record["cluster_settings"]["GRINDER_PATH"] == "/capbench"
