@@ -164,7 +164,7 @@ check_profile() {
         check_int "${key}_MAXCONN" 0 100000
     done
     check_choice LB_BALANCE roundrobin leastconn
-    check_choice LB_STICKY none user
+    check_choice LB_STICKY none user cookie
     [ -z "${LB_LOG_REQUESTS-}" ] || check_choice LB_LOG_REQUESTS 0 1
     check_size LB_MEM 64
     check_size LOAD_MEM 64

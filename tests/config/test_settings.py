@@ -31,6 +31,14 @@ def test_rendered_haproxy_config_passes_haproxy_check(profile, balance, log_requ
 
 
 @pytest.mark.docker
+@pytest.mark.parametrize("sticky", ["user", "cookie"])
+def test_rendered_haproxy_config_with_stickiness_passes_haproxy_check(sticky):
+    done = compose("run", "--rm", "--no-deps", "-T", "--entrypoint", "/opt/capbench/bin/haproxy-start", "lb", "-c",
+                   env={"LB_STICKY": sticky})
+    assert "Configuration file is valid" in done.stdout + done.stderr
+
+
+@pytest.mark.docker
 def test_haproxy_gets_one_server_per_node_of_any_count():
     """haproxy/start writes a server line per node of LB_NODES (five here, from the homogeneous profile)."""
     script = "/opt/capbench/bin/haproxy-start -c && grep -E '^ +server ' /run/haproxy/haproxy.cfg"
@@ -123,7 +131,7 @@ def test_hosts_profile_sets_no_cpu_quota():
     ({"NODE3_WEIGHT": "0"}, "NODE3_WEIGHT='0' is not allowed: use an integer from 1 to 256"),
     ({"NODE1_MAXCONN": "-5"}, "NODE1_MAXCONN='-5' is not allowed: use an integer from 0 to 100000"),
     ({"LB_BALANCE": "random"}, "LB_BALANCE='random' is not allowed: use one of roundrobin leastconn"),
-    ({"LB_STICKY": "cookie"}, "LB_STICKY='cookie' is not allowed: use one of none user"),
+    ({"LB_STICKY": "jsessionid"}, "LB_STICKY='jsessionid' is not allowed: use one of none user cookie"),
     ({"LB_LOG_REQUESTS": "yes"}, "LB_LOG_REQUESTS='yes' is not allowed: use one of 0 1"),
     ({"STATS_PORT": "70000"}, "STATS_PORT='70000' is not allowed: use an integer from 0 to 65535"),
     ({"BENCH_NET_PREFIX": "10.89"},
