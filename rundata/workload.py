@@ -5,7 +5,8 @@ from __future__ import annotations
 # The servlets a bench's requests go to, one per WORKLOAD (load/bench_settings.py); checks and /health go to none.
 SERVLETS = ("grind", "query", "session")
 # Where the Grinder's servlets sit when a user's application is deployed on the nodes (APP_WAR), so that the
-# harness keeps its /info, /health and /grind: cluster/load-settings.sh sets GRINDER_PATH to it with APP_WAR.
+# harness keeps its /info, /health and /grind: cluster/settings.sh's APP_CONTEXT_RESERVED, which the shell
+# deploys it at (tests/config/test_app.py holds the two equal).
 HARNESS_CONTEXT = "/capbench"
 
 

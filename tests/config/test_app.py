@@ -13,6 +13,7 @@ from conftest import ROOT, compose, run
 from hosts import stack
 from hosts.cluster_settings import cluster_settings
 from hosts.swarm_hosts import parse
+from rundata.workload import HARNESS_CONTEXT
 
 LOAD_SETTINGS = ["bash", str(ROOT / "cluster" / "load-settings.sh"), "print"]
 
@@ -99,7 +100,8 @@ def test_without_an_application_the_grinder_keeps_the_root_and_its_health():
 def test_with_an_application_its_root_is_the_default_health_and_the_grinder_moves_aside(app_war, context, health):
     settings = cluster_settings({"APP_WAR": app_war, "APP_CONTEXT": context,
                                  "APP_JAVA_OPTS": "-Dshop.mode=bench -XX:+UseStringDeduplication"})
-    assert (settings["APP_HEALTH"], settings["GRINDER_PATH"]) == (health, "/capbench")
+    # The shell's Grinder path (cluster/settings.sh's APP_CONTEXT_RESERVED) is where the metrics look for it.
+    assert (settings["APP_HEALTH"], settings["GRINDER_PATH"]) == (health, HARNESS_CONTEXT)
     assert settings["APP_JAVA_OPTS"] == "-Dshop.mode=bench -XX:+UseStringDeduplication"
     assert cluster_settings({"APP_WAR": app_war, "APP_HEALTH": "/x/ping?deep=1"})["APP_HEALTH"] == "/x/ping?deep=1"
 
