@@ -29,10 +29,12 @@ local current_user = nil
 local scenario = nil
 -- Each user's cookies (name -> value), in this thread: a user drawn again sends what the application set.
 local jars = {}
--- The users of the requests sent and not yet answered, oldest first. wrk2 does not say which request a response
--- answers, so a response's Set-Cookie goes to the oldest user waiting: right while responses come back in the
--- order sent, as they do when their latencies are alike. A request that fails without a response (a timeout)
--- shifts this by one; a user then takes the cookie of the one before, still a real session on a real node.
+-- wrk2 does not say which request a response answers, so each request names its user in USER_HEADER and the
+-- balancer echoes it into the response (haproxy/haproxy.cfg), which gives a Set-Cookie to that user. Where no
+-- echo comes back (a server reached without our balancer), the oldest user waiting takes it: right while
+-- responses come back in the order sent; a request that fails without a response (a timeout) shifts this by
+-- one, and a user then takes the cookie of the one before, still a real session on a real node.
+USER_HEADER = "X-Capbench-User"
 local waiting, waiting_first, waiting_next = {}, 1, 1
 -- Responses whose status is not in the scenario's success list; nil without a scenario (done() reads it).
 not_success = nil
@@ -93,6 +95,7 @@ local function scenario_request()
    if users ~= nil then
       local user = next_user()
       headers["Cookie"] = cookie_header(jars[user])
+      headers[USER_HEADER] = user
       waiting[waiting_next], waiting_next = user, waiting_next + 1
    end
    return wrk.format(r.method, r.path, headers, r.body)
@@ -104,12 +107,18 @@ local function scenario_response(status, headers, body)
    if users == nil or waiting_first == waiting_next then return end
    local user = waiting[waiting_first]
    waiting[waiting_first], waiting_first = nil, waiting_first + 1
+   local set_cookie = nil
    for name, value in pairs(headers) do
-      -- wrk2 keeps one value per header name: of several Set-Cookie headers, the last.
-      if string.lower(name) == "set-cookie" then
-         jars[user] = jars[user] or {}
-         remember(jars[user], value)
+      name = string.lower(name)
+      if name == "x-capbench-user" then
+         user = value
+      elseif name == "set-cookie" then
+         set_cookie = value  -- wrk2 keeps one value per header name: of several Set-Cookie headers, the last
       end
+   end
+   if set_cookie ~= nil then
+      jars[user] = jars[user] or {}
+      remember(jars[user], set_cookie)
    end
 end
 

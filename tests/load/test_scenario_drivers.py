@@ -204,6 +204,27 @@ print(request())                                                        -- u1 ag
 
 
 @needs_luajit
+def test_lua_names_each_user_and_gives_a_cookie_to_the_user_the_balancer_echoes(tmp_path):
+    requests, users = put_scenario(tmp_path, "requests:\n  - {path: /a}\n", users=["u1", "u2"])
+    # u1's session, then u2's (one request each); their answers come back the other way round, each with the
+    # user the balancer echoed (lowercased as HAProxy sends header names).
+    sent = run_lua(tmp_path, f"""
+init({{[0] = "http://lb:8080/a", {json.dumps(users)}, "1", {json.dumps(requests)}}})
+local draws = {{1, 1, 1, 2, 1, 1, 1, 2}}  -- every other draw picks the user (the others, the request)
+local n = 0
+math.random = function(high) n = n + 1; return high == 1 and 1 or draws[n] end
+print(request())                                                                -- u1
+print(request())                                                                -- u2
+response(200, {{["x-capbench-user"] = "u2", ["set-cookie"] = "JSESSIONID=TWO"}}, "")
+response(200, {{["x-capbench-user"] = "u1", ["set-cookie"] = "JSESSIONID=ONE"}}, "")
+print(request())                                                                -- u1 again
+print(request())                                                                -- u2 again
+""")
+    assert [r["headers"].get("X-Capbench-User") for r in sent] == ["u1", "u2", "u1", "u2"]
+    assert [r["headers"].get("Cookie") for r in sent] == [None, None, "JSESSIONID=ONE", "JSESSIONID=TWO"]
+
+
+@needs_luajit
 def test_lua_counts_statuses_outside_success_in_its_report(tmp_path):
     requests, users = put_scenario(tmp_path, "success: [200, 302]\nrequests:\n  - {path: /a}\n", users=["u1"])
     run_lua(tmp_path, f"""
