@@ -1,11 +1,11 @@
-"""Each window's CSVs cut from the whole run's pmrep export (metrics/cut.py) and what the host's archives say
-about where a cut is exact (metrics/archives.py), on small hand-made exports; the export of real archives is
-test_export.py's."""
+"""Each window's CSVs cut from the whole run's pmrep export (metrics/cut.py), what the host's archives say about
+where a cut is exact (metrics/archives.py), and the choice between a cut and pmrep over the window alone
+(metrics/pmrep.py), on small hand-made exports; the export of real archives is test_export.py's."""
 from __future__ import annotations
 
 from decimal import Decimal
 
-from metrics import archives, cut
+from metrics import archives, cut, pmrep
 
 # 2026-11-26 06:42:30 UTC
 T = 1795675350
@@ -104,3 +104,36 @@ def test_the_archives_start_and_first_discontinuity():
     assert archives.read(LABELS + "marks unknown\n") is None
     assert archives.read(LABELS.replace("    ending     Thu Nov 26 06:48:57.369289 2026\n", "")) is None
     assert archives.read("") is None
+
+
+def test_what_is_cut_and_what_is_exported_on_its_own():
+    window = pmrep.Window("step-001", T + 1, T + 3, T + 0.7, T + 3.2, None)  # raw samples from T - 3
+    export = cut.read_export(WHOLE, PMINFO)
+    clean = archives.Archives(Decimal(T - 10), None)
+    assert pmrep._cut(export, window, False, clean)[0] == cut.window_rows(export, T + 1, T + 3)
+    # After a discontinuity (a later archive, a <mark>), pmrep alone may interpolate otherwise.
+    assert pmrep._cut(export, window, False, archives.Archives(Decimal(T - 10), Decimal(T + 3)))[0] is None
+    assert pmrep._cut(export, window, False, None)[0] is None
+    raw = cut.read_export(RAW, COUNTS_PMINFO)
+    assert pmrep._cut(raw, window, True, clean)[0] == cut.raw_rows(raw, T - 3, T + 7)
+    # Archives starting after raw_from: pmrep alone would count its samples from their start.
+    assert pmrep._cut(raw, window, True, archives.Archives(Decimal(T - 2.5), None))[0] is None
+
+
+def test_windows_not_cut_are_listed_and_said_in_the_log(tmp_path):
+    whole, out = tmp_path / "whole", tmp_path / "out"
+    whole.mkdir()
+    (whole / "load.csv").write_text(WHOLE)
+    (whole / "load.pminfo").write_text(PMINFO)
+    (whole / "load.archives").write_text(LABELS)  # clean until 06:47:54: both windows are in it
+    (whole / "db.archives").write_text(LABELS)  # db's whole-run pmrep failed: no db.pminfo
+    out.mkdir()
+    windows = [pmrep.Window("step-001", T + 1, T + 3, T + 0.7, T + 3.2, T + 3.5),
+               pmrep.Window("step-002", T + 4, T + 6, T + 3.5, T + 6.1, None)]  # 06:42:35.. not in the whole run
+    jobs = pmrep.cut_windows(whole, out, windows, ["load", "db"])
+    assert jobs == [(windows[1], "load", False), (windows[0], "db", False), (windows[1], "db", False)]
+    assert (out / "step-001" / "load.csv").read_text().splitlines()[1] == "2026-11-26 06:42:31,,217048,2"
+    assert not (out / "step-002" / "load.csv").exists() and (out / "step-002").is_dir()
+    log = (out / "pmrep.log").read_text().splitlines()
+    assert log[0].startswith("step-002/load.csv: not cut from the whole run (its seconds are not all in")
+    assert log[1].startswith("step-001/db.csv: not cut from the whole run (the whole run's pmrep failed)")
