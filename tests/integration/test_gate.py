@@ -12,7 +12,7 @@ comparison measured together). It is a claim for a quiet machine at the default 
 verdict's rules, holds among them, are unit-tested on recorded history lines (tests/analysis/test_gate_verdict.py).
 A third gate of the same build, at 50 %, took 4.6 minutes of CI's 46 (2026-11-26).
 The p99 threshold is judged at 50/s, a quarter or less of node1's capacity on every machine we have (225-400/s),
-not near v3's knee. The searches start at 100/s (a step saved of each of the nine).
+not near v3's knee. The searches start at 100/s (a step saved of each of the six).
 
 The slower build is a change of code and collector together: the Grinder's v1 (about 2.5 MB of garbage per call)
 instead of v3 (buffers reused), on ZGC in a 96 MB heap instead of the JVM's choice in 320 MB: ZGC cannot keep up
