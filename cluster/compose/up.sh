@@ -23,7 +23,11 @@ if [ -n "$missing" ]; then
 fi
 
 started=$(date +%s)
-# The nodes first, on their own (--no-deps): Compose would otherwise stop and restart the balancer around
+# The database (re-)created before the nodes, not waited for (its settings follow theirs: max_connections is
+# NODES x DB_POOL_SIZE): new nodes started beside the database about to be re-created would fill their pools from
+# it, then hold connections to a host that is gone (each costs a request a validation timeout) or lose one while
+# HikariCP sets it up. A starting database refuses connections until it is seeded (db/start), which pools retry.
+# The nodes, then, on their own (--no-deps): Compose would otherwise stop and restart the balancer around
 # re-created nodes, and Compose 2.29 can crash doing that for several nodes at once (docker/compose#12186).
 # This way HAProxy keeps running, with its counters and runtime state, and finds the new nodes by DNS. Each node
 # is (re-)created on its own call: re-creating several in one call still failed now and then in 2.29.7 ("The
@@ -36,7 +40,8 @@ recreate_nodes() {
         "$compose" up --detach --no-build --no-deps "$node" || return 1
     done
 }
-if recreate_nodes \
+if "$compose" up --detach --no-build --no-deps db \
+    && recreate_nodes \
     && "$compose" up --detach --no-build --no-deps --wait --wait-timeout "$timeout" "${CAPBENCH_NODES[@]}" \
     && "$compose" up --detach --no-build --remove-orphans --wait --wait-timeout "$timeout"; then
     echo "capbench: all services healthy in $(( $(date +%s) - started )) s"

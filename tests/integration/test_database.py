@@ -158,9 +158,7 @@ def test_quick_pool_sweep_resumes_after_an_interruption_and_recommends_by_its_ru
                             "POOLSIZE": "1,10"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             preexec_fn=sigint_as_default)
     seen = []
-    # Interrupted once the first point is finished and a step of the second has ended: inside its search, not
-    # while `make up` re-creates the nodes for it (twice in CI an interruption there was followed, on resuming, by
-    # HAProxy sending node1 nothing after every node had been re-created: an open question, see tests/README).
+    # Interrupted once the first point is finished and a step of the second has ended: inside its search.
     second = False
     for line in tune.stdout:
         seen.append(line)

@@ -201,22 +201,33 @@ public final class Database implements AutoCloseable {
 
     private synchronized HikariDataSource makePool() throws IOException {
         if (pool == null) {
-            HikariConfig config = new HikariConfig();
-            config.setPoolName("capbench");
-            // By class name: DriverManager, loaded outside the webapp, does not see drivers in WEB-INF/lib.
-            config.setDriverClassName("org.postgresql.Driver");
-            config.setJdbcUrl(settings.jdbcUrl());
-            config.setUsername(settings.user());
-            config.setPassword(Files.readString(settings.passwordFile(), StandardCharsets.UTF_8).strip());
-            config.setMaximumPoolSize(settings.poolSize());
-            config.setConnectionTimeout(settings.poolTimeoutMs());
-            // Start without the database (it may come later); each borrow waits for it as for a busy pool.
-            config.setInitializationFailTimeout(-1);
-            config.setRegisterMbeans(true);
-            config.addDataSourceProperty("ApplicationName", "capbench-" + node);
-            pool = new HikariDataSource(config);
+            String password = Files.readString(settings.passwordFile(), StandardCharsets.UTF_8).strip();
+            pool = new HikariDataSource(poolConfig(settings, node, password));
         }
         return pool;
+    }
+
+    /** The pool's configuration: the node's settings, started without waiting for the database. */
+    static HikariConfig poolConfig(DatabaseSettings settings, String node, String password) {
+        HikariConfig config = new HikariConfig();
+        config.setPoolName("capbench");
+        // By class name: DriverManager, loaded outside the webapp, does not see drivers in WEB-INF/lib.
+        config.setDriverClassName("org.postgresql.Driver");
+        config.setJdbcUrl(settings.jdbcUrl());
+        config.setUsername(settings.user());
+        config.setPassword(password);
+        config.setMaximumPoolSize(settings.poolSize());
+        config.setConnectionTimeout(settings.poolTimeoutMs());
+        // Start without the database (it may come later); each borrow waits for it as for a busy pool.
+        config.setInitializationFailTimeout(-1);
+        // PostgreSQL's default, named: left to detection, HikariCP asks the pool's first connection, and when
+        // that connection breaks while asked (a database re-created just after the node started) it sets level
+        // -1 on every later connection, which the driver refuses: the pool never holds a connection again
+        // (HikariCP issue #1944; a node's pool stayed empty for 17 minutes in CI).
+        config.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
+        config.setRegisterMbeans(true);
+        config.addDataSourceProperty("ApplicationName", "capbench-" + node);
+        return config;
     }
 
     @Override
