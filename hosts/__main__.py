@@ -47,7 +47,12 @@ def main(argv: list[str] | None = None) -> int:
             print(getattr(backend_class(), args.verb) or "")
             return 0
         chosen = backend()
-        if args.verb in ("up", "down", "status", "stats"):
+        if args.verb == "up":
+            done = chosen.up()
+            if done == 0:
+                haproxy.reseat_rotation()
+            return done
+        if args.verb in ("down", "status", "stats"):
             return getattr(chosen, args.verb)()
         elif args.verb == "logs":
             return chosen.logs(args.host, args.follow)

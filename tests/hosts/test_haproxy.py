@@ -33,3 +33,16 @@ def test_stat_rows_give_each_node_and_the_requests_in_the_nodes():
     assert haproxy.requests_in_nodes(rows) == int(backend["qcur"]) + int(backend["scur"])
     with pytest.raises(ClusterError, match="no BACKEND row"):
         haproxy.requests_in_nodes([r for r in rows if r["svname"] != "BACKEND"])
+
+
+def test_make_up_reseats_the_nodes_in_rotation_and_leaves_one_in_maintenance(monkeypatch):
+    sent = []
+
+    def api(command: str) -> str:
+        sent.append(command)
+        return (DATA / "show-servers-state-maint-down.txt").read_text() if command.startswith("show") else ""
+
+    monkeypatch.setattr(haproxy, "api", api)
+    haproxy.reseat_rotation()
+    assert sent[1:] == ["set server nodes/node1 state maint", "set server nodes/node1 state ready",
+                        "set server nodes/node3 state maint", "set server nodes/node3 state ready"]
