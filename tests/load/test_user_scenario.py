@@ -14,6 +14,8 @@ from load.user_scenario import ScenarioError
 
 EXAMPLE = ROOT / "examples/scenarios/tomcat-examples.yaml"
 
+EXAMPLES = sorted((ROOT / "examples/scenarios").glob("*.yaml"))
+
 
 def write(tmp_path: Path, text: str, name: str = "scenario.yaml") -> str:
     path = tmp_path / name
@@ -209,3 +211,10 @@ def test_wrk2_refuses_head(tmp_path):
     with pytest.raises(SettingsError, match=f"SCENARIO_FILE {path}:2: wrk2 cannot send HEAD: .* use LOADGEN=oha"):
         check_for_driver(settings, "wrk2")
     assert check_for_driver(settings, "oha") is settings
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda path: path.name)
+def test_every_example_scenario_reads_and_oha_can_send_it(example):
+    """The scenarios shipped beside the example applications: read without a problem, GETs without a body."""
+    assert user_scenario.problems(str(example)) == []
+    assert all(r.method == "GET" and r.body is None for r in user_scenario.load(str(example)).requests)
