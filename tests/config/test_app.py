@@ -5,7 +5,12 @@ one place: the Compose nodes, the Swarm stack rendered from them, the VMs' provi
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import tempfile
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -43,6 +48,24 @@ def test_a_missing_or_folder_war_is_refused(tmp_path):
             f"capbench: APP_WAR='{path}' is not allowed: it is not a file; use the path of a .war file on this "
             "machine, or leave it empty for none"]
 
+
+def test_a_war_this_user_cannot_read_is_refused():
+    """Its mode takes reading from everyone but its owner (root); the check then runs as nobody (as root the file
+    would be readable), given the rules' text rather than their path (a clone in a private folder)."""
+    folder = Path(tempfile.mkdtemp(prefix="capbench-unreadable-"))
+    try:
+        folder.chmod(0o755)
+        path = war(folder / "shop.war")
+        path.chmod(0o600 if os.geteuid() == 0 else 0o000)
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+        rules = (ROOT / "cluster" / "settings.sh").read_text()
+        done = subprocess.run([*as_nobody, "bash", "-c", rules + '\ncheck_app; printf "%s\\n" "${SETTINGS_ERRORS[@]}"'],
+                              env={"PATH": os.environ["PATH"], "APP_WAR": str(path), "APP_CONTEXT": "ROOT",
+                                   "APP_HEALTH": "/"}, capture_output=True, text=True, timeout=30)
+        assert done.stdout.splitlines() == [f"APP_WAR='{path}' is not allowed: it cannot be read; use a .war file "
+                                            "this user can read"], done.stdout + done.stderr
+    finally:
+        shutil.rmtree(folder)
 
 def test_a_war_that_is_not_a_zip_with_web_inf_is_refused(tmp_path):
     (tmp_path / "text.war").write_text("not a zip")
