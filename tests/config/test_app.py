@@ -67,6 +67,7 @@ def test_a_war_this_user_cannot_read_is_refused():
     finally:
         shutil.rmtree(folder)
 
+
 def test_a_war_that_is_not_a_zip_with_web_inf_is_refused(tmp_path):
     (tmp_path / "text.war").write_text("not a zip")
     for path in (tmp_path / "text.war", war(tmp_path / "jar.war", ("META-INF/MANIFEST.MF", "a.class"))):

@@ -13,7 +13,6 @@ from load.kinds import read_settings
 from load.user_scenario import ScenarioError
 
 EXAMPLE = ROOT / "examples/scenarios/tomcat-examples.yaml"
-
 EXAMPLES = sorted((ROOT / "examples/scenarios").glob("*.yaml"))
 
 
