@@ -27,7 +27,7 @@ export BACKEND
 BUILT := $(shell BACKEND='$(BACKEND)' $(HOSTCTL) built)
 
 .PHONY: help setup artifacts images up down status stats logs test test-fast test-unit test-python test-load \
-	test-config test-integration test-claims lint node-maint node-ready tune report compare history gate gate-ready baseline vagrant-setup \
+	test-config test-integration test-claims lint node-maint node-ready tune report compare history gate gate-aa gate-ready baseline vagrant-setup \
 	vagrant-box docs \
 	swarm-lab swarm-lab-down
 
@@ -181,8 +181,11 @@ history: $(VENV)/.installed ## capacity across runs: a table and results/history
 gate-ready: $(VENV)/.installed ## make gate's checks and bring-up, without measuring (a pipeline runs it, then load.gate)
 	@$(PYTHON) -m load.gate --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up
 
-gate: gate-ready ## measure this build (REPEATS=3) against its accepted baseline (exit statuses: docs/guides/gate.md)
+gate: gate-ready ## measure this build (REPEATS=3) against its accepted baseline, or GATE_MODE=duet: DUET_B against DUET_A together (docs/guides/gate.md)
 	@$(PYTHON) -m load.gate
+
+gate-aa: gate-ready ## an A/A duet (DUET_A on both twin slots): the smallest drop this machine can show, which duet gates hold to
+	@$(PYTHON) -m load.gate --aa
 
 docs: $(VENV)/.installed ## write docs/reference/ (settings, make targets, record fields) from the code's own tables
 	$(PYTHON) -m load.docs_reference

@@ -25,6 +25,10 @@ HOLDS, FELL, CANNOT_TELL, ABOVE = "holds", "fell", "cannot tell", "above thresho
 # The exit status per verdict; the gate's is the first of these its checks reach.
 EXIT = {FELL: 3, ABOVE: 5, CANNOT_TELL: 4, HOLDS: 0}
 DEFAULT_BENCH = "cluster"
+# GATE_MODE: history judges the run against an accepted baseline's history line; duet measures the baseline build
+# and the candidate together (load/duet_gate.py).
+MODES = ("history", "duet")
+DEFAULT_MODE = "history"
 DEFAULT_DROP_PCT = 10.0  # GATE_DROP_PCT's default (load/bench_settings.py declares it with this)
 P99_ITEM = re.compile(r"(?:(?P<target>[^:@\s]+):)?(?P<ms>[0-9.]+)@(?P<rate>[0-9.]+)")
 
@@ -52,6 +56,7 @@ class GateSettings:
     drop_pct: float
     p99: tuple[P99Threshold, ...]
     repeats: int = significance.MIN_REPEATS  # REPEATS, when the user gives none
+    mode: str = DEFAULT_MODE
 
 
 def gate_settings(raw: dict[str, str], benches: dict[str, tuple[str, ...]]) -> GateSettings:
@@ -94,9 +99,16 @@ def gate_settings(raw: dict[str, str], benches: dict[str, tuple[str, ...]]) -> G
                             f"e.g. 250@800 or node1:250@400; TARGET one of {', '.join(targets) or 'the bench targets'}")
             continue
         thresholds.append(P99Threshold(target, ms, rate))
+    mode = raw.get("GATE_MODE") or DEFAULT_MODE
+    if mode not in MODES:
+        problems.append(f"GATE_MODE='{mode}' is not allowed: use history (against an accepted baseline) or duet "
+                        "(DUET_A and DUET_B measured together)")
+    elif mode == "duet" and thresholds:
+        problems.append("GATE_P99_MS cannot be judged with GATE_MODE=duet (a duet searches capacities only): use "
+                        "GATE_MODE=history for p99 thresholds")
     if problems:
         raise GateSettingsError("\n".join(problems))
-    return GateSettings(bench, raw.get("BASELINE") or None, drop, tuple(thresholds), int(repeats_text))
+    return GateSettings(bench, raw.get("BASELINE") or None, drop, tuple(thresholds), int(repeats_text), mode)
 
 
 @dataclass

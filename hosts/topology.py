@@ -77,6 +77,15 @@ IN_ROTATION: dict[str, tuple[str, ...]] = {
     **{first_nodes(k): NODES[:k] for k in range(1, len(NODES) + 1)}}
 
 
+# Each node's own port on the balancer, whose requests go to that node only (haproxy/start: node1 :8101 …): a
+# duet's slots are measured through them at the same time.
+NODE_PORT_BASE = 8100
+
+
+def node_port(node: str) -> int:
+    return NODE_PORT_BASE + int(node.removeprefix("node"))
+
+
 def role(host: str) -> str:
     """node, lb, load, db or controller."""
     if host == DATABASE:

@@ -128,7 +128,11 @@ class BenchSettings:
 @dataclass(frozen=True)
 class GateKeys:
     """make gate's settings: analysis/gate_verdict.py checks them together, as their rules depend on the bench's targets."""
-    bench: str = setting("GATE_BENCH", gate_verdict.DEFAULT_BENCH, text(), "the bench the gate measures: cluster or single")
+    mode: str = setting("GATE_MODE", gate_verdict.DEFAULT_MODE, text(),
+                        "history: the run against an accepted baseline; duet: DUET_A (baseline) and DUET_B "
+                        "(candidate) measured together on twin slots")
+    bench: str = setting("GATE_BENCH", gate_verdict.DEFAULT_BENCH, text(),
+                         "GATE_MODE=history: the bench the gate measures: cluster or single")
     repeats: str = setting("GATE_REPEATS", str(significance.MIN_REPEATS), text(), "its searches' repeats, unless REPEATS is given (1..20)")
     drop_pct: str = setting("GATE_DROP_PCT", f"{gate_verdict.DEFAULT_DROP_PCT:g}", text(),
                             "the capacity fell when lower than the baseline's by more than this % at the "

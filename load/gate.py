@@ -1,6 +1,8 @@
 """python -m load.gate (make gate): measure the build as it is now with a bench that searches capacities
 (GATE_BENCH, default cluster; GATE_REPEATS=3 repeats unless REPEATS is given; load/bench.env), measure the p99
-thresholds (GATE_P99_MS), and judge it against the baseline (analysis/gate_verdict.py, analysis/baselines.py). Writes
+thresholds (GATE_P99_MS), and judge it against the baseline (analysis/gate_verdict.py, analysis/baselines.py).
+GATE_MODE=duet (and --aa, make gate-aa) measures the baseline build and the candidate together instead
+(load/duet_gate.py). Writes
 results/<run>/gate/ (report/pipeline.py: JUnit, JSON, OpenMetrics, Prometheus text) and a copy in results/gate/.
 Every setting, and a BASELINE named, is checked before anything starts.
 
@@ -16,7 +18,7 @@ from pathlib import Path
 from analysis import baselines, calibration, gate_verdict
 from analysis.history import history_line
 from hosts.cluster_settings import SettingsRefused
-from load import bench as bench_command
+from load import bench as bench_command, duet_gate
 from load.bench_settings import SettingsError, raw_settings
 from load.kinds import KINDS
 from load.progress import say
@@ -54,10 +56,13 @@ def print_gate(result: gate_verdict.Gate, folder: Path, names: tuple[str, ...]) 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m load.gate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check-only", action="store_true", help="check the settings and the baseline, run nothing")
+    parser.add_argument("--aa", action="store_true", help="an A/A duet: DUET_A against itself (make gate-aa)")
     args = parser.parse_args(argv)
     benches = {kind.name: kind.targets for kind in KINDS.values() if kind.gated}
     try:
         chosen = gate_verdict.gate_settings(raw_settings(), benches)
+        if chosen.mode == "duet" or args.aa:
+            return duet_gate.run(chosen, dict(os.environ), args.check_only, args.aa)
         environ = {"REPEATS": str(chosen.repeats), **os.environ}  # the gate's own default, checked with the rest
         kind = KINDS[chosen.bench]
         settings, driver, wrk2_local = bench_command.checked(kind.closed_loop, environ, kind)

@@ -49,12 +49,15 @@ class LoadHosts:
             self.versions[host.name] = " ".join(host.exec(driver.version_argv()).decode().split())
         return self.versions[self.first.name]
 
-    def send(self, driver, plan: StepPlan, step_dir: str,
-             timeout: float) -> tuple[StepResult, dict[str, dict[str, bytes]]]:
+    def send(self, driver, plan: StepPlan, step_dir: str, timeout: float,
+             start_at: float | None = None) -> tuple[StepResult, dict[str, dict[str, bytes]]]:
         """One step from every load host; returns the merged result and the files each host's tool left (by
-        host). On an interrupt or a failure every host's tool is stopped before it propagates."""
+        host). On an interrupt or a failure every host's tool is stopped before it propagates. start_at: the
+        instant to start at, shared with another step sent beside this one (a duet's); by default one of its
+        own with several load hosts, none with one."""
         plans = shares(plan, len(self.hosts), driver.whole_rates)
-        start_at = time.time() + START_MARGIN_S if len(self.hosts) > 1 else None
+        if start_at is None and len(self.hosts) > 1:
+            start_at = time.time() + START_MARGIN_S
 
         def one(host: LoadHost, share: StepPlan) -> tuple[dict[str, bytes], GeneratorRun]:
             files, envelope = host.run_step(step_dir, driver.argv(share), timeout, start_at)

@@ -4,8 +4,9 @@ SCENARIO_FILE's requests) goes to the load hosts first. Part of the Bench (load/
 from __future__ import annotations
 
 import math
+import threading
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from hosts import haproxy
 from load.bench_settings import MAX_CONNECTIONS, BenchSettings
@@ -20,6 +21,17 @@ from rundata.layout import RunPaths
 from rundata.records import SEARCH_PHASES, StepRecord
 
 RAW_FILES = ("oha.json", "wrk2.json", "stdout", "stderr", "envelope")  # kept per step (not oha's request database)
+BALANCER_PORT = 8080
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a step's requests go and what they ask for, when not the balancer's port with the run's settings: a
+    duet's slot, a node's own port (hosts/topology.node_port) asked for a build's settings (its VARIANT). Its
+    URLs file is written by StepRunner.route_for."""
+    port: int
+    settings: BenchSettings
+    urls_file: str | None
 
 
 class StepRunner:
@@ -52,6 +64,7 @@ class StepRunner:
         self.requests_file: str | None = None  # SCENARIO_FILE's requests for wrk2's capbench.lua
         self.body_file: str | None = None  # and the body every request sends, for oha
         self.warmups: list[dict] = []  # each warm-up's windows and whether it became steady (load/warmup.py)
+        self._numbering = threading.Lock()  # a duet measures two steps at once (load/duet.py)
 
     def put_dataset(self) -> None:
         """The scenario's dataset on each load host: the session scenario's users (a copy in the results), and
@@ -71,7 +84,7 @@ class StepRunner:
         """SCENARIO_FILE's requests as each tool reads them: for oha each URL `weight` times (its random pick of
         a line honours the weights) and the one body every request sends; for wrk2 the whole scenario."""
         scenario = self.settings.user_scenario
-        self.loads.put(self.urls_file, scenario.weighted_urls("lb").encode())
+        self.loads.put(self.urls_file, scenario.weighted_urls("lb", BALANCER_PORT).encode())
         self.requests_file = f"{self.work_dir}/requests.lua"
         self.loads.put(self.requests_file, scenario_table(scenario))
         body = scenario.requests[0].body
@@ -81,8 +94,24 @@ class StepRunner:
 
     def write_urls(self) -> None:
         """The session scenario's URLs on the load hosts: one per user, for the settings' variant and level."""
-        base = target_url("lb", self.settings)
-        self.loads.put(self.urls_file, "".join(f"{base}&user={u}\n" for u in user_ids(self.settings.users)).encode())
+        self._put_urls(self.urls_file, self.settings, BALANCER_PORT)
+
+    def _put_urls(self, path: str, settings: BenchSettings, port: int) -> None:
+        if settings.user_scenario is not None:
+            text = settings.user_scenario.weighted_urls("lb", port)
+        else:
+            base = target_url("lb", settings, port)
+            text = "".join(f"{base}&user={u}\n" for u in user_ids(settings.users))
+        self.loads.put(path, text.encode())
+
+    def route_for(self, port: int, settings: BenchSettings) -> Route:
+        """A route to a node's own port asking for `settings`, its URLs on the load hosts when the scenario
+        draws them from a file."""
+        urls_file = None
+        if self.urls_file is not None:
+            urls_file = f"{self.work_dir}/urls-{port}-{settings.variant}.txt"
+            self._put_urls(urls_file, settings, port)
+        return Route(port, settings, urls_file)
 
     def change_settings(self, settings: BenchSettings) -> None:
         """The steps from now on ask for what `settings` say (the URLs on the load hosts written anew)."""
@@ -92,44 +121,51 @@ class StepRunner:
 
     def measure(self, target: str, repeat: int, rate: float, phase: str, *, label: str | None = None,
                 url: str | None = None, duration_s: int | None = None, closed_connections: int | None = None,
-                settle: bool = True, stuck_s: float = 0) -> StepRecord:
+                settle: bool = True, stuck_s: float = 0, route: Route | None = None,
+                start_at: float | None = None) -> StepRecord:
         """One step at `rate`, or with closed_connections: a closed loop of that many (rate 0), recorded under
         `label` (default: the target). settle=False: the next step follows at once, on what this one left queued
         (bench-stress's overload and recovery). stuck_s: the generator gets rate × stuck_s connections more, for
         requests a fault will hold that long (a frozen node's): its users are independent, so theirs must not
-        wait for a free connection."""
-        s = self.settings
-        self.step_number += 1
+        wait for a free connection. route: to a node's own port with a build's settings (a duet's slot);
+        start_at: the instant (epoch s) the generators start, shared with a step measured beside this one."""
+        s = route.settings if route is not None else self.settings
+        with self._numbering:
+            self.step_number += 1
+            number = self.step_number
         connections = closed_connections or min(MAX_CONNECTIONS, connections_for(rate, s) + math.ceil(rate * stuck_s))
         single = url is not None or s.scenario == "single"
         scenario = s.user_scenario if url is None else None
-        plan = StepPlan(url=url or target_url("lb", s), rate=rate, duration_s=duration_s or s.step_s,
+        port = route.port if route is not None else BALANCER_PORT
+        urls_file = route.urls_file if route is not None else self.urls_file
+        plan = StepPlan(url=url or target_url("lb", s, port), rate=rate, duration_s=duration_s or s.step_s,
                         connections=connections, threads=s.threads, timeout_s=s.timeout_s,
                         users_file=None if single else self.users_file,
-                        urls_file=None if single and scenario is None else self.urls_file,
+                        urls_file=None if single and scenario is None else urls_file,
                         session_requests=s.session_requests,
                         ramp_s=min(self.RAMP_S, (duration_s or s.step_s) / 5) if phase in self.RAMPED_PHASES else 0.0)
         if scenario is not None:
             first = scenario.requests[0]
-            plan = replace(plan, url=scenario.url(first, "lb"), requests_file=self.requests_file,
+            plan = replace(plan, url=scenario.url(first, "lb", port), requests_file=self.requests_file,
                            success=scenario.success, method=first.method, headers=first.headers,
                            body_file=self.body_file)
-        began = self.progress.begin(target, phase, self.step_number, rate, plan.duration_s, connections)
-        step_dir = f"{self.work_dir}/step-{self.step_number:03d}"
+        began = self.progress.begin(target, phase, number, rate, plan.duration_s, connections)
+        step_dir = f"{self.work_dir}/step-{number:03d}"
         result, files_by_host = self.loads.send(self.driver, plan, step_dir,
-                                                timeout=plan.duration_s + s.timeout_s + 120)
+                                                timeout=plan.duration_s + s.timeout_s + 120, start_at=start_at)
         for host, files in files_by_host.items():
-            prefix = f"step-{self.step_number:03d}-" + (f"{host}-" if len(files_by_host) > 1 else "")
+            prefix = f"step-{number:03d}-" + (f"{host}-" if len(files_by_host) > 1 else "")
             for name in RAW_FILES:
                 if files.get(name):
                     (self.paths.raw / f"{prefix}{name}").write_bytes(files[name])
-        record = judge(self.run_id, self.step_number, phase, target, repeat, plan.url, "single" if single
+        record = judge(self.run_id, number, phase, target, repeat, plan.url, "single" if single
                        else s.scenario, result, s.slo)
         record.label = label or target
         record.scenario_file = scenario.name if scenario is not None else ""
         if closed_connections:  # no offered rate, so no SLO verdict: the step only has to be valid
             record.passed, record.slo_broken = record.valid, []
-        jsonl.append(self.paths.steps, record.to_json())
+        with self._numbering:
+            jsonl.append(self.paths.steps, record.to_json())
         self.progress.end(record, began)
         if not settle:
             return record

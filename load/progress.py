@@ -31,10 +31,17 @@ class Progress:
         self.step_walls: list[float] = []
         self.step_s = step_s
         self.settle_s = settle_s
+        # Steps measured side by side (a duet) end in any order: each line is then printed whole at its end.
+        self.whole_lines = False
+        self._begun: dict[int, str] = {}
 
     def begin(self, target: str, phase: str, number: int, rate: float, duration: int, connections: int) -> float:
         pace = f"{rate:>8.1f}/s" if rate > 0 else f"{'closed':>10}"
-        print(f"  {target:<7} {phase:<7} #{number:<3} {pace} {duration:>3}s {connections:>4}c ", end="", flush=True)
+        line = f"  {target:<7} {phase:<7} #{number:<3} {pace} {duration:>3}s {connections:>4}c "
+        if self.whole_lines:
+            self._begun[number] = line
+        else:
+            print(line, end="", flush=True)
         return time.monotonic()
 
     def end(self, record: StepRecord, began: float) -> None:
@@ -46,8 +53,8 @@ class Progress:
         verdict = "INVALID" if not record.valid else ("pass" if record.passed else "FAIL")
         why = f"  ({record.invalid_reason or '; '.join(record.slo_broken)})" if not record.passed else ""
         p99_text = f"{p99:9.1f}ms" if p99 is not None else "        -  "
-        print(f"→ {r.achieved_rps:8.1f}/s  p99 {p99_text}  fail {r.failure_pct:6.2f}%  {verdict:<7} "
-              f"{self._clock()}{why}", flush=True)
+        print(f"{self._begun.pop(record.step, '')}→ {r.achieved_rps:8.1f}/s  p99 {p99_text}  fail "
+              f"{r.failure_pct:6.2f}%  {verdict:<7} {self._clock()}{why}", flush=True)
 
     def search_done(self) -> None:
         self.finished_search_steps.append(self.steps_in_search)

@@ -20,10 +20,10 @@ DATASET_SEED = 20081212  # fixed, so every run asks for the same users
 MIN_CONNECTIONS = 16
 
 
-def target_url(host: str, settings: BenchSettings) -> str:
+def target_url(host: str, settings: BenchSettings, port: int = 8080) -> str:
     """The URL every request of the bench asks for (the scenario adds the user): the Grinder's, beside a user's
-    application (APP_WAR) at its own path."""
-    base = f"http://{host}:8080{grinder_path()}"
+    application (APP_WAR) at its own path; `port`: the balancer's, or a node's own (a duet's slot)."""
+    base = f"http://{host}:{port}{grinder_path()}"
     if settings.workload == "query":
         q = settings.query
         return f"{base}/query?rows={q.rows}&join={q.join}&write={q.write_pct}&calls={q.calls}"

@@ -73,14 +73,14 @@ class UserScenario:
     success: tuple[int, ...]
     requests: tuple[ScenarioRequest, ...]
 
-    def url(self, request: ScenarioRequest, host: str) -> str:
-        return f"http://{host}:8080{request.path}"
+    def url(self, request: ScenarioRequest, host: str, port: int = 8080) -> str:
+        return f"http://{host}:{port}{request.path}"
 
-    def weighted_urls(self, host: str) -> str:
+    def weighted_urls(self, host: str, port: int = 8080) -> str:
         """Each request's URL `weight` times, weights divided by their common divisor: a tool that picks a line
         at random (oha's --urls-from-file) draws each as often as its weight says."""
         divisor = reduce(math.gcd, (r.weight for r in self.requests))
-        return "".join(f"{self.url(r, host)}\n" * (r.weight // divisor) for r in self.requests)
+        return "".join(f"{self.url(r, host, port)}\n" * (r.weight // divisor) for r in self.requests)
 
     def mixed(self) -> ScenarioRequest | None:
         """The first request whose method, headers or body differ from the first request's (None: all alike)."""

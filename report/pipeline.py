@@ -90,12 +90,35 @@ class _Headline:
             if ms:
                 calibration.add_metric([node], round(ms / 1000, 9))
         yield calibration
+        yield from duet_families(gate)
         verdicts = GaugeMetricFamily("capbench_gate_check_passed", "1 when the check holds, 0 when it fell, broke "
                                      "its threshold or cannot tell", labels=["check", "verdict"])
         for check in gate.checks:
             verdicts.add_metric([check.name, check.verdict], 1.0 if check.verdict == "holds" else 0.0)
         yield verdicts
         yield GaugeMetricFamily("capbench_gate_exit_code", "make gate's exit status", value=gate.code)
+
+
+def duet_families(gate: Gate):
+    """A duet gate's paired figures (load/duet_gate.py): each pair's ratio B/A and the interval of the median."""
+    for check in gate.checks:
+        if not isinstance(check.figures.get("pairs"), list):
+            continue
+        ratios = GaugeMetricFamily("capbench_duet_ratio", "a duet pair's capacity ratio B/A, measured together",
+                                   labels=["pair", "a_slot"])
+        for pair in check.figures["pairs"]:
+            if pair.get("ratio") is not None:
+                ratios.add_metric([str(pair["pair"]), pair["a_slot"]], pair["ratio"])
+        yield ratios
+        if check.figures.get("interval"):
+            bounds = GaugeMetricFamily("capbench_duet_ratio_interval", "the median ratio B/A and its interval at "
+                                       "the stated confidence", labels=["bound"])
+            low, high = check.figures["interval"]
+            for name, value in (("low", low), ("median", check.figures["median_ratio"]), ("high", high)):
+                bounds.add_metric([name], value)
+            yield bounds
+            yield GaugeMetricFamily("capbench_duet_confidence", "the interval's confidence",
+                                    value=check.figures["confidence"])
 
 
 def _registry(gate: Gate, bench: str, summary: Summary, steps: list[StepRecord]) -> CollectorRegistry:

@@ -19,6 +19,7 @@ MODULES = (
     "load.kinds.stress",
     "load.kinds.scaleout",
     "load.kinds.sessions",
+    "load.kinds.duet",
 )
 
 

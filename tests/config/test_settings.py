@@ -40,12 +40,17 @@ def test_rendered_haproxy_config_with_stickiness_passes_haproxy_check(sticky):
 
 @pytest.mark.docker
 def test_haproxy_gets_one_server_per_node_of_any_count():
-    """haproxy/start writes a server line per node of LB_NODES (five here, from the homogeneous profile)."""
-    script = "/opt/capbench/bin/haproxy-start -c && grep -E '^ +server ' /run/haproxy/haproxy.cfg"
+    """haproxy/start writes a server line per node of LB_NODES (five here, from the homogeneous profile), and each
+    node's own port (a duet's slot) with the rule that sends it there."""
+    script = ("/opt/capbench/bin/haproxy-start -c && grep -E '^ +(server|bind|use-server) ' "
+              "/run/haproxy/haproxy.cfg")
     done = compose("run", "--rm", "--no-deps", "-T", "--entrypoint", "bash", "lb", "-c", script,
                    env={"PROFILE": "homogeneous", "NODES": "5"})
     servers = re.findall(r"^\s+server (\w+) (\S+) weight \"\$\{(\w+)\}\"", done.stdout, re.M)
     assert servers == [(f"node{i}", f"node{i}:8080", f"NODE{i}_WEIGHT") for i in range(1, 6)], done.stdout
+    assert re.findall(r"^\s+use-server (\w+) if \{ dst_port (\d+) \}", done.stdout, re.M) == [
+        (f"node{i}", f"810{i}") for i in range(1, 6)], done.stdout
+    assert {f"810{i}" for i in range(1, 6)} <= set(re.findall(r"^\s+bind :(\d+)$", done.stdout, re.M))
     assert "Configuration file is valid" in done.stdout + done.stderr
 
 

@@ -12,7 +12,7 @@ from load.kinds import KINDS, MODULES, _table
 
 def test_every_kind_is_registered_once_with_its_targets_and_description():
     assert list(KINDS) == ["single", "cluster", "selfcheck", "overhead", "usl", "variants", "failover", "stress", "scaleout",
-                          "sessions"]
+                          "sessions", "duet"]
     assert len(MODULES) == len(KINDS)
     for kind in KINDS.values():
         assert kind.description and kind.targets, kind.name

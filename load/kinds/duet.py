@@ -1,0 +1,196 @@
+"""make bench-duet: build B against build A measured together (load/duet.py: the builds and the twin slots;
+load/lockstep.py: the searches stepped together; analysis/duet_verdict.py: the interval). DUET_PAIRS pairs; in each,
+A and B on the twin slots node1 and node2, searched for their capacities at the same instants, every step's
+requests sent to both slots from the same start; the builds change slots from one pair to the next, so a
+faster slot favours each build equally. Each pair gives the ratio B/A; make gate judges it (GATE_MODE=duet)."""
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from analysis import duet_verdict
+from hosts import haproxy
+from hosts.backend import ClusterError, backend
+from hosts.cluster_settings import grinder_path
+from hosts.topology import NODES, node_port
+from load.duet import SLOTS, Build, Twins, build, build_rule, node_problems
+from load.kinds.base import Kind, KindSettings
+from load.lockstep import Ask, SearchPlan, search_together
+from load.progress import say
+from load.setting_fields import integer, setting
+from report.sections import ReportSection
+
+ROUTE_CHECK_REQUESTS = 4  # requests to each slot's own port: every one must be answered by that slot's node
+
+
+@dataclass(frozen=True)
+class DuetSettings(KindSettings):
+    a: str = setting("DUET_A", "", build_rule(), "bench-duet and the duet gate: build A, the baseline (KEY=VALUE "
+                     "words: VARIANT, CPUS, MEM, HEAP, GC; empty: as configured)")
+    b: str = setting("DUET_B", "", build_rule(), "build B, the candidate, in the same words (empty: as configured, "
+                     "an A/A duet)")
+    pairs: int = setting("DUET_PAIRS", "5", integer(duet_verdict.MIN_PAIRS, 20),
+                         "pairs of searches (A and B together, slots swapped each pair); 5 reach 93.75 % confidence")
+
+    def problems(self) -> list[str]:
+        problems = [] if len(NODES) >= len(SLOTS) else [
+            f"NODES='{len(NODES)}' cannot run a duet: its two slots are node1 and node2"]
+        return problems + node_problems(build("A", self.a), build("B", self.b))
+
+
+def builds(settings) -> tuple[Build, Build]:
+    own = settings.kinds["duet"]
+    return build("A", own.a), build("B", own.b)
+
+
+# Its part of report.html (report/sections.py): the pairs and the interval of B/A.
+REPORT = """{% if summary.duet %}
+<h2>Duet: B against A, measured together</h2>
+<p>A = {{ summary.duet.builds[0].text or "as configured" }}, B = {{ summary.duet.builds[1].text or "as configured" }};
+the slots {{ summary.duet.slots | join(" and ") }} are twins, the builds change slots each pair.</p>
+<table><tr><th>pair</th><th>A on</th><th>A /s</th><th>B on</th><th>B /s</th><th>B/A</th></tr>
+{% for p in summary.duet.pairs %}<tr><td>{{ p.pair }}</td><td>{{ p.a_slot }}</td><td>{{ p.a_rps }}</td>
+<td>{{ p.b_slot }}</td><td>{{ p.b_rps }}</td><td>{{ p.ratio }}</td></tr>{% endfor %}</table>
+{% if summary.duet.interval %}<p class="big">B/A median {{ summary.duet.interval.median }}, in
+[{{ summary.duet.interval.low }}, {{ summary.duet.interval.high }}] at
+{{ (100 * summary.duet.interval.confidence) | round(2) }} % over {{ summary.duet.interval.pairs }} pairs</p>{% endif %}
+{% endif %}
+"""
+
+
+class Duet(Kind):
+    name = "duet"
+    description = "build B against build A, measured together on twin slots (DUET_A= DUET_B= DUET_PAIRS= QUICK=1 ...)"
+    targets = ("A", "B")
+    own_settings = DuetSettings
+    section = ReportSection(REPORT, capacity_figures=False)
+    gated = False  # make gate runs it itself (GATE_MODE=duet): its verdict comes from the pairs
+
+    def planned_searches(self, settings) -> int:
+        return 2 * self.own(settings).pairs
+
+    def run(self, bench) -> None:
+        a, b = builds(bench.settings)
+        twins = Twins(bench.cluster_settings(), lambda node, env: bench.with_monitoring_paused(
+            lambda: backend().recreate(node, {**bench.cluster_env, **env})))
+        bench.steps.progress.whole_lines = True
+        pairs: list[duet_verdict.Pair] = []
+        bench.findings["duet"] = {"builds": [a.as_dict(), b.as_dict()], "slots": list(SLOTS), "pairs": []}
+        try:
+            for number in range(1, self.own(bench.settings).pairs + 1):
+                assignment = dict(zip(SLOTS, (a, b) if number % 2 else (b, a)))
+                moved = twins.place(assignment)
+                if number == 1 or moved:
+                    self.route(bench)
+                    self.warm_up(bench, assignment)
+                pairs.append(self.pair(bench, number, assignment))
+                bench.findings["duet"]["pairs"] = [p.as_dict() for p in pairs]
+        finally:
+            twins.restore()
+
+    @staticmethod
+    def route(bench) -> None:
+        """Both slots in rotation, the other nodes out; each slot's own port answered by its node alone."""
+        haproxy.set_rotation(SLOTS)
+        haproxy.wait_until_up(SLOTS)
+        for node in SLOTS:
+            url = f"http://lb:{node_port(node)}{grinder_path()}/info"
+            seen = bench.loads.first.nodes_answering(url, ROUTE_CHECK_REQUESTS)
+            if seen != {node: ROUTE_CHECK_REQUESTS}:
+                raise ClusterError(f"HAProxy should send port {node_port(node)}'s requests to {node} only, but these "
+                                   f"answered: {seen}")
+        time.sleep(bench.steps.SETTLE_AFTER_PASS_S)
+
+    def warm_up(self, bench, assignment: dict[str, Build]) -> None:
+        """One step on both slots together at half the first search's rate, as long as WARMUP_S: JVMs just
+        started compile the build's code first."""
+        s = bench.settings
+        if s.warmup_s <= 0:
+            return
+        rates = {node: round(self.start(bench, build_)[0] / 2, 1) for node, build_ in assignment.items()}
+        together(bench, 0, assignment, [Ask(node, rate, "warmup") for node, rate in rates.items()],
+                 duration_s=s.warmup_s)
+
+    @staticmethod
+    def start(bench, build_: Build) -> tuple[float, float]:
+        """Where a build's search starts and how fast it grows: near its capacity in the last pair, else from
+        START_RATE."""
+        from load.searcher import NEAR_GUESS_GROWTH, NEAR_GUESS_START  # the harness's, not make help's, imports
+        s = bench.settings
+        found = bench.capacity(build_.name)
+        if found:
+            return max(s.start_rate, round(found * NEAR_GUESS_START, 1)), min(s.growth, NEAR_GUESS_GROWTH)
+        return s.start_rate, s.growth
+
+    def pair(self, bench, number: int, assignment: dict[str, Build]) -> duet_verdict.Pair:
+        s = bench.settings
+        plans = {node: SearchPlan(*self.start(bench, build_), s.precision_pct, s.max_steps)
+                 for node, build_ in assignment.items()}
+        outcomes = search_together(plans, lambda asks: together(bench, number, assignment, asks))
+        results = {}
+        for node, build_ in assignment.items():
+            outcome = outcomes[node]
+            bench.searcher.searches.setdefault(build_.name, []).append(
+                {"repeat": number, "slot": node, "start_rps": plans[node].start_rate, **outcome.as_dict()})
+            bench.steps.progress.search_done()
+            say(f"pair {number}: {build_.name} on {node}: capacity "
+                f"{f'{outcome.capacity:g}/s' if outcome.capacity else 'none'} ({outcome.status}: {outcome.reason})")
+            results[build_.name] = duet_verdict.SlotResult(node, outcome.capacity, outcome.lowest_failure)
+        made = duet_verdict.Pair(number, results["A"], results["B"])
+        say(f"pair {number}: B/A = {made.ratio:.3f}" if made.ratio else f"pair {number}: no ratio")
+        return made
+
+    def summarize(self, bench, summary: dict) -> None:
+        found = bench.findings.get("duet")
+        if found is None:
+            return
+        pairs = [p["ratio"] for p in found["pairs"] if p["ratio"] is not None]
+        interval = duet_verdict.median_interval(pairs) if len(pairs) >= duet_verdict.MIN_PAIRS else None
+        summary["duet"] = {**found, "interval": None if interval is None else {
+            "median": round(interval.median, 4), "low": round(interval.low, 4), "high": round(interval.high, 4),
+            "confidence": round(interval.confidence, 4), "pairs": interval.pairs}}
+
+    def console(self, summary: dict) -> None:
+        duet = summary.get("duet")
+        if not duet:
+            return
+        a, b = duet["builds"]
+        print(f"\nduet: A = {a['text'] or 'as configured'}, B = {b['text'] or 'as configured'}")
+        print(f"{'pair':>5}{'A slot':>8}{'A /s':>9}{'B slot':>8}{'B /s':>9}{'B/A':>8}")
+        for p in duet["pairs"]:
+            ratio = f"{p['ratio']:.3f}" if p["ratio"] is not None else "-"
+            print(f"{p['pair']:>5}{p['a_slot']:>8}{p['a_rps'] or '-':>9}{p['b_slot']:>8}{p['b_rps'] or '-':>9}{ratio:>8}")
+        i = duet.get("interval")
+        if i:
+            print(f"B/A median {i['median']:.3f}, in [{i['low']:.3f}, {i['high']:.3f}] at {i['confidence']:.1%} "
+                  f"over {i['pairs']} pairs")
+
+
+def together(bench, number: int, assignment: dict[str, Build], asks: list[Ask],
+             duration_s: int | None = None) -> dict:
+    """The asked steps measured at once, each slot's requests to its own port asking for its build, from one
+    start instant; each slot judged on its own requests. A failed search step whose node HAProxy then holds
+    down ends the duet (its steps no longer measure the build)."""
+    from load.load_hosts import START_MARGIN_S
+    from load.searcher import DOWN_WAIT_S
+    start_at = time.time() + START_MARGIN_S
+    routes = {ask.slot: bench.steps.route_for(node_port(ask.slot), assignment[ask.slot].settings(bench.settings))
+              for ask in asks}
+
+    def one(ask: Ask):
+        return bench.steps.measure(ask.slot, number, ask.rate, ask.phase, label=assignment[ask.slot].name,
+                                   route=routes[ask.slot], start_at=start_at, duration_s=duration_s)
+
+    with ThreadPoolExecutor(len(asks)) as pool:
+        records = dict(zip((ask.slot for ask in asks), pool.map(one, asks)))
+    for ask in asks:
+        if ask.phase not in ("warmup", "companion") and not records[ask.slot].passed:
+            down = haproxy.still_down((ask.slot,), DOWN_WAIT_S)
+            if down:
+                raise ClusterError(f"{ask.slot} went down (HAProxy's health checks) during step "
+                                   f"{records[ask.slot].step} and stayed down {DOWN_WAIT_S} s")
+    return records
+
+
+KIND = Duet()
