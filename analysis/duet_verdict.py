@@ -3,15 +3,22 @@ searches stepped at the same instants on twin slots, the builds on swapped slots
 
 Each pair gives one ratio B/A, measured while both saw the same machine: a machine that slows down slows both, and
 the ratio stays. The search knows a capacity only as a bracket (the highest rate that passed, the lowest that
-failed above it); the pair's ratio is that of the brackets' middles, and what is left of the bracket's width
-spreads the ratios like any other noise, which the interval below then holds.
+failed above it); the pair's ratio is that of the brackets' middles. Two searches stepped together often end in
+the same bracket (an A/A duet gave B/A = 1.000 five times: both passed 751.5/s and failed 791/s), so the spread
+of the ratios cannot hold the brackets' width: the interval is widened by it, as far as the brackets allow
+the true ratio to lie from the middles' (a search's PRECISION_PCT sets that width).
 
-The interval is the sign test's, for the median ratio: with n pairs, the k-th smallest and the k-th largest ratio
-bound it with confidence 1 − 2·P(Binomial(n, ½) ≤ k − 1), whatever the ratios' distribution, provided the pairs
-are independent draws. Five pairs reach 93.75 % with the smallest and the largest (k = 1); fewer cannot reach 90 %,
-and the level reached is always said. The verdict is one of non-inferiority, with the tolerance the user allows
-(GATE_DROP_PCT): B FELL when the whole interval lies below 1 − tolerance, HOLDS when the whole interval lies at or
-above it, and otherwise the pairs CANNOT TELL (the noise spans the line).
+The slots are twins, not clones: a JVM keeps the code its compiler happened to make for as long as it runs, and
+one slot measured 4-7 % faster than the other for a whole duet (2026-11-26). Swapping the builds between pairs
+makes this an AB/BA crossover, analysed as one (Jones & Kenward, "Design and Analysis of Cross-Over Trials"): on
+log ratios, the slot's effect is half the difference between the two orientations' means and cancels from their
+average, which estimates the change; its interval is Student's t with n − 2 degrees of freedom from the spread
+within each orientation (90 % two-sided). The slot's effect is reported beside it. The verdict is one of
+non-inferiority with the tolerance the user allows (GATE_DROP_PCT): B FELL when the whole interval lies below
+1 − tolerance, HOLDS when the whole interval lies at or above it, and otherwise the pairs CANNOT TELL.
+
+The number of pairs is fixed before the run (DUET_PAIRS), not extended until a verdict comes: adding pairs until
+the interval clears the line would call a drop more often than the interval's level says.
 
 An A/A duet (the same build on both slots) measures what this machine can resolve: its band, the largest distance
 of its interval from 1, is the smallest drop a duet here can show; a tolerance below it is refused."""
@@ -21,8 +28,10 @@ import math
 import statistics
 from dataclasses import dataclass
 
-CONFIDENCE = 0.90  # the level aimed at; the level reached is reported beside it
-MIN_PAIRS = 3  # fewer and the interval is the pairs themselves at 75 % or less: not worth a verdict
+from scipy import stats
+
+CONFIDENCE = 0.90
+MIN_PAIRS = 3  # the crossover's interval needs a degree of freedom left after the change and the slot's effect
 HOLDS, FELL, CANNOT_TELL = "holds", "fell", "cannot tell"
 
 
@@ -35,11 +44,9 @@ class SlotResult:
 
     @property
     def middle(self) -> float | None:
-        """The middle of the bracket, or the capacity alone when nothing failed above it (a lower bound)."""
-        if self.capacity_rps is None:
+        """The middle of the bracket; None without one (no capacity, or nothing failed above it: a lower bound)."""
+        if self.capacity_rps is None or self.lowest_failure_rps is None:
             return None
-        if self.lowest_failure_rps is None:
-            return self.capacity_rps
         return (self.capacity_rps + self.lowest_failure_rps) / 2
 
 
@@ -51,10 +58,23 @@ class Pair:
 
     @property
     def ratio(self) -> float | None:
-        """B/A of the brackets' middles; None when either search found no capacity."""
+        """B/A of the brackets' middles; None when either search found no bracket."""
         if self.a.middle is None or self.b.middle is None:
             return None
         return self.b.middle / self.a.middle
+
+    @property
+    def reach(self) -> tuple[float, float]:
+        """How far below and above `ratio` the ratio of the true capacities may lie, as factors: each capacity
+        lies in its bracket, so B/A lies in [B's capacity / A's failure, B's failure / A's capacity]."""
+        low = self.b.capacity_rps / self.a.lowest_failure_rps
+        high = self.b.lowest_failure_rps / self.a.capacity_rps
+        return low / self.ratio, high / self.ratio
+
+    @staticmethod
+    def from_dict(d: dict) -> Pair:
+        return Pair(d["pair"], SlotResult(d["a_slot"], d["a_rps"], d["a_lowest_failure_rps"]),
+                    SlotResult(d["b_slot"], d["b_rps"], d["b_lowest_failure_rps"]))
 
     def as_dict(self) -> dict:
         ratio = self.ratio
@@ -64,31 +84,42 @@ class Pair:
                 "ratio": round(ratio, 4) if ratio is not None else None}
 
 
-def sign_coverage(n: int, k: int) -> float:
-    """The confidence that the k-th smallest and k-th largest of n independent ratios bound their median."""
-    return 1.0 - 2.0 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
-
-
 @dataclass(frozen=True)
 class Interval:
-    median: float
+    median: float  # the change: B/A with the slots' effect taken out
     low: float
     high: float
     confidence: float
     pairs: int
+    slot_effect: float  # how much faster the first slot ran than the second (1.04: 4 % faster)
 
 
-def median_interval(ratios: list[float], confidence: float = CONFIDENCE) -> Interval:
-    """The narrowest sign-test interval of the median ratio reaching `confidence`, or with too few pairs the
-    widest (the smallest to the largest) and the lower level it reaches."""
-    if len(ratios) < MIN_PAIRS:
-        raise ValueError(f"{len(ratios)} pairs with a ratio: a verdict needs at least {MIN_PAIRS}")
-    ordered = sorted(ratios)
-    n = len(ordered)
-    k = 1
-    while k < n // 2 and sign_coverage(n, k + 1) >= confidence:
-        k += 1
-    return Interval(statistics.median(ordered), ordered[k - 1], ordered[n - k], sign_coverage(n, k), n)
+def crossover_interval(pairs: list[Pair], confidence: float = CONFIDENCE) -> Interval:
+    """B/A and its t-interval from pairs with a ratio, at least one with A on each slot and MIN_PAIRS in all."""
+    by_slot: dict[str, list[float]] = {}
+    reaches: dict[str, list[tuple[float, float]]] = {}
+    for p in pairs:
+        if p.ratio is not None:
+            by_slot.setdefault(p.a.slot, []).append(math.log(p.ratio))
+            reaches.setdefault(p.a.slot, []).append(p.reach)
+    n = sum(len(v) for v in by_slot.values())
+    if n < MIN_PAIRS or len(by_slot) != 2:
+        raise ValueError(f"{n} pairs with a ratio, A on {len(by_slot)} slot(s): a verdict needs at least "
+                         f"{MIN_PAIRS}, with A on each slot")
+    (first, one), (_, other) = sorted(by_slot.items())
+    means = [statistics.fmean(one), statistics.fmean(other)]
+    change = sum(means) / 2
+    spread = sum((x - means[0]) ** 2 for x in one) + sum((x - means[1]) ** 2 for x in other)
+    error = math.sqrt(spread / (n - 2) / 4 * (1 / len(one) + 1 / len(other)))
+    reach = float(stats.t.ppf(0.5 + confidence / 2, n - 2)) * error
+    # The brackets: the change is an average of the pairs' log ratios (half of each orientation's mean), so each
+    # pair's bracket can move it by its own share of its reach, at most; the interval is widened by that much.
+    below, above = (sum(statistics.fmean(math.log(r[side]) for r in reaches[slot_]) for slot_ in reaches) / 2
+                    for side in (0, 1))
+    # A on the first slot gives a lower B/A when that slot is the faster: its effect is half the difference.
+    slot = math.exp((means[1] - means[0]) / 2)
+    return Interval(math.exp(change), math.exp(change - reach + below), math.exp(change + reach + above),
+                    confidence, n, slot)
 
 
 @dataclass(frozen=True)
@@ -101,23 +132,23 @@ class DuetVerdict:
     def as_dict(self) -> dict:
         i = self.interval
         return {"verdict": self.verdict, "message": self.message, "floor": self.floor,
-                "median_ratio": round(i.median, 4) if i else None,
+                "ratio": round(i.median, 4) if i else None,
                 "interval": [round(i.low, 4), round(i.high, 4)] if i else None,
-                "confidence": round(i.confidence, 4) if i else None, "pairs": i.pairs if i else 0}
+                "confidence": i.confidence if i else None, "slot_effect": round(i.slot_effect, 4) if i else None}
 
 
 def judge(pairs: list[Pair], tolerance_pct: float) -> DuetVerdict:
     """Non-inferiority of B against A at `tolerance_pct` (module docstring)."""
     floor = 1 - tolerance_pct / 100
-    ratios = [p.ratio for p in pairs if p.ratio is not None]
-    missing = len(pairs) - len(ratios)
-    if len(ratios) < MIN_PAIRS:
-        why = f" ({missing} without a capacity on one side)" if missing else ""
-        return DuetVerdict(CANNOT_TELL, f"{len(ratios)} of {len(pairs)} pairs gave a ratio{why}: a verdict needs "
-                           f"{MIN_PAIRS}", None, floor)
-    interval = median_interval(ratios)
+    try:
+        interval = crossover_interval(pairs)
+    except ValueError as problem:
+        missing = sum(p.ratio is None for p in pairs)
+        why = f" ({missing} of {len(pairs)} pairs without a capacity on one side)" if missing else ""
+        return DuetVerdict(CANNOT_TELL, f"{problem}{why}", None, floor)
     said = (f"B/A {interval.median:.3f}, in [{interval.low:.3f}, {interval.high:.3f}] at "
-            f"{interval.confidence:.1%} over {interval.pairs} pairs")
+            f"{interval.confidence:.0%} over {interval.pairs} pairs (the slot's effect {interval.slot_effect:.3f} "
+            "taken out)")
     if interval.high < floor:
         return DuetVerdict(FELL, f"{said}: wholly below {floor:.3f} (a drop beyond {tolerance_pct:g} %)", interval,
                            floor)
@@ -126,6 +157,11 @@ def judge(pairs: list[Pair], tolerance_pct: float) -> DuetVerdict:
                            interval, floor)
     return DuetVerdict(CANNOT_TELL, f"{said}: it spans {floor:.3f}, the line a {tolerance_pct:g} % drop draws",
                        interval, floor)
+
+
+def interval_dict(interval: Interval) -> dict:
+    return {"ratio": round(interval.median, 4), "low": round(interval.low, 4), "high": round(interval.high, 4),
+            "confidence": interval.confidence, "pairs": interval.pairs, "slot_effect": round(interval.slot_effect, 4)}
 
 
 def aa_band_pct(interval: Interval) -> float:

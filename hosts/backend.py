@@ -60,8 +60,9 @@ class Backend(Protocol):
     def up(self) -> int:
         """Brings the cluster to the current settings and waits until every host is healthy (make up)."""
 
-    def recreate(self, host: str, settings: dict[str, str]) -> None:
-        """The host again with `settings` over the current ones, waited until healthy; the others keep running."""
+    def recreate(self, host: str, settings: dict[str, str], fresh: bool = False) -> None:
+        """The host again with `settings` over the current ones, waited until healthy; the others keep running.
+        fresh: a new process even where the settings are those it runs with (a duet's twins start together)."""
 
     def fault(self, node: str, fault: str, action: str) -> Done:
         """fault kill|freeze, action inject|recover: does it to the node and says when it took effect."""

@@ -111,9 +111,9 @@ class Compose:
     def up(self) -> int:
         return subprocess.run([UP], cwd=ROOT).returncode
 
-    def recreate(self, host: str, settings: dict[str, str]) -> None:
-        compose("up", "--detach", "--no-build", "--no-deps", "--wait", "--wait-timeout", "120", host,
-                settings=settings, timeout=240)
+    def recreate(self, host: str, settings: dict[str, str], fresh: bool = False) -> None:
+        compose("up", "--detach", "--no-build", "--no-deps", *(["--force-recreate"] if fresh else []), "--wait",
+                "--wait-timeout", "120", host, settings=settings, timeout=240)
 
     def fault(self, node: str, fault: str, action: str) -> Done:
         event = DOCKER_EVENT[(fault, action)]

@@ -242,10 +242,12 @@ class Swarm:
                 raise ClusterError(f"not healthy within {timeout:.0f} s: {', '.join(waiting)}")
             time.sleep(2)
 
-    def recreate(self, host: str, settings: dict[str, str]) -> None:
+    def recreate(self, host: str, settings: dict[str, str], fresh: bool = False) -> None:
         old = self._container(host, fresh=True)
         self._deploy(self._rendered({**os.environ, **settings}))
         self._wait_updated(240)
+        if fresh and self._container(host, fresh=True) == old:  # its spec did not change: Swarm kept the task
+            self._new_task(host)
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             if self._container(host, fresh=True) not in (None, old) and host not in self.unhealthy():

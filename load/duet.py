@@ -91,17 +91,19 @@ class Twins:
     def wanted(self, build_: Build) -> dict[str, str]:
         return {**self.base, **build_.node}
 
-    def place(self, assignment: dict[str, Build]) -> bool:
-        """Each slot's node with its build's settings; True when one was re-created (its JVM starts cold)."""
-        moved = False
+    def place(self, assignment: dict[str, Build], fresh: bool = False) -> bool:
+        """Each slot's node with its build's settings; True when they were re-created. When one slot's node must
+        be, both are, and with `fresh` (a duet's start) always: a JVM just started is slower for minutes
+        (compiling, sizing its heap), and two slots of different ages would measure that."""
+        wanted = {node: self.wanted(build_) for node, build_ in assignment.items()}
+        if not fresh and all(wanted[node] == self.running[node] for node in assignment):
+            return False
         for node, build_ in assignment.items():
-            want = self.wanted(build_)
-            if want != self.running[node]:
-                say(f"duet: {node} re-created for build {build_.name} ({', '.join(f'{k}={v}' for k, v in want.items())})")
-                self.recreate(node, {f"{node.upper()}_{k}": v for k, v in want.items()})
-                self.running[node] = want
-                moved = True
-        return moved
+            say(f"duet: {node} re-created for build {build_.name} "
+                f"({', '.join(f'{k}={v}' for k, v in wanted[node].items())})")
+            self.recreate(node, {f"{node.upper()}_{k}": v for k, v in wanted[node].items()})
+            self.running[node] = wanted[node]
+        return True
 
     def restore(self) -> None:
         """Each slot's node back to the cluster's own settings."""

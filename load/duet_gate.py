@@ -40,9 +40,7 @@ def tolerance_problem(drop_pct: float, band: dict | None) -> str | None:
 
 
 def pairs_of(summary: dict) -> list[duet_verdict.Pair]:
-    def side(p: dict, name: str) -> duet_verdict.SlotResult:
-        return duet_verdict.SlotResult(p[f"{name}_slot"], p[f"{name}_rps"], p[f"{name}_lowest_failure_rps"])
-    return [duet_verdict.Pair(p["pair"], side(p, "a"), side(p, "b")) for p in (summary.get("duet") or {}).get("pairs", [])]
+    return [duet_verdict.Pair.from_dict(p) for p in (summary.get("duet") or {}).get("pairs", [])]
 
 
 def judge(summary: dict, drop_pct: float, aa: bool) -> Gate:

@@ -65,6 +65,7 @@ class StepRunner:
         self.body_file: str | None = None  # and the body every request sends, for oha
         self.warmups: list[dict] = []  # each warm-up's windows and whether it became steady (load/warmup.py)
         self._numbering = threading.Lock()  # a duet measures two steps at once (load/duet.py)
+        self._routes: dict[tuple[int, str], Route] = {}  # route_for's, by port and variant
 
     def put_dataset(self) -> None:
         """The scenario's dataset on each load host: the session scenario's users (a copy in the results), and
@@ -105,13 +106,16 @@ class StepRunner:
         self.loads.put(path, text.encode())
 
     def route_for(self, port: int, settings: BenchSettings) -> Route:
-        """A route to a node's own port asking for `settings`, its URLs on the load hosts when the scenario
-        draws them from a file."""
-        urls_file = None
-        if self.urls_file is not None:
-            urls_file = f"{self.work_dir}/urls-{port}-{settings.variant}.txt"
-            self._put_urls(urls_file, settings, port)
-        return Route(port, settings, urls_file)
+        """A route to a node's own port asking for `settings`, its URLs on the load hosts (once) when the
+        scenario draws them from a file."""
+        key = (port, settings.variant)
+        if key not in self._routes or self._routes[key].settings != settings:
+            urls_file = None
+            if self.urls_file is not None:
+                urls_file = f"{self.work_dir}/urls-{port}-{settings.variant}.txt"
+                self._put_urls(urls_file, settings, port)
+            self._routes[key] = Route(port, settings, urls_file)
+        return self._routes[key]
 
     def change_settings(self, settings: BenchSettings) -> None:
         """The steps from now on ask for what `settings` say (the URLs on the load hosts written anew)."""

@@ -111,10 +111,10 @@ def duet_families(gate: Gate):
                 ratios.add_metric([str(pair["pair"]), pair["a_slot"]], pair["ratio"])
         yield ratios
         if check.figures.get("interval"):
-            bounds = GaugeMetricFamily("capbench_duet_ratio_interval", "the median ratio B/A and its interval at "
-                                       "the stated confidence", labels=["bound"])
+            bounds = GaugeMetricFamily("capbench_duet_ratio_interval", "the ratio B/A (the slots' effect taken out) "
+                                       "and its interval at the stated confidence", labels=["bound"])
             low, high = check.figures["interval"]
-            for name, value in (("low", low), ("median", check.figures["median_ratio"]), ("high", high)):
+            for name, value in (("low", low), ("ratio", check.figures["ratio"]), ("high", high)):
                 bounds.add_metric([name], value)
             yield bounds
             yield GaugeMetricFamily("capbench_duet_confidence", "the interval's confidence",

@@ -66,7 +66,7 @@ collect_ignore = [] if os.environ.get("CAPBENCH_CLAIMS") == "1" else ["claims"]
 # first Compose cluster.
 OWN_HOSTS = ("test_vagrant.py", "test_swarm.py", "test_variants.py", "test_metrics.py", "test_sessions.py",
              "test_your_application.py")
-RUN_LAST = ("test_gate.py", "test_teardown.py")
+RUN_LAST = ("test_teardown.py",)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups from the marks
@@ -81,8 +81,7 @@ def pytest_collection_modifyitems(config, items):
         on_cluster = (path.parent.name != "integration" or path.name not in OWN_HOSTS
                       or item.get_closest_marker("docker") is not None)
         item.add_marker(pytest.mark.xdist_group("cluster" if on_cluster else "elsewhere"))
-    # The gate compares capacities measured minutes apart, so it runs once the other worker's VM and swarm lab,
-    # which share the machine's two cores, are done: last of the cluster's tests but the teardown check.
+    # The teardown check runs last of the cluster's tests.
     items.sort(key=lambda item: RUN_LAST.index(item.fspath.basename) + 1 if item.fspath.basename in RUN_LAST else 0)
 
 

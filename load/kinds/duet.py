@@ -21,6 +21,12 @@ from load.progress import say
 from load.setting_fields import integer, setting
 from report.sections import ReportSection
 
+# The warm-up's climb: each window's rate this much above the last one that passed, at most MAX_CLIMB windows;
+# then it holds at HOLD of the last rate that passed.
+CLIMB = 1.5
+MAX_CLIMB = 8
+HOLD = 0.7
+ONE_HOST_MARGIN_S = 1.0  # from choosing a step's start instant to the instant, with one load host
 ROUTE_CHECK_REQUESTS = 4  # requests to each slot's own port: every one must be answered by that slot's node
 
 
@@ -52,9 +58,11 @@ the slots {{ summary.duet.slots | join(" and ") }} are twins, the builds change 
 <table><tr><th>pair</th><th>A on</th><th>A /s</th><th>B on</th><th>B /s</th><th>B/A</th></tr>
 {% for p in summary.duet.pairs %}<tr><td>{{ p.pair }}</td><td>{{ p.a_slot }}</td><td>{{ p.a_rps }}</td>
 <td>{{ p.b_slot }}</td><td>{{ p.b_rps }}</td><td>{{ p.ratio }}</td></tr>{% endfor %}</table>
-{% if summary.duet.interval %}<p class="big">B/A median {{ summary.duet.interval.median }}, in
+{% if summary.duet.interval %}<p class="big">B/A <b>{{ summary.duet.interval.ratio }}</b>, in
 [{{ summary.duet.interval.low }}, {{ summary.duet.interval.high }}] at
-{{ (100 * summary.duet.interval.confidence) | round(2) }} % over {{ summary.duet.interval.pairs }} pairs</p>{% endif %}
+{{ (100 * summary.duet.interval.confidence) | round | int }} % over {{ summary.duet.interval.pairs }} pairs
+({{ summary.duet.slots[0] }}'s slot ran {{ summary.duet.interval.slot_effect }}× {{ summary.duet.slots[1] }}'s,
+taken out)</p>{% endif %}
 {% endif %}
 """
 
@@ -73,14 +81,14 @@ class Duet(Kind):
     def run(self, bench) -> None:
         a, b = builds(bench.settings)
         twins = Twins(bench.cluster_settings(), lambda node, env: bench.with_monitoring_paused(
-            lambda: backend().recreate(node, {**bench.cluster_env, **env})))
+            lambda: backend().recreate(node, {**bench.cluster_env, **env}, fresh=True)))
         bench.steps.progress.whole_lines = True
         pairs: list[duet_verdict.Pair] = []
         bench.findings["duet"] = {"builds": [a.as_dict(), b.as_dict()], "slots": list(SLOTS), "pairs": []}
         try:
             for number in range(1, self.own(bench.settings).pairs + 1):
                 assignment = dict(zip(SLOTS, (a, b) if number % 2 else (b, a)))
-                moved = twins.place(assignment)
+                moved = twins.place(assignment, fresh=number == 1)
                 if number == 1 or moved:
                     self.route(bench)
                     self.warm_up(bench, assignment)
@@ -103,22 +111,49 @@ class Duet(Kind):
         time.sleep(bench.steps.SETTLE_AFTER_PASS_S)
 
     def warm_up(self, bench, assignment: dict[str, Build]) -> None:
-        """One step on both slots together at half the first search's rate, as long as WARMUP_S: JVMs just
-        started compile the build's code first."""
+        """Both slots together, in windows of WARMUP_S: each climbs from its build's expected rate by CLIMB per
+        window until a window fails, then holds at HOLD of the last rate that passed until two windows in a row
+        agree on its mean time per request (load/warmup.py's rule), at most MAX_WINDOWS of holding. A JVM just
+        started compiles for minutes, and only under load: warmed at a few requests a second, the younger slot
+        lost a quarter of its capacity in the first pair, three duets out of three (2026-11-26). Where each
+        slot's climb stopped is its build's first guess."""
+        from load.warmup import MAX_WINDOWS, agree, expected_rps, steady_figure
         s = bench.settings
         if s.warmup_s <= 0:
             return
-        rates = {node: round(self.start(bench, build_)[0] / 2, 1) for node, build_ in assignment.items()}
-        together(bench, 0, assignment, [Ask(node, rate, "warmup") for node, rate in rates.items()],
-                 duration_s=s.warmup_s)
+        rates = {node: bench.capacity(b.name) or expected_rps(b.settings(s), "node1") or s.start_rate
+                 for node, b in assignment.items()}
+        climbing = {node: not bench.capacity(b.name) for node, b in assignment.items()}
+        duration = max(s.warmup_s, bench.driver.min_step_s)
+        figures: dict[str, list] = {node: [] for node in assignment}
+        for _ in range(MAX_CLIMB + MAX_WINDOWS):
+            asks = [Ask(node, round(rate if climbing[node] else rate * HOLD, 1), "warmup") for node, rate in rates.items()]
+            records = together(bench, 0, assignment, asks, duration_s=duration)
+            for node, record in records.items():
+                if climbing[node] and record.passed:
+                    rates[node] *= CLIMB
+                elif climbing[node]:  # from now on it holds below the last rate that passed
+                    climbing[node] = False
+                    rates[node] /= CLIMB
+                    bench.findings["duet"].setdefault("guess", {})[assignment[node].name] = rates[node]
+                else:
+                    figures[node].append(steady_figure(record))
+            if not any(climbing.values()) and all(len(f) >= 2 and agree(f[-2], f[-1]) for f in figures.values()):
+                break
+        steady = all(len(f) >= 2 and agree(f[-2], f[-1]) for f in figures.values())
+        bench.steps.warmups.append({"label": "duet", "target": " and ".join(assignment), "rate_rps": rates,
+                                    "window_s": duration, "service_ms": figures, "steady": steady})
+        if not steady:
+            say(f"warning: the slots were not both steady after their warm-up (mean ms per request {figures}); "
+                "the pair starts anyway")
 
     @staticmethod
     def start(bench, build_: Build) -> tuple[float, float]:
-        """Where a build's search starts and how fast it grows: near its capacity in the last pair, else from
-        START_RATE."""
+        """Where a build's search starts and how fast it grows: near its capacity in the pairs so far, or where
+        its warm-up's climb stopped, else from START_RATE."""
         from load.searcher import NEAR_GUESS_GROWTH, NEAR_GUESS_START  # the harness's, not make help's, imports
         s = bench.settings
-        found = bench.capacity(build_.name)
+        found = bench.capacity(build_.name) or bench.findings["duet"].get("guess", {}).get(build_.name)
         if found:
             return max(s.start_rate, round(found * NEAR_GUESS_START, 1)), min(s.growth, NEAR_GUESS_GROWTH)
         return s.start_rate, s.growth
@@ -145,11 +180,11 @@ class Duet(Kind):
         found = bench.findings.get("duet")
         if found is None:
             return
-        pairs = [p["ratio"] for p in found["pairs"] if p["ratio"] is not None]
-        interval = duet_verdict.median_interval(pairs) if len(pairs) >= duet_verdict.MIN_PAIRS else None
-        summary["duet"] = {**found, "interval": None if interval is None else {
-            "median": round(interval.median, 4), "low": round(interval.low, 4), "high": round(interval.high, 4),
-            "confidence": round(interval.confidence, 4), "pairs": interval.pairs}}
+        try:
+            interval = duet_verdict.crossover_interval([duet_verdict.Pair.from_dict(p) for p in found["pairs"]])
+        except ValueError:  # too few pairs: the table says what there is
+            interval = None
+        summary["duet"] = {**found, "interval": interval and duet_verdict.interval_dict(interval)}
 
     def console(self, summary: dict) -> None:
         duet = summary.get("duet")
@@ -163,8 +198,9 @@ class Duet(Kind):
             print(f"{p['pair']:>5}{p['a_slot']:>8}{p['a_rps'] or '-':>9}{p['b_slot']:>8}{p['b_rps'] or '-':>9}{ratio:>8}")
         i = duet.get("interval")
         if i:
-            print(f"B/A median {i['median']:.3f}, in [{i['low']:.3f}, {i['high']:.3f}] at {i['confidence']:.1%} "
-                  f"over {i['pairs']} pairs")
+            print(f"B/A {i['ratio']:.3f}, in [{i['low']:.3f}, {i['high']:.3f}] at {i['confidence']:.0%} over "
+                  f"{i['pairs']} pairs; {duet['slots'][0]}'s slot ran {i['slot_effect']:.3f}× {duet['slots'][1]}'s "
+                  "(taken out)")
 
 
 def together(bench, number: int, assignment: dict[str, Build], asks: list[Ask],
@@ -174,7 +210,8 @@ def together(bench, number: int, assignment: dict[str, Build], asks: list[Ask],
     down ends the duet (its steps no longer measure the build)."""
     from load.load_hosts import START_MARGIN_S
     from load.searcher import DOWN_WAIT_S
-    start_at = time.time() + START_MARGIN_S
+    # One load host starts both generators itself: a second is ample for two execs to reach it.
+    start_at = time.time() + (START_MARGIN_S if len(bench.loads.hosts) > 1 else ONE_HOST_MARGIN_S)
     routes = {ask.slot: bench.steps.route_for(node_port(ask.slot), assignment[ask.slot].settings(bench.settings))
               for ask in asks}
 

@@ -35,16 +35,21 @@ def test_twins_take_node1s_settings_and_recreate_only_what_differs():
     made: list[tuple[str, dict]] = []
     twins = Twins(SMALL, lambda node, env: made.append((node, env)))
     a, b = build("A", ""), build("B", "CPUS=0.43")
-    assert twins.place({"node1": a, "node2": b})
-    assert made == [("node2", {"NODE2_CPUS": "0.43", "NODE2_MEM": "768m", "NODE2_HEAP": "320m", "NODE2_GC": "auto",
+    assert twins.place({"node1": a, "node2": b})  # node2 differs: both re-created, so both JVMs are as young
+    assert made == [("node1", {"NODE1_CPUS": "0.5", "NODE1_MEM": "768m", "NODE1_HEAP": "320m", "NODE1_GC": "auto",
+                               "NODE1_MAXCONN": "0"}),
+                    ("node2", {"NODE2_CPUS": "0.43", "NODE2_MEM": "768m", "NODE2_HEAP": "320m", "NODE2_GC": "auto",
                                "NODE2_MAXCONN": "0"})]
     made.clear()
     assert not twins.place({"node1": a, "node2": b})  # already so: nothing re-created
     assert twins.place({"node1": b, "node2": a})  # swapped: both
     assert [node for node, _ in made] == ["node1", "node2"] and made[0][1]["NODE1_CPUS"] == "0.43"
     made.clear()
-    twins.restore()
-    assert made == [("node1", {"NODE1_CPUS": "0.5", "NODE1_MEM": "768m", "NODE1_HEAP": "320m", "NODE1_GC": "auto",
-                               "NODE1_MAXCONN": "0"}),
-                    ("node2", {"NODE2_CPUS": "0.4", "NODE2_MEM": "640m", "NODE2_HEAP": "256m", "NODE2_GC": "auto",
+    assert twins.place({"node1": a, "node2": b}) and len(made) == 2
+    made.clear()
+    assert not twins.place({"node1": a, "node2": b}) and twins.place({"node1": a, "node2": b}, fresh=True)
+    assert [node for node, _ in made] == ["node1", "node2"]  # a duet's start: both anew, as young
+    made.clear()
+    twins.restore()  # node1 runs as the cluster says: only node2 goes back
+    assert made == [("node2", {"NODE2_CPUS": "0.4", "NODE2_MEM": "640m", "NODE2_HEAP": "256m", "NODE2_GC": "auto",
                                "NODE2_MAXCONN": "0"})]
