@@ -64,6 +64,10 @@ class Backend(Protocol):
         """The host again with `settings` over the current ones, waited until healthy; the others keep running.
         fresh: a new process even where the settings are those it runs with (a duet's twins start together)."""
 
+    def set_cpus(self, node: str, cpus: str) -> bool:
+        """The node's CPU quota changed while it runs, its JVM untouched (a duet's CPU-only build); False where
+        this backend can only re-create it for that."""
+
     def fault(self, node: str, fault: str, action: str) -> Done:
         """fault kill|freeze, action inject|recover: does it to the node and says when it took effect."""
 

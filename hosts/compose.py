@@ -115,6 +115,16 @@ class Compose:
         compose("up", "--detach", "--no-build", "--no-deps", *(["--force-recreate"] if fresh else []), "--wait",
                 "--wait-timeout", "120", host, settings=settings, timeout=240)
 
+    def set_cpus(self, node: str, cpus: str) -> bool:
+        container = _container(node, fresh=True)
+        if container is None:
+            raise ClusterError(f"{node} has no running container to give {cpus} CPUs")
+        done = subprocess.run(["docker", "update", "--cpus", cpus, container], capture_output=True, text=True,
+                              timeout=60)
+        if done.returncode != 0:
+            raise ClusterError(f"docker update --cpus {cpus} {node}: {done.stderr.strip()[-300:]}")
+        return True
+
     def fault(self, node: str, fault: str, action: str) -> Done:
         event = DOCKER_EVENT[(fault, action)]
         before = time.time()

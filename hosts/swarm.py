@@ -257,6 +257,9 @@ class Swarm:
 
     # Faults, timed by the engine of the node's own machine -----------------------------------------------------
 
+    def set_cpus(self, node: str, cpus: str) -> bool:
+        return False  # a service's CPU limit changes only with a new task
+
     def fault(self, node: str, fault: str, action: str) -> Done:
         engine = self._engine(node)
         before = time.time()

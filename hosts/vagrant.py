@@ -76,6 +76,9 @@ class Vagrant:
     def _systemctl(self, node: str, *args: str) -> str:
         return self.exec(node, ["systemctl", *args, NODE_UNIT], user="root", timeout=60).stdout.decode()
 
+    def set_cpus(self, node: str, cpus: str) -> bool:
+        return False  # a VM's CPUs are its own
+
     def fault(self, node: str, fault: str, action: str) -> Done:
         before = time.time()
         if (fault, action) == ("kill", "inject"):

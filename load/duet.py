@@ -80,11 +80,14 @@ def node_problems(*builds: Build) -> list[str]:
 
 class Twins:
     """The slots' nodes: what each runs with now, and re-creating one when its build needs other settings.
-    `recreate(node, env)` re-creates a node with the cluster's settings `env` over the run's (monitoring paused)."""
+    `recreate(node, env)` re-creates a node with the cluster's settings `env` over the run's (monitoring paused);
+    `set_cpus(node, cpus)` changes a running node's CPU quota where the backend can (False where not): builds that
+    differ in CPUS alone then swap slots without a re-creation, and the JVMs keep what they compiled."""
 
-    def __init__(self, configured: dict[str, str], recreate):
+    def __init__(self, configured: dict[str, str], recreate, set_cpus=lambda node, cpus: False):
         self.configured = configured
         self.recreate = recreate
+        self.set_cpus = set_cpus
         self.base = {k: configured[f"NODE1_{k}"] for k in TWIN_KEYS}
         self.running = {node: {k: configured[f"{node.upper()}_{k}"] for k in TWIN_KEYS} for node in SLOTS}
 
@@ -98,6 +101,8 @@ class Twins:
         wanted = {node: self.wanted(build_) for node, build_ in assignment.items()}
         if not fresh and all(wanted[node] == self.running[node] for node in assignment):
             return False
+        if not fresh and self._quotas_alone(wanted):
+            return False
         for node, build_ in assignment.items():
             say(f"duet: {node} re-created for build {build_.name} "
                 f"({', '.join(f'{k}={v}' for k, v in wanted[node].items())})")
@@ -105,10 +110,26 @@ class Twins:
             self.running[node] = wanted[node]
         return True
 
+    def _quotas_alone(self, wanted: dict[str, dict[str, str]]) -> bool:
+        """Where only the CPU quotas differ, each changed on the running node; False (nothing changed) where the
+        backend cannot."""
+        if any({k: v for k, v in want.items() if k != "CPUS"}
+               != {k: v for k, v in self.running[node].items() if k != "CPUS"} for node, want in wanted.items()):
+            return False
+        for node, want in wanted.items():
+            if want["CPUS"] != self.running[node]["CPUS"]:
+                if not self.set_cpus(node, want["CPUS"]):
+                    return False
+                say(f"duet: {node}'s CPU quota set to {want['CPUS']} (running, its JVM kept)")
+                self.running[node] = want
+        return True
+
     def restore(self) -> None:
         """Each slot's node back to the cluster's own settings."""
         for node in SLOTS:
             own = {k: self.configured[f"{node.upper()}_{k}"] for k in TWIN_KEYS}
+            if self.running[node] != own and self._quotas_alone({node: own}):
+                continue
             if self.running[node] != own:
                 say(f"duet: {node} back to the cluster's settings")
                 self.recreate(node, {f"{node.upper()}_{k}": v for k, v in own.items()})

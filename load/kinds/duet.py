@@ -20,6 +20,7 @@ from load.lockstep import Ask, SearchPlan, search_together
 from load.progress import say
 from load.setting_fields import integer, setting
 from report.sections import ReportSection
+from rundata import jsonl
 
 # The warm-up's climb: each window's rate this much above the last one that passed, at most MAX_CLIMB windows;
 # then it holds at HOLD of the last rate that passed.
@@ -67,12 +68,20 @@ taken out)</p>{% endif %}
 """
 
 
+def report_figures(results, fig_dir):
+    duet = (jsonl.read_json(results.folder / "summary.json") or {}).get("duet")
+    if not duet or not duet.get("pairs"):
+        return []
+    from report.duet_figure import duet as duet_figure  # matplotlib only when a report is made
+    return [("B against A, pair by pair", duet_figure(duet, fig_dir / "duet.png"))]
+
+
 class Duet(Kind):
     name = "duet"
     description = "build B against build A, measured together on twin slots (DUET_A= DUET_B= DUET_PAIRS= QUICK=1 ...)"
     targets = ("A", "B")
     own_settings = DuetSettings
-    section = ReportSection(REPORT, capacity_figures=False)
+    section = ReportSection(REPORT, figures=report_figures, capacity_figures=False)
     gated = False  # make gate runs it itself (GATE_MODE=duet): its verdict comes from the pairs
 
     def planned_searches(self, settings) -> int:
@@ -81,7 +90,7 @@ class Duet(Kind):
     def run(self, bench) -> None:
         a, b = builds(bench.settings)
         twins = Twins(bench.cluster_settings(), lambda node, env: bench.with_monitoring_paused(
-            lambda: backend().recreate(node, {**bench.cluster_env, **env}, fresh=True)))
+            lambda: backend().recreate(node, {**bench.cluster_env, **env}, fresh=True)), backend().set_cpus)
         bench.steps.progress.whole_lines = True
         pairs: list[duet_verdict.Pair] = []
         bench.findings["duet"] = {"builds": [a.as_dict(), b.as_dict()], "slots": list(SLOTS), "pairs": []}

@@ -11,6 +11,7 @@ import pytest
 from conftest import ROOT
 from load import docs_records, docs_reference
 from load.bench_settings import BenchSettings, GateKeys
+from load.duet import BUILD_KEYS
 from load.kinds import KINDS
 from load.setting_fields import declared
 
@@ -34,7 +35,8 @@ def known_settings() -> set[str]:
         keys |= {k for k, _, _ in docs_reference.env_file_settings(ROOT / name)}
     for profile in docs_reference.PROFILES.glob("*.env"):
         keys |= {k for k, _, _ in docs_reference.env_file_settings(profile)}
-    return keys | set(docs_reference.VARIABLES) | set(docs_reference.PARAMETERS)
+    # A duet's build words (DUET_B="CPUS=0.43"): what a user types, declared in load/duet.py.
+    return keys | set(docs_reference.VARIABLES) | set(docs_reference.PARAMETERS) | set(BUILD_KEYS)
 
 
 def backticked(text: str) -> list[str]:

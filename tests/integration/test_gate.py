@@ -1,17 +1,16 @@
 """make gate as a duet on the real cluster (the session's shared one), as a pipeline calls it
 (examples/ci/capacity-gate.sh): the baseline build and the candidate measured together on twin slots (node1 and
-node2 given node1's settings), the builds swapping slots each pair. An A/A duet (make gate-aa: v3 against
-itself) holds and records this machine's band, below which a duet gate then refuses a tolerance; a build known to
-be slower fell (3). The outputs are read back with parsers we did not write: the JUnit file against the common
-schema, the OpenMetrics text with prometheus_client's parser.
+node2 started anew with node1's settings), the builds swapping slots each pair. An A/A duet (make gate-aa: v3
+against itself) holds and records this machine's band, below which a duet gate then refuses a tolerance; a build
+known to be slower fell (3). The outputs are read back with parsers we did not write: the JUnit file against the
+common schema, the OpenMetrics text with prometheus_client's parser.
 
-The tolerances are wide for what the pairs here can show: four A/A pairs leave the t-interval 2 degrees of freedom
-(t = 2.92), three A/B pairs 1 (t = 6.31), and the searches stop at 10 % (A/A) and 30 % (A/B, the suite's own). The
-slower build is a change of code and collector together: the Grinder's v1 (about 2.5 MB of garbage per call) on
-ZGC in a 96 MB heap, against v3 (buffers reused) with the JVM's choice in 320 MB: ZGC cannot keep up with that
-garbage in so small a heap and stalls the allocating threads (node1: 50/s against v3's 290-400/s, closed loop).
-Its node settings make every pair re-create both slots' nodes. Being measured together, neither verdict rests on
-the machine's speed staying put: this test runs beside the other worker's benches. MONITOR=off: no PCP figure is
+What a duet can resolve is a benchmark's figure (docs/findings.md), not this test's: three pairs leave the
+crossover's t-interval one degree of freedom (t = 6.31) and the searches stop at 10 % (A/A) and 15 % (A/B), so
+the tolerances are wide (an A/A duet of four pairs here: band 17.9 %). The slower build is a CPU quota of 0.15
+core against node1's 0.5 (about a third of the capacity); builds that differ in CPUS alone swap slots by changing
+the running quotas (Compose), so its pairs re-create nothing. Being measured together, neither verdict rests on the
+machine's speed staying put: this test runs beside the other worker's benches. MONITOR=off: no PCP figure is
 asserted."""
 from __future__ import annotations
 
@@ -27,8 +26,9 @@ from conftest import IT_ENV as ENV, ROOT, assert_capacity_from_the_steps, run
 pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
 XSD = ROOT / ".capbench" / "tools" / "junit" / "junit-10.xsd"
 DUET = {"LOADGEN": "oha", "QUICK": "1", "MONITOR": "off", "DUET_A": "VARIANT=v3"}
-AA_TOLERANCE_PCT = 30
+AA_TOLERANCE_PCT = 40
 AB_TOLERANCE_PCT = 50
+SLOWER = "CPUS=0.15"
 
 
 def gate(results: Path, *settings: str):
@@ -43,14 +43,15 @@ def verdict_of(results: Path) -> dict:
 
 
 def test_a_duet_gate_holds_the_same_build_and_catches_a_slower_one(tmp_path):
-    aa = run(["make", "--no-print-directory", "gate-aa", "DUET_PAIRS=4", "QUICK_PRECISION_PCT=10",
+    aa = run(["make", "--no-print-directory", "gate-aa", "DUET_PAIRS=3", "QUICK_PRECISION_PCT=10",
               f"GATE_DROP_PCT={AA_TOLERANCE_PCT}"], env={**ENV, **DUET, "RESULTS_DIR": str(tmp_path)},
              timeout=1500, check=False)
     assert aa.returncode == 0, aa.stdout + aa.stderr
     said = verdict_of(tmp_path)
     [check] = said["checks"]
     assert check["name"] == "capacity B/A" and check["verdict"] == "holds", check
-    assert [(p["a_slot"], p["b_slot"]) for p in check["pairs"]] == [("node1", "node2"), ("node2", "node1")] * 2
+    assert [(p["a_slot"], p["b_slot"]) for p in check["pairs"]] == [("node1", "node2"), ("node2", "node1"),
+                                                                     ("node1", "node2")]
     low, high = check["interval"]
     assert low <= check["ratio"] <= high and low >= 1 - AA_TOLERANCE_PCT / 100, check
     band = json.loads((tmp_path / "aa-band.json").read_text())
@@ -69,12 +70,16 @@ def test_a_duet_gate_holds_the_same_build_and_catches_a_slower_one(tmp_path):
     refused = gate(tmp_path, f"GATE_DROP_PCT={band['band_pct'] / 2:g}")
     assert refused.returncode == 2 and "is below this machine's A/A band" in refused.stderr, refused.stderr
 
-    slower = gate(tmp_path, "DUET_B=VARIANT=v1 GC=zgc HEAP=96m", "DUET_PAIRS=3", f"GATE_DROP_PCT={AB_TOLERANCE_PCT}")
+    slower = gate(tmp_path, f"DUET_B={SLOWER}", "DUET_PAIRS=3", "QUICK_PRECISION_PCT=15",
+                  f"GATE_DROP_PCT={AB_TOLERANCE_PCT}")
     assert slower.returncode == 3, slower.stdout + slower.stderr
     fell = verdict_of(tmp_path)
     [check] = fell["checks"]
     assert check["verdict"] == "fell" and check["interval"][1] < 1 - AB_TOLERANCE_PCT / 100, check
-    assert check["b"] == "VARIANT=v1 GC=zgc HEAP=96m" and "gate: FELL (exit 3)" in slower.stdout
+    assert check["b"] == SLOWER and "gate: FELL (exit 3)" in slower.stdout
+    # Both slots started anew once; then each swap changed the two running quotas.
+    said = slower.stdout + slower.stderr
+    assert said.count("re-created for build") == 2 and said.count("CPU quota set to") == 4, said
     run_dir = tmp_path / fell["run_id"]
     xmlschema.XMLSchema(str(XSD)).validate(str(run_dir / "gate" / "junit.xml"))
     families = {f.name: f for f in text_string_to_metric_families((run_dir / "gate" / "metrics.om").read_text())}

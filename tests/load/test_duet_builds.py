@@ -53,3 +53,24 @@ def test_twins_take_node1s_settings_and_recreate_only_what_differs():
     twins.restore()  # node1 runs as the cluster says: only node2 goes back
     assert made == [("node2", {"NODE2_CPUS": "0.4", "NODE2_MEM": "640m", "NODE2_HEAP": "256m", "NODE2_GC": "auto",
                                "NODE2_MAXCONN": "0"})]
+
+
+def test_builds_that_differ_in_cpus_alone_swap_by_changing_the_running_quotas():
+    made, set_live = [], []
+    twins = Twins(SMALL, lambda node, env: made.append(node),
+                  lambda node, cpus: set_live.append((node, cpus)) is None)
+    a, b = build("A", ""), build("B", "CPUS=0.43")
+    assert twins.place({"node1": a, "node2": b}, fresh=True) and made == ["node1", "node2"]
+    assert not twins.place({"node1": b, "node2": a})  # swapped: the quotas change, the JVMs stay
+    assert set_live == [("node1", "0.43"), ("node2", "0.5")] and made == ["node1", "node2"]
+    set_live.clear()
+    twins.restore()  # node1 back to 0.5 while running; node2's memory and heap differ: re-created
+    assert set_live == [("node1", "0.5")] and made == ["node1", "node2", "node2"]
+
+
+def test_where_quotas_cannot_change_while_running_the_nodes_are_re_created():
+    made = []
+    twins = Twins(SMALL, lambda node, env: made.append(node))
+    twins.place({"node1": build("A", ""), "node2": build("B", "CPUS=0.43")}, fresh=True)
+    assert twins.place({"node1": build("B", "CPUS=0.43"), "node2": build("A", "")})
+    assert made == ["node1", "node2", "node1", "node2"]
