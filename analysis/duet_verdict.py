@@ -28,8 +28,6 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from scipy import stats
-
 CONFIDENCE = 0.90
 MIN_PAIRS = 3  # the crossover's interval needs a degree of freedom left after the change and the slot's effect
 HOLDS, FELL, CANNOT_TELL = "holds", "fell", "cannot tell"
@@ -111,6 +109,7 @@ def crossover_interval(pairs: list[Pair], confidence: float = CONFIDENCE) -> Int
     change = sum(means) / 2
     spread = sum((x - means[0]) ** 2 for x in one) + sum((x - means[1]) ** 2 for x in other)
     error = math.sqrt(spread / (n - 2) / 4 * (1 / len(one) + 1 / len(other)))
+    from scipy import stats  # here: make help lists the kinds (this module's constants) with the standard library
     reach = float(stats.t.ppf(0.5 + confidence / 2, n - 2)) * error
     # The brackets: the change is an average of the pairs' log ratios (half of each orientation's mean), so each
     # pair's bracket can move it by its own share of its reach, at most; the interval is widened by that much.
