@@ -36,6 +36,7 @@ VARIABLES = {
     "HOSTS": "make swarm-lab: how many Docker engines the lab swarm has (default 4)",
     "SWEEP": "make tune: a sweep file (load/sweeps/*.yaml) instead of parameters on the make line",
     "TUNE_TARGET": "make tune: what each point is measured on, node1 or cluster",
+    "TUNE_ROUNDS": "make tune: rounds (default 3), each measuring every point once in a random order",
     "RESUME": "make tune: a sweep's results folder whose measured points are kept and not measured again",
     "RESULTS_DIR": "where results/ is (default: results/ in the checkout)",
     "STATS_PORT": "the port of HAProxy's stats page on 127.0.0.1",

@@ -37,6 +37,7 @@ PARAMETERS = {
 BALANCER = ("BALANCE", "WEIGHTS", "SERVERMAXCONN")
 TARGETS = ("node1", "cluster")
 MAX_POINTS = 64
+DEFAULT_ROUNDS, MAX_ROUNDS = 3, 10
 
 
 class SweepError(ValueError):
@@ -61,6 +62,7 @@ class Sweep:
     points: list[Point]
     target: str
     source: str  # the make line's parameters or the sweep file
+    rounds: int = DEFAULT_ROUNDS  # every point measured once a round, in a random order (make tune, TUNE_ROUNDS)
 
 
 def _values(text: str) -> list[str]:
@@ -97,6 +99,10 @@ def read_sweep(environ: dict[str, str]) -> Sweep:
         points = [Point(" ".join(f"{n}={v}" for n, v in p.items()), p) for p in listed]
     if len(points) > MAX_POINTS:
         raise SweepError(f"the sweep has {len(points)} points: at most {MAX_POINTS} (each is a capacity search)")
+    rounds_text = environ.get("TUNE_ROUNDS", "").strip() or str(DEFAULT_ROUNDS)
+    if not rounds_text.isdigit() or not 1 <= int(rounds_text) <= MAX_ROUNDS:
+        raise SweepError(f"TUNE_ROUNDS='{rounds_text}' is not allowed: use a whole number of rounds from 1 to "
+                         f"{MAX_ROUNDS} (each measures every point once)")
     if target is not None and target not in TARGETS:
         raise SweepError(f"TUNE_TARGET='{target}' is not allowed: use one of {', '.join(TARGETS)}")
     if target is None:
@@ -104,7 +110,8 @@ def read_sweep(environ: dict[str, str]) -> Sweep:
     if target == "node1" and any(n in BALANCER for n in names):
         raise SweepError(f"balancer settings ({', '.join(n for n in names if n in BALANCER)}) need "
                          "TUNE_TARGET=cluster: node1 alone is not balanced")
-    return Sweep(names, points, target, sweep_file or " ".join(f"{n}={v}" for n, v in given.items()))
+    return Sweep(names, points, target, sweep_file or " ".join(f"{n}={v}" for n, v in given.items()),
+                 int(rounds_text))
 
 
 def _read_file(path: Path, target: str | None) -> tuple[dict | None, list | None, str | None]:

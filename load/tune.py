@@ -5,10 +5,14 @@ balancer, against the baseline (Tomcat's defaults, the profile's balancer).
   make tune MAXTHREADS=4,64 PROTOCOL=nio,nio2       a grid (every combination)
   make tune SWEEP=load/sweeps/threads.yaml          a sweep file: a grid, or a list of points
 
-Each point brings the cluster to its settings (make up: the nodes re-created, and the balancer when its
-settings change, no image rebuilt) and runs one capacity search through the runner (load/runner.py) as a run
-of its own under results/<tune-run>/points/. An interrupted sweep resumes: the same command finds the
-unfinished tune run of the same sweep and skips the points it finished (RESUME=0 starts afresh). At the end
+The sweep is measured in rounds (TUNE_ROUNDS, 3): each round measures every point once, in an order drawn at
+random for that round and recorded in tune.json, so that a slow minute of the machine falls on each point alike;
+the points are compared within each round (report/tune_report.py, analysis/rounds.py). Each measurement brings
+the cluster to the point's settings (make up: the nodes re-created, and the balancer when its settings change,
+no image rebuilt) and runs one capacity search through the runner (load/runner.py) as a run of its own under
+results/<tune-run>/points/<point>/round-<R>/. An interrupted sweep resumes: the same command finds the
+unfinished tune run of the same sweep and skips what it finished, in the order it drew (RESUME=0 starts
+afresh). At the end
 the cluster is brought back to its configured settings, and report/tune_report.py makes the table, the figure and
 the recommendation. Exit status: 0 done, 1 a point failed, 2 bad input or cluster not up, 130 interrupted.
 """
@@ -18,6 +22,7 @@ import argparse
 import hashlib
 import json
 import os
+import random
 import subprocess
 import sys
 import time
@@ -40,7 +45,7 @@ from rundata.layout import RunPaths, new_run, results_dir
 
 def sweep_hash(sweep: Sweep, settings: dict, driver: str) -> str:
     spec = {"target": sweep.target, "points": [[p.label, p.env] for p in sweep.points], "settings": settings,
-            "driver": driver, "profile": profile_name(), "base": cluster_settings()}
+            "driver": driver, "profile": profile_name(), "base": cluster_settings(), "rounds": sweep.rounds}
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -52,8 +57,15 @@ def find_unfinished(digest: str) -> Path | None:
     return None
 
 
-def point_folder(root: Path, index: int, point: Point) -> Path:
-    return root / "points" / f"{index:02d}-{point.slug}"
+def point_folder(root: Path, index: int, point: Point, round_: int) -> Path:
+    return root / "points" / f"{index:02d}-{point.slug}" / f"round-{round_}"
+
+
+def draw_orders(points: int, rounds: int, seed: str) -> list[list[int]]:
+    """Each round's order of the points (1-based indices), drawn at random; the seed (the tune run's id) makes
+    it the same again for the same run."""
+    draw = random.Random(seed)
+    return [draw.sample(range(1, points + 1), points) for _ in range(rounds)]
 
 
 def finished(folder: Path) -> dict | None:
@@ -82,16 +94,30 @@ def print_rows(rows: list[dict]) -> None:
                                                              for v, w in zip(cells, (8, 7, 9, 10))))
 
 
-def run_point(point: Point, folder: Path, index: int, run_id: str, target: str, settings, driver,
+def print_rounds(result: dict) -> None:
+    """Each round's capacities in the order it measured them, the round's best marked."""
+    table, labels = result.get("round_table") or [], [p["label"] for p in result["points"]]
+    if len(table) < 2:
+        return
+    print(f"\n{'round':<7}" + "".join(f"{f'{i}. {label}'[:18]:>20}" for i, label in enumerate(labels, 1))
+          + "   order (*: the round's best)")
+    for number, (capacities, order, top) in enumerate(zip(table, result["orders"],
+                                                          result["analysis"]["round_best"]), 1):
+        cells = [f"{capacities.get(label) or '-'}{'*' if label == top else ''}" for label in labels]
+        print(f"{number:<7}" + "".join(f"{cell:>20}" for cell in cells) + "   " + ",".join(map(str, order)))
+
+
+def run_point(point: Point, folder: Path, point_id: str, target: str, settings, driver,
               wrk2_local) -> tuple[dict, int]:
-    """One point: the cluster brought to its settings, then one capacity search as a run of its own."""
+    """One point in one round: the cluster brought to its settings, then one capacity search as a run of its
+    own."""
     bring_up(point.label, point.env)
     if folder.exists():  # an interrupted attempt: kept aside, never overwritten
         folder.rename(folder.with_name(f"{folder.name}.interrupted-{time.strftime('%H%M%S')}"))
     folder.mkdir(parents=True)
     paths = RunPaths(folder)
     kind = KINDS["single" if target == "node1" else "cluster"]
-    point_bench = Bench(kind, settings, driver, wrk2_local, f"{run_id}-p{index:02d}", paths,
+    point_bench = Bench(kind, settings, driver, wrk2_local, point_id, paths,
                         searches=settings.repeats, cluster_env=point.env)
     return measured(point_bench, lambda: point_bench.search(target),
                     {"tune_point": {"label": point.label, "values": point.values, "env": point.env}})
@@ -123,30 +149,39 @@ def sweep_run(sweep: Sweep, settings, driver, wrk2_local) -> int:
         root = paths.root
     else:
         run_id = root.name
+    orders = (jsonl.read_json(root / "tune.json") or {}).get("orders") or draw_orders(len(sweep.points),
+                                                                                     sweep.rounds, run_id)
     tune = {"run_id": run_id, "sweep_hash": digest, "source": sweep.source, "target": sweep.target,
             "parameters": sweep.parameters, "points": [{"label": p.label, "values": p.values, "env": p.env,
                                                          "baseline": p.baseline} for p in sweep.points],
+            "rounds": sweep.rounds, "orders": orders,
             "settings": settings.as_dict(), "driver": driver.name, "profile": profile_name(),
             "figures_of": "node1" if sweep.target == "node1" else "the nodes (busy threads summed, CPU and GC the "
                                                                   "highest node)", "status": "running"}
-    done_before = [i for i, p in enumerate(sweep.points, 1) if finished(point_folder(root, i, p))]
-    say(f"tune {run_id}: {len(sweep.points)} points on {sweep.target} ({', '.join(sweep.parameters)})"
-        + (f"; resuming: {len(done_before)} finished before are kept" if done_before else "") + f" → {root}")
+    schedule = [(number, index) for number, order in enumerate(orders, 1) for index in order]
+    done_before = {(r, i) for r, i in schedule if finished(point_folder(root, i, sweep.points[i - 1], r))}
+    say(f"tune {run_id}: {len(sweep.points)} points on {sweep.target} ({', '.join(sweep.parameters)}), "
+        f"{len(orders)} rounds in random orders"
+        + (f"; resuming: {len(done_before)} of {len(schedule)} measurements finished before are kept"
+           if done_before else "")
+        + f" → {root}")
     jsonl.write_json(root / "tune.json", tune)
     started, code, finished_points = time.monotonic(), 0, 0
     measured_s: list[float] = []  # wall time of each point measured now (for the ETA)
     try:
-        for index, point in enumerate(sweep.points, 1):
-            folder = point_folder(root, index, point)
+        for position, (number, index) in enumerate(schedule):
+            point = sweep.points[index - 1]
+            folder = point_folder(root, index, point, number)
             summary = finished(folder)
+            where = f"round {number}/{len(orders)}, point {index}/{len(sweep.points)}"
             if summary is None:
-                left = sum(1 for i in range(index, len(sweep.points) + 1) if i not in done_before)
+                left = sum(1 for done in schedule[position:] if done not in done_before)
                 eta = f", ETA ~{mmss(left * sum(measured_s) / len(measured_s))}" if measured_s else ""
                 point_started = time.monotonic()
-                say(f"point {index}/{len(sweep.points)}: {point.label}{' (baseline)' if point.baseline else ''}"
+                say(f"{where}: {point.label}{' (baseline)' if point.baseline else ''}"
                     f"  elapsed {mmss(time.monotonic() - started)}{eta}")
-                summary, point_code = run_point(point, folder, index, run_id, sweep.target, settings, driver,
-                                                wrk2_local)
+                summary, point_code = run_point(point, folder, f"{run_id}-r{number}p{index:02d}", sweep.target,
+                                                settings, driver, wrk2_local)
                 measured_s.append(time.monotonic() - point_started)
                 if point_code == 130:
                     raise KeyboardInterrupt
@@ -154,7 +189,7 @@ def sweep_run(sweep: Sweep, settings, driver, wrk2_local) -> int:
                     raise ClusterError(f"{point.label}: {summary['error']}")
                 code = code or point_code
             else:
-                say(f"point {index}/{len(sweep.points)}: {point.label}: finished before, kept")
+                say(f"{where}: {point.label}: finished before, kept")
             finished_points += 1
         tune["status"] = "complete"
     except KeyboardInterrupt:
@@ -181,9 +216,10 @@ def sweep_run(sweep: Sweep, settings, driver, wrk2_local) -> int:
     result = json.loads((root / "tune.json").read_text())
     analysis = result["analysis"]
     print_rows([r for r in result["rows"] if r["status"] != "not run"])
+    print_rounds(result)
     say(f"best: {analysis.get('best')} — {analysis['verdict']}")
     say(analysis["recommendation"])
-    say(f"{tune['status']}: {finished_points} of {len(sweep.points)} points in "
+    say(f"{tune['status']}: {finished_points} of {len(schedule)} measurements in "
         f"{mmss(time.monotonic() - started)} → {root}")
     return code
 

@@ -3,10 +3,11 @@ baseline (Tomcat's defaults and the profile's balancer), the best setting and it
 a recommendation grounded in the measurements (Little's law for thread counts), the figure (bars for a list,
 a heatmap for a 2-D grid) and tune.html.
 
-Noise band: the search's precision, or the widest spread of the compared points' repeats. With one repeat
-per point the run-to-run noise of the machine is not measured, so a margin beyond the precision is "cannot
-tell", not significant. (make compare judges two runs with a rank interval over their repeats instead,
-analysis/significance.py; this band is the older rule, kept here until tune's points are judged the same way.)"""
+Measured in rounds (TUNE_ROUNDS, every point once a round in a random order), the points are compared within
+each round (analysis/rounds.py): a setting's capacity is the median of its rounds', the noise band is how far
+the best's ratio over the runner-up moved between rounds, and the recommendation says how often it won its
+round. With one round, the older rule: the band is the search's precision, or the widest spread of the compared
+points' repeats, and with one repeat per point a margin beyond the precision is "cannot tell"."""
 from __future__ import annotations
 
 import base64
@@ -20,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from jinja2 import Environment, FileSystemLoader, select_autoescape  # noqa: E402
 
+from analysis import rounds  # noqa: E402
 from rundata import jsonl, workload  # noqa: E402
 from rundata.records import read_steps  # noqa: E402
 from rundata.summary import Summary, TargetSummary, serving_nodes  # noqa: E402
@@ -72,20 +74,51 @@ def _p99_at(folder: Path, step: int | None) -> float | None:
     return None
 
 
+def round_folders(root: Path, index: int) -> list[Path]:
+    """The point's run folder of each round (points/NN-slug/round-R), or its one folder (points/NN-slug) in a
+    tune run of one round made before rounds."""
+    found = [f for f in (root / "points").glob(f"{index:02d}-*") if ".interrupted-" not in f.name]
+    if not found:
+        return [root / "points" / f"{index:02d}-missing"]
+    if (found[0] / "summary.json").exists():
+        return [found[0]]
+    rounds = [f for f in found[0].glob("round-*") if ".interrupted-" not in f.name]
+    return sorted(rounds, key=lambda f: int(f.name.split("-")[1])) or [found[0] / "round-1"]
+
+
+def point_rows(root: Path, index: int, point: dict, target: str) -> tuple[dict, list[float | None]]:
+    """A setting's row and its capacity in each round: the row's capacity is the median of the rounds', its
+    figures, p99 and link those of the round nearest that median."""
+    per_round = []
+    for folder in round_folders(root, index):
+        written = jsonl.read_json(folder / "summary.json")
+        row = point_row(point["label"], point["values"], point["env"], point["baseline"], folder,
+                        Summary.from_json(written) if written else None, target)
+        per_round.append({**row, "folder": str(folder.relative_to(root / "points"))})
+    capacities = [r["capacity_rps"] for r in per_round]
+    if len(per_round) == 1:
+        return per_round[0], capacities
+    found = [c for c in capacities if c]
+    middle = round(float(np.median(found)), 1) if found else None
+    nearest = min(per_round, key=lambda r: abs((r["capacity_rps"] or 0) - (middle or 0)))
+    status = next((r["status"] for r in per_round if r["status"] != "complete"), "complete")
+    return {**nearest, "capacity_rps": middle, "round_capacities": capacities, "status": status}, capacities
+
+
 def rebuild(root: Path) -> Path:
     """tune.html again from the tune run's folder alone (make report RUN=<tune-run>): the rows from each
-    point's summary, the analysis, the figure and the page."""
+    point's summary in each round, the analysis, the figure and the page."""
     tune = jsonl.read_json(root / "tune.json")
-    rows = []
+    rows, table = [], []
     for index, point in enumerate(tune["points"], 1):
-        folders = [f for f in (root / "points").glob(f"{index:02d}-*") if ".interrupted-" not in f.name]
-        folder = folders[0] if folders else root / "points" / f"{index:02d}-missing"
-        written = jsonl.read_json(folder / "summary.json")
-        summary = Summary.from_json(written) if written else None
-        rows.append(point_row(point["label"], point["values"], point["env"], point["baseline"], folder, summary,
-                              tune["target"]))
-    analysis = analyse(rows, tune["settings"]["precision_pct"])
-    tune.update({"rows": rows, "analysis": analysis})
+        row, capacities = point_rows(root, index, point, tune["target"])
+        rows.append(row)
+        for number, capacity in enumerate(capacities):
+            if len(table) <= number:
+                table.append({})
+            table[number][point["label"]] = capacity
+    analysis = analyse(rows, tune["settings"]["precision_pct"], table)
+    tune.update({"rows": rows, "analysis": analysis, "round_table": table})
     jsonl.write_json(root / "tune.json", tune)
     return page(tune, rows, analysis, figure(rows, tune["parameters"], analysis, root / "figures" / "tune.png"),
                 root / "tune.html")
@@ -95,9 +128,13 @@ def band_pct(precision_pct: float, *points: dict) -> float:
     return max([precision_pct, *[p.get("spread_pct") or 0.0 for p in points]])
 
 
-def analyse(points: list[dict], precision_pct: float) -> dict:
+def analyse(points: list[dict], precision_pct: float, table: list[dict] | None = None) -> dict:
     """points: [{"label", "values": {NAME: value}, "baseline": bool, "capacity_rps", "repeats": [...],
-    "spread_pct", "figures": {node figures at capacity}}]. Returns the best, margins, verdict, recommendation."""
+    "spread_pct", "figures": {node figures at capacity}}]; table: each round's capacities by label. Returns the
+    best, margins, verdict, recommendation. Two rounds or more are judged within each round
+    (analysis/rounds.py); one round by the older rule below."""
+    if table and len(table) >= 2:
+        return analyse_rounds(points, precision_pct, table)
     measured = [p for p in points if p.get("capacity_rps")]
     baseline = next((p for p in points if p.get("baseline")), None)
     for p in points:
@@ -127,6 +164,23 @@ def analyse(points: list[dict], precision_pct: float) -> dict:
     return {"best": best["label"], "best_rps": best["capacity_rps"], "runner_up": runner["label"] if runner else None,
             "margin_pct": margin, "band_pct": round(band, 1), "verdict": verdict, "within_band": within,
             "little": little(best), "recommendation": recommend(points, best, baseline, within, band)}
+
+
+def analyse_rounds(points: list[dict], precision_pct: float, table: list[dict]) -> dict:
+    """The best and the noise band from the points' comparisons within each round; each point's effect against
+    the baseline is the median of its per-round ratios."""
+    baseline = next((p for p in points if p.get("baseline")), None)
+    judged = rounds.compare(table, precision_pct, baseline["label"] if baseline else None)
+    for p in points:
+        p["vs_baseline_pct"] = judged["vs_baseline_pct"].get(p["label"])
+    if judged["best"] is None:
+        return {**judged, "recommendation": "nothing to recommend: no setting met the SLO in every round"}
+    best = next(p for p in points if p["label"] == judged["best"])
+    text = recommend(points, best, baseline, judged["within_band"], judged["band_pct"])
+    won = judged["wins"][best["label"]]
+    return {**judged, "best_rps": best["capacity_rps"], "little": little(best),
+            "recommendation": f"{text} {best['label']} had the highest capacity of its round in {won} of "
+                              f"{judged['rounds']} rounds."}
 
 
 def little(point: dict) -> dict | None:
@@ -211,15 +265,17 @@ def recommend(points: list[dict], best: dict, baseline: dict | None, within: lis
 
 
 def figure(points: list[dict], parameters: list[str], analysis: dict, path: Path) -> Path:
-    """A heatmap for a full 2-D grid, else bars per setting (min..max of the repeats as error bars)."""
+    """A heatmap for a full 2-D grid, else bars per setting (min..max of the rounds, or of the repeats, as error
+    bars)."""
     grid = [p for p in points if not p.get("baseline") or all(k in p["values"] for k in parameters)]
     if len(parameters) == 2 and len(grid) == len({p["values"][parameters[0]] for p in grid}) * len(
             {p["values"][parameters[1]] for p in grid}):
         return _heatmap(grid, parameters, analysis, path)
     fig, ax = plt.subplots(figsize=(max(7, 1.3 * len(points)), 4.8))
     caps = [p.get("capacity_rps") or 0 for p in points]
-    low = [c - min(p.get("repeats") or [c]) for c, p in zip(caps, points)]
-    high = [max(p.get("repeats") or [c]) - c for c, p in zip(caps, points)]
+    spread = [[c for c in p.get("round_capacities") or p.get("repeats") or [] if c] for p in points]
+    low = [c - min(values or [c]) for c, values in zip(caps, spread)]
+    high = [max(values or [c]) - c for c, values in zip(caps, spread)]
     colours = ["tab:gray" if p.get("baseline") else "tab:purple" if p["label"] == analysis.get("best") else "tab:blue"
                for p in points]
     bars = ax.bar([p["label"].replace(" ", "\n") for p in points], caps, color=colours, yerr=[low, high], capsize=4)

@@ -21,6 +21,15 @@ def test_one_parameter_from_the_make_line_on_node1_with_the_default_as_baseline(
     assert sweep.points[0].env == {"TOMCAT_MAX_THREADS": "4"}
 
 
+def test_rounds_default_to_three_and_each_round_draws_its_own_order_again_for_the_same_run():
+    from load.tune import draw_orders
+    assert read_sweep({"MAXTHREADS": "4,16"}).rounds == 3 and read_sweep({"MAXTHREADS": "4", "TUNE_ROUNDS": "1"}).rounds == 1
+    orders = draw_orders(4, 5, "20261126T180000Z-abc-tune")
+    assert len(orders) == 5 and all(sorted(order) == [1, 2, 3, 4] for order in orders)
+    assert len({tuple(order) for order in orders}) > 1  # not one order repeated: 5 draws of 24 alike 1 in 13 824
+    assert draw_orders(4, 5, "20261126T180000Z-abc-tune") == orders  # a resumed run finds its own order
+
+
 def test_a_grid_without_the_defaults_gets_a_baseline_point_first():
     sweep = read_sweep({"MAXTHREADS": "4,16", "PROTOCOL": "nio,nio2"})
     resolve(sweep, BASE)
@@ -82,6 +91,8 @@ def test_the_shipped_sweep_files_read():
     ({"BALANCE": "leastconn", "TUNE_TARGET": "node1"}, "balancer settings (BALANCE) need TUNE_TARGET=cluster"),
     ({"MAXTHREADS": ",".join(str(n) for n in range(1, 9)), "ACCEPTCOUNT": ",".join(str(n) for n in range(1, 10))},
      "the sweep has 72 points: at most 64"),
+    ({"MAXTHREADS": "4", "TUNE_ROUNDS": "0"}, "TUNE_ROUNDS='0' is not allowed: use a whole number of rounds from 1 to 10"),
+    ({"MAXTHREADS": "4", "TUNE_ROUNDS": "two"}, "TUNE_ROUNDS='two' is not allowed"),
 ])
 def test_bad_sweeps_are_refused_with_what_is_allowed(environ, message):
     with pytest.raises(SweepError) as refused:

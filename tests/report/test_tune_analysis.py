@@ -121,3 +121,36 @@ def test_make_report_rebuilds_a_tune_run_from_its_points(tmp_path):
     assert second["status"] == "not run" and second["capacity_rps"] is None
     assert rebuilt["analysis"]["best"] == "MAXTHREADS=4" and page.name == "tune.html"
     assert (tmp_path / "figures" / "tune.png").is_file()
+
+
+def test_a_tune_run_in_rounds_is_judged_within_them_and_its_page_shows_each_round(tmp_path):
+    import json
+    tune_json = {"run_id": "t", "status": "complete", "target": "node1", "parameters": ["MAXTHREADS"],
+                 "settings": {"variant": "v1", "level": 13, "step_s": 5, "repeats": 1, "precision_pct": 5},
+                 "profile": "small", "figures_of": "node1", "rounds": 3, "orders": [[2, 1], [1, 2], [2, 1]],
+                 "points": [{"label": f"MAXTHREADS={n}", "values": {"MAXTHREADS": str(n)},
+                             "env": {"TOMCAT_MAX_THREADS": str(n)}, "baseline": n == 200} for n in (4, 200)]}
+    (tmp_path / "tune.json").write_text(json.dumps(tune_json))
+    # The machine slowed in round 2 for both; 4 threads ahead in every round.
+    measured = {(1, 1): 550.0, (2, 1): 400.0, (3, 1): 560.0, (1, 2): 500.0, (2, 2): 370.0, (3, 2): 505.0}
+    for (number, index), capacity in measured.items():
+        folder = tmp_path / "points" / f"{index:02d}-MAXTHREADS={(4, 200)[index - 1]}" / f"round-{number}"
+        folder.mkdir(parents=True)
+        (folder / "summary.json").write_text(json.dumps({
+            "run_id": f"p{number}{index}", "kind": "single", "status": "complete",
+            "targets": {"node1": {"capacity_rps": capacity, "repeats": [capacity],
+                                  "metrics_at_capacity": {"step": 3, "node1": {"cpu_pct_of_quota": 90.0}}}}}))
+        (folder / "steps.jsonl").write_text(json.dumps(a_step(3, latency_ms={"p99": 10.0 * number}).to_json()) + "\n")
+    page = tune_report.rebuild(tmp_path).read_text()
+    rebuilt = json.loads((tmp_path / "tune.json").read_text())
+    first, second = rebuilt["rows"]
+    assert first["capacity_rps"] == 550.0 and first["round_capacities"] == [550.0, 400.0, 560.0]
+    assert first["folder"] == "01-MAXTHREADS=4/round-1" and first["p99_ms"] == 10.0  # the round nearest the median
+    assert rebuilt["round_table"][1] == {"MAXTHREADS=4": 400.0, "MAXTHREADS=200": 370.0}
+    analysis = rebuilt["analysis"]
+    assert analysis["best"] == "MAXTHREADS=4" and analysis["wins"] == {"MAXTHREADS=4": 3, "MAXTHREADS=200": 0}
+    assert analysis["verdict"].startswith("significant: MAXTHREADS=4 beat MAXTHREADS=200 in all 3 rounds")
+    assert second["vs_baseline_pct"] == 0.0 and first["vs_baseline_pct"] == 10.0  # 1.1, 1.081, 1.109: median
+    assert "had the highest capacity of its round in 3 of 3 rounds" in analysis["recommendation"]
+    assert "Round by round" in page and "<b>400.0</b>" in page and "2, 1" in page
+    assert 'href="points/01-MAXTHREADS=4/round-1/report.html"' in page
