@@ -60,9 +60,11 @@ class Backend(Protocol):
     def up(self) -> int:
         """Brings the cluster to the current settings and waits until every host is healthy (make up)."""
 
-    def recreate(self, host: str, settings: dict[str, str], fresh: bool = False) -> None:
-        """The host again with `settings` over the current ones, waited until healthy; the others keep running.
-        fresh: a new process even where the settings are those it runs with (a duet's twins start together)."""
+    def recreate(self, hosts: tuple[str, ...], settings: dict[str, str], fresh: bool = False) -> None:
+        """The hosts again with `settings` over the current ones, waited until healthy; the others keep running.
+        Several hosts start at once where the backend can (a duet's twins: one JVM started a minute after the
+        other would still be compiling when both are measured). fresh: new processes even where the settings
+        are those they run with."""
 
     def set_cpus(self, node: str, cpus: str) -> bool:
         """The node's CPU quota changed while it runs, its JVM untouched (a duet's CPU-only build); False where

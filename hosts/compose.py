@@ -111,9 +111,9 @@ class Compose:
     def up(self) -> int:
         return subprocess.run([UP], cwd=ROOT).returncode
 
-    def recreate(self, host: str, settings: dict[str, str], fresh: bool = False) -> None:
+    def recreate(self, hosts: tuple[str, ...], settings: dict[str, str], fresh: bool = False) -> None:
         compose("up", "--detach", "--no-build", "--no-deps", *(["--force-recreate"] if fresh else []), "--wait",
-                "--wait-timeout", "120", host, settings=settings, timeout=240)
+                "--wait-timeout", "120", *hosts, settings=settings, timeout=240)
 
     def set_cpus(self, node: str, cpus: str) -> bool:
         container = _container(node, fresh=True)

@@ -242,18 +242,20 @@ class Swarm:
                 raise ClusterError(f"not healthy within {timeout:.0f} s: {', '.join(waiting)}")
             time.sleep(2)
 
-    def recreate(self, host: str, settings: dict[str, str], fresh: bool = False) -> None:
-        old = self._container(host, fresh=True)
+    def recreate(self, hosts: tuple[str, ...], settings: dict[str, str], fresh: bool = False) -> None:
+        old = {host: self._container(host, fresh=True) for host in hosts}
         self._deploy(self._rendered({**os.environ, **settings}))
         self._wait_updated(240)
-        if fresh and self._container(host, fresh=True) == old:  # its spec did not change: Swarm kept the task
-            self._new_task(host)
+        for host in hosts:
+            if fresh and self._container(host, fresh=True) == old[host]:  # its spec did not change: Swarm kept it
+                self._new_task(host)
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
-            if self._container(host, fresh=True) not in (None, old) and host not in self.unhealthy():
+            unhealthy = self.unhealthy()
+            if all(self._container(h, fresh=True) not in (None, old[h]) and h not in unhealthy for h in hosts):
                 return
             time.sleep(1)
-        raise ClusterError(f"{host} did not come back healthy with {settings} within 240 s")
+        raise ClusterError(f"{', '.join(hosts)} did not come back healthy with {settings} within 240 s")
 
     # Faults, timed by the engine of the node's own machine -----------------------------------------------------
 

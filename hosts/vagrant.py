@@ -65,13 +65,16 @@ class Vagrant:
     def up(self) -> int:
         return subprocess.run([UP], cwd=ROOT).returncode
 
-    def recreate(self, host: str, settings: dict[str, str], fresh: bool = False) -> None:
-        done = subprocess.run([UP, host], env={**os.environ, **settings}, capture_output=True, timeout=240,
-                              cwd=ROOT)
-        if done.returncode != 0:
-            raise ClusterError(f"the {host} VM did not take {settings}: {done.stderr.decode(errors='replace')[-400:]}")
-        if fresh and host.startswith("node"):  # the VM stays; its node's JVM starts anew
-            self._systemctl(host, "restart")
+    def recreate(self, hosts: tuple[str, ...], settings: dict[str, str], fresh: bool = False) -> None:
+        for host in hosts:
+            done = subprocess.run([UP, host], env={**os.environ, **settings}, capture_output=True, timeout=240,
+                                  cwd=ROOT)
+            if done.returncode != 0:
+                raise ClusterError(f"the {host} VM did not take {settings}: "
+                                   f"{done.stderr.decode(errors='replace')[-400:]}")
+        for host in hosts:
+            if fresh and host.startswith("node"):  # the VM stays; its node's JVM starts anew
+                self._systemctl(host, "restart")
 
     def _systemctl(self, node: str, *args: str) -> str:
         return self.exec(node, ["systemctl", *args, NODE_UNIT], user="root", timeout=60).stdout.decode()

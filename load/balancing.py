@@ -83,4 +83,4 @@ class Balancer:
 
     def _recreate(self, settings: dict[str, str]) -> None:
         self.lb_events.collect()
-        self.monitoring.paused(lambda: backend().recreate("lb", {**self.cluster_env, **settings}))
+        self.monitoring.paused(lambda: backend().recreate(("lb",), {**self.cluster_env, **settings}))

@@ -80,7 +80,8 @@ def node_problems(*builds: Build) -> list[str]:
 
 class Twins:
     """The slots' nodes: what each runs with now, and re-creating one when its build needs other settings.
-    `recreate(node, env)` re-creates a node with the cluster's settings `env` over the run's (monitoring paused);
+    `recreate(nodes, env)` re-creates nodes at once with the cluster's settings `env` over the run's (monitoring
+    paused);
     `set_cpus(node, cpus)` changes a running node's CPU quota where the backend can (False where not): builds that
     differ in CPUS alone then swap slots without a re-creation, and the JVMs keep what they compiled."""
 
@@ -106,9 +107,14 @@ class Twins:
         for node, build_ in assignment.items():
             say(f"duet: {node} re-created for build {build_.name} "
                 f"({', '.join(f'{k}={v}' for k, v in wanted[node].items())})")
-            self.recreate(node, {f"{node.upper()}_{k}": v for k, v in wanted[node].items()})
-            self.running[node] = wanted[node]
+        self._recreate(wanted)
         return True
+
+    def _recreate(self, wanted: dict[str, dict[str, str]]) -> None:
+        """The nodes re-created at once with their settings (together where the backend can)."""
+        self.recreate(tuple(wanted), {f"{node.upper()}_{k}": v for node, want in wanted.items()
+                                      for k, v in want.items()})
+        self.running.update(wanted)
 
     def _quotas_alone(self, wanted: dict[str, dict[str, str]]) -> bool:
         """Where only the CPU quotas differ, each changed on the running node; False (nothing changed) where the
@@ -126,11 +132,11 @@ class Twins:
 
     def restore(self) -> None:
         """Each slot's node back to the cluster's own settings."""
+        back = {}
         for node in SLOTS:
             own = {k: self.configured[f"{node.upper()}_{k}"] for k in TWIN_KEYS}
-            if self.running[node] != own and self._quotas_alone({node: own}):
-                continue
-            if self.running[node] != own:
+            if self.running[node] != own and not self._quotas_alone({node: own}):
                 say(f"duet: {node} back to the cluster's settings")
-                self.recreate(node, {f"{node.upper()}_{k}": v for k, v in own.items()})
-                self.running[node] = own
+                back[node] = own
+        if back:
+            self._recreate(back)

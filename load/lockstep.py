@@ -3,6 +3,10 @@ every step they ask for is measured at the same instants as the others' (a duet:
 step is ready waits until every search still running has asked for its own; then `measure_together` runs them
 all at once. A slot whose search has ended is not left idle while the others go on: it is loaded at its
 capacity (a companion step, not counted), so the machine the remaining searches see stays as busy as it was.
+A companion step is also a check: when COMPANION_FAILURES in a row fail, the rate the search called its capacity
+no longer holds on the minutes the other search is still measuring (the machine slowed), and the search is
+opened again below it (at most REOPENS times). So both capacities describe the same minutes; without it, the
+search that ended first kept a capacity from faster minutes (CI, 2026-11-26: an A/A duet gave B/A 0.74-0.87).
 
 Each search runs on a thread of its own only so that find_capacity can stay a plain loop; the steps themselves
 are measured by the caller's thread, one set at a time."""
@@ -15,6 +19,9 @@ from typing import Callable
 from load.capacity_search import SearchOutcome, Verdict, find_capacity
 
 COMPANION = "companion"  # the phase of a step that keeps an ended search's slot loaded
+COMPANION_FAILURES = 2  # failed companion steps in a row that open a search again
+REOPENS = 2  # times one slot's search may be opened again
+REOPEN_START = 0.8  # a search opened again starts this far below the capacity that failed
 
 
 @dataclass(frozen=True)
@@ -37,10 +44,12 @@ class _Stop(Exception):
     """Ends a search thread whose step will not be measured (another search failed)."""
 
 
-def search_together(plans: dict[str, SearchPlan],
-                    measure_together: Callable[[list[Ask]], dict[str, Verdict]]) -> dict[str, SearchOutcome]:
-    """Each slot's search by its plan, their steps measured together; returns each slot's outcome. An exception
-    raised by measure_together, or by a search, ends every search and is raised here."""
+def search_together(plans: dict[str, SearchPlan], measure_together: Callable[[list[Ask]], dict[str, Verdict]],
+                    reopened: Callable[[str, SearchOutcome], None] = lambda slot, outcome: None,
+                    ) -> dict[str, SearchOutcome]:
+    """Each slot's search by its plan, their steps measured together; returns each slot's outcome (its last
+    search's, where one was opened again: `reopened(slot, the outcome set aside)` is told). An exception raised
+    by measure_together, or by a search, ends every search and is raised here."""
     lock = threading.Condition()
     asked: dict[str, Ask] = {}
     answers: dict[str, Verdict] = {}
@@ -72,10 +81,31 @@ def search_together(plans: dict[str, SearchPlan],
             with lock:
                 lock.notify_all()
 
-    threads = {slot: threading.Thread(target=search, args=(slot, plan), daemon=True, name=f"search {slot}")
-               for slot, plan in plans.items()}
-    for thread in threads.values():
-        thread.start()
+    threads: dict[str, threading.Thread] = {}
+
+    def start(slot: str, plan: SearchPlan) -> None:
+        threads[slot] = threading.Thread(target=search, args=(slot, plan), daemon=True, name=f"search {slot}")
+        threads[slot].start()
+
+    failed_in_a_row = {slot: 0 for slot in plans}
+    reopens = {slot: 0 for slot in plans}
+
+    def check_companion(slot: str, verdict: Verdict) -> None:
+        """Opens the slot's search again below its capacity when its companions keep failing."""
+        failed_in_a_row[slot] = failed_in_a_row[slot] + 1 if verdict.valid and not verdict.passed else 0
+        if failed_in_a_row[slot] < COMPANION_FAILURES or reopens[slot] >= REOPENS:
+            return
+        with lock:
+            outcome = outcomes.pop(slot)
+        failed_in_a_row[slot] = 0
+        reopens[slot] += 1
+        reopened(slot, outcome)
+        plan = plans[slot]
+        start(slot, SearchPlan(round(outcome.capacity * REOPEN_START, 1), plan.growth, plan.precision_pct,
+                               plan.max_steps))
+
+    for slot, plan in plans.items():
+        start(slot, plan)
     try:
         while True:
             with lock:
@@ -87,9 +117,11 @@ def search_together(plans: dict[str, SearchPlan],
                 if not running:
                     break
                 asks = [asked.pop(s) for s in running]
-            asks += [Ask(s, outcomes[s].capacity, COMPANION) for s in plans
-                     if s in outcomes and outcomes[s].capacity]
+                companions = [s for s in plans if s in outcomes and outcomes[s].capacity]
+                asks += [Ask(s, outcomes[s].capacity, COMPANION) for s in companions]
             verdicts = measure_together(asks)
+            for slot in companions:
+                check_companion(slot, verdicts[slot])
             with lock:
                 answers.update({s: verdicts[s] for s in running})
                 lock.notify_all()

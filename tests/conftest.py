@@ -20,10 +20,10 @@ UP = str(ROOT / "cluster" / "compose" / "up.sh")
 PROJECT = "capbench-it"
 # The integration tests check what the benches do, not how well two runs agree: their QUICK searches stop at
 # 30 % (QUICK's own 7 % is for runs meant to be compared, load/bench_settings.py), start at 100/s, below every node's
-# capacity here but the pool of one's, and step for 4 s instead of 5 (a test that counts on 5 s says so); each
-# saves a step or two of every search, or a second of every step, which keeps make test within its time. Every
-# capacity a test asserts is bracketed by its own steps, whatever the precision.
-SEARCH_FOR_TESTS = {"QUICK_PRECISION_PCT": "30", "START_RATE": "100", "QUICK_STEP_S": "4"}
+# capacity here but the pool of one's, and step for 3 s instead of 5 (a test that counts on longer steps says so);
+# each saves a step or two of every search, or two seconds of every step, which keeps make test within its time.
+# Every capacity a test asserts is bracketed by its own steps, whatever the precision.
+SEARCH_FOR_TESTS = {"QUICK_PRECISION_PCT": "30", "START_RATE": "100", "QUICK_STEP_S": "3"}
 IT_ENV = {"COMPOSE_PROJECT_NAME": PROJECT, "STATS_PORT": "0", "BENCH_NET_PREFIX": "10.89.1", "BACKEND": "compose",
           **SEARCH_FOR_TESTS}
 

@@ -5,11 +5,14 @@ against itself) holds and records this machine's band, below which a duet gate t
 known to be slower fell (3). The outputs are read back with parsers we did not write: the JUnit file against the
 common schema, the OpenMetrics text with prometheus_client's parser.
 
-What a duet can resolve is a benchmark's figure (docs/findings.md), not this test's: three pairs leave the
-crossover's t-interval one degree of freedom (t = 6.31) and the searches stop at 10 % (A/A) and 15 % (A/B), so
-the tolerances are wide (an A/A duet of four pairs here: band 17.9 %). The slower build is a CPU quota of 0.15
-core against node1's 0.5 (about a third of the capacity); builds that differ in CPUS alone swap slots by changing
-the running quotas (Compose), so its pairs re-create nothing. Being measured together, neither verdict rests on the
+What a duet can resolve is a benchmark's figure (docs/findings.md), not this test's: four pairs (two each way)
+leave the crossover's t-interval two degrees of freedom (t = 2.92) and the searches stop at 15 %, so the
+tolerances are wide: the A/A must hold at 40 %, the slower build must fall at 60 % (an A/A of four pairs at 10 %
+here: band 18.9 %; the slower build: B/A 0.181 in [0.113, 0.289]). Not three pairs: with one degree of freedom
+(t = 6.31) a B/A of 0.15-0.25 in every pair still reached 0.56 (CI, 2026-11-26), and an A/A of 1.0, 1.0, 1.118
+had a band of 56 %. The slower build is a CPU quota of 0.15 core against node1's 0.5
+(about a fifth of the capacity); builds that differ in CPUS alone swap slots by changing the running quotas
+(Compose), so its pairs re-create nothing. Being measured together, neither verdict rests on the
 machine's speed staying put: this test runs beside the other worker's benches. MONITOR=off: no PCP figure is
 asserted."""
 from __future__ import annotations
@@ -30,7 +33,7 @@ XSD = ROOT / ".capbench" / "tools" / "junit" / "junit-10.xsd"
 DUET = {"LOADGEN": "oha", "QUICK": "1", "MONITOR": "off", "DUET_A": "VARIANT=v3", "QUICK_STEP_S": "3",
         "QUICK_WARMUP_S": "3", "START_RATE": "200"}
 AA_TOLERANCE_PCT = 40
-AB_TOLERANCE_PCT = 50
+AB_TOLERANCE_PCT = 60
 SLOWER = "CPUS=0.15"
 
 
@@ -46,15 +49,14 @@ def verdict_of(results: Path) -> dict:
 
 
 def test_a_duet_gate_holds_the_same_build_and_catches_a_slower_one(tmp_path):
-    aa = run(["make", "--no-print-directory", "gate-aa", "DUET_PAIRS=3", "QUICK_PRECISION_PCT=10",
+    aa = run(["make", "--no-print-directory", "gate-aa", "DUET_PAIRS=4", "QUICK_PRECISION_PCT=15",
               f"GATE_DROP_PCT={AA_TOLERANCE_PCT}"], env={**ENV, **DUET, "RESULTS_DIR": str(tmp_path)},
              timeout=1500, check=False)
     assert aa.returncode == 0, aa.stdout + aa.stderr
     said = verdict_of(tmp_path)
     [check] = said["checks"]
     assert check["name"] == "capacity B/A" and check["verdict"] == "holds", check
-    assert [(p["a_slot"], p["b_slot"]) for p in check["pairs"]] == [("node1", "node2"), ("node2", "node1"),
-                                                                     ("node1", "node2")]
+    assert [(p["a_slot"], p["b_slot"]) for p in check["pairs"]] == [("node1", "node2"), ("node2", "node1")] * 2
     low, high = check["interval"]
     assert low <= check["ratio"] <= high and low >= 1 - AA_TOLERANCE_PCT / 100, check
     band = json.loads((tmp_path / "aa-band.json").read_text())
@@ -73,16 +75,18 @@ def test_a_duet_gate_holds_the_same_build_and_catches_a_slower_one(tmp_path):
     refused = gate(tmp_path, f"GATE_DROP_PCT={band['band_pct'] / 2:g}")
     assert refused.returncode == 2 and "is below this machine's A/A band" in refused.stderr, refused.stderr
 
-    slower = gate(tmp_path, f"DUET_B={SLOWER}", "DUET_PAIRS=3", "QUICK_PRECISION_PCT=15",
+    slower = gate(tmp_path, f"DUET_B={SLOWER}", "DUET_PAIRS=4", "QUICK_PRECISION_PCT=15",
                   f"GATE_DROP_PCT={AB_TOLERANCE_PCT}")
     assert slower.returncode == 3, slower.stdout + slower.stderr
     fell = verdict_of(tmp_path)
     [check] = fell["checks"]
     assert check["verdict"] == "fell" and check["interval"][1] < 1 - AB_TOLERANCE_PCT / 100, check
     assert check["b"] == SLOWER and "gate: FELL (exit 3)" in slower.stdout
-    # Both slots started anew once; then each swap changed the two running quotas.
+    # Both slots started anew once; then each of the three swaps changed the two running quotas, and at the end
+    # node1 (the slower build's in pair 4) got its own quota back while running.
     said = slower.stdout + slower.stderr
-    assert said.count("re-created for build") == 2 and said.count("CPU quota set to") == 4, said
+    assert said.count("re-created for build") == 2 and said.count("CPU quota set to") == 7, said
+    assert "node1's CPU quota set to 0.5" in said.rsplit("pair 4: B/A", 1)[1], said
     run_dir = tmp_path / fell["run_id"]
     xmlschema.XMLSchema(str(XSD)).validate(str(run_dir / "gate" / "junit.xml"))
     families = {f.name: f for f in text_string_to_metric_families((run_dir / "gate" / "metrics.om").read_text())}

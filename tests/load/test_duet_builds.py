@@ -32,32 +32,31 @@ def test_node_values_are_judged_by_the_clusters_own_rules():
 
 
 def test_twins_take_node1s_settings_and_recreate_only_what_differs():
-    made: list[tuple[str, dict]] = []
-    twins = Twins(SMALL, lambda node, env: made.append((node, env)))
+    made: list[tuple[tuple, dict]] = []
+    twins = Twins(SMALL, lambda nodes, env: made.append((nodes, env)))
     a, b = build("A", ""), build("B", "CPUS=0.43")
-    assert twins.place({"node1": a, "node2": b})  # node2 differs: both re-created, so both JVMs are as young
-    assert made == [("node1", {"NODE1_CPUS": "0.5", "NODE1_MEM": "768m", "NODE1_HEAP": "320m", "NODE1_GC": "auto",
-                               "NODE1_MAXCONN": "0"}),
-                    ("node2", {"NODE2_CPUS": "0.43", "NODE2_MEM": "768m", "NODE2_HEAP": "320m", "NODE2_GC": "auto",
-                               "NODE2_MAXCONN": "0"})]
+    assert twins.place({"node1": a, "node2": b})  # node2 differs: both re-created at once, so both JVMs are as young
+    assert made == [(("node1", "node2"), {
+        "NODE1_CPUS": "0.5", "NODE1_MEM": "768m", "NODE1_HEAP": "320m", "NODE1_GC": "auto", "NODE1_MAXCONN": "0",
+        "NODE2_CPUS": "0.43", "NODE2_MEM": "768m", "NODE2_HEAP": "320m", "NODE2_GC": "auto", "NODE2_MAXCONN": "0"})]
     made.clear()
     assert not twins.place({"node1": a, "node2": b})  # already so: nothing re-created
     assert twins.place({"node1": b, "node2": a})  # swapped: both
-    assert [node for node, _ in made] == ["node1", "node2"] and made[0][1]["NODE1_CPUS"] == "0.43"
+    assert [nodes for nodes, _ in made] == [("node1", "node2")] and made[0][1]["NODE1_CPUS"] == "0.43"
     made.clear()
-    assert twins.place({"node1": a, "node2": b}) and len(made) == 2
+    assert twins.place({"node1": a, "node2": b}) and len(made) == 1
     made.clear()
     assert not twins.place({"node1": a, "node2": b}) and twins.place({"node1": a, "node2": b}, fresh=True)
-    assert [node for node, _ in made] == ["node1", "node2"]  # a duet's start: both anew, as young
+    assert [nodes for nodes, _ in made] == [("node1", "node2")]  # a duet's start: both anew, as young
     made.clear()
     twins.restore()  # node1 runs as the cluster says: only node2 goes back
-    assert made == [("node2", {"NODE2_CPUS": "0.4", "NODE2_MEM": "640m", "NODE2_HEAP": "256m", "NODE2_GC": "auto",
-                               "NODE2_MAXCONN": "0"})]
+    assert made == [(("node2",), {"NODE2_CPUS": "0.4", "NODE2_MEM": "640m", "NODE2_HEAP": "256m", "NODE2_GC": "auto",
+                                  "NODE2_MAXCONN": "0"})]
 
 
 def test_builds_that_differ_in_cpus_alone_swap_by_changing_the_running_quotas():
     made, set_live = [], []
-    twins = Twins(SMALL, lambda node, env: made.append(node),
+    twins = Twins(SMALL, lambda nodes, env: made.extend(nodes),
                   lambda node, cpus: set_live.append((node, cpus)) is None)
     a, b = build("A", ""), build("B", "CPUS=0.43")
     assert twins.place({"node1": a, "node2": b}, fresh=True) and made == ["node1", "node2"]
@@ -70,7 +69,7 @@ def test_builds_that_differ_in_cpus_alone_swap_by_changing_the_running_quotas():
 
 def test_where_quotas_cannot_change_while_running_the_nodes_are_re_created():
     made = []
-    twins = Twins(SMALL, lambda node, env: made.append(node))
+    twins = Twins(SMALL, lambda nodes, env: made.extend(nodes))
     twins.place({"node1": build("A", ""), "node2": build("B", "CPUS=0.43")}, fresh=True)
     assert twins.place({"node1": build("B", "CPUS=0.43"), "node2": build("A", "")})
     assert made == ["node1", "node2", "node1", "node2"]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from load.capacity_search import find_capacity
-from load.lockstep import COMPANION, SearchPlan, search_together
+from load.lockstep import COMPANION, REOPEN_START, REOPENS, SearchPlan, search_together
 
 
 @dataclass
@@ -65,3 +65,45 @@ def test_a_failure_inside_a_step_ends_every_search_and_is_raised():
 
     with pytest.raises(RuntimeError, match="node2 went down"):
         search_together({"node1": PLAN, "node2": PLAN}, broken)
+
+
+class Slowing(Machine):
+    """node1's capacity drops by `drop` each time one of its companion steps is measured, `times` times: the
+    machine slowed after its search ended (another worker's bench began)."""
+
+    def __init__(self, capacities: dict[str, float], drop: float, times: int):
+        super().__init__(capacities)
+        self.drop, self.times = drop, times
+
+    def __call__(self, asks) -> dict[str, Verdict]:
+        if self.times and any(a.slot == "node1" and a.phase == COMPANION for a in asks):
+            self.capacities["node1"] -= self.drop
+            self.times -= 1
+        return super().__call__(asks)
+
+
+LONG = SearchPlan(start_rate=50, growth=1.1, precision_pct=1, max_steps=200)  # a search that outlasts node1's
+
+
+def test_a_search_whose_companions_keep_failing_is_opened_again_below_and_ends_on_the_same_minutes():
+    machine = Slowing({"node1": 200.0, "node2": 900.0}, drop=60, times=1)
+    set_aside = []
+    outcomes = search_together({"node1": PLAN, "node2": LONG}, machine,
+                               lambda slot, outcome: set_aside.append((slot, outcome.capacity)))
+    # node1's first search found about 200; then the machine held 140 and its companions failed twice at it:
+    # opened again from 0.8 of it, the search found what the slower machine holds, and its companions passed.
+    [(slot, first)] = set_aside
+    assert slot == "node1" and 190 <= first <= 200
+    companions = [rate for measured in machine.sets for s, rate, phase in measured if s == "node1" and phase == COMPANION]
+    assert companions[:2] == [first, first] and len(companions) > 2
+    assert outcomes["node1"].tried[0][0] == round(first * REOPEN_START, 1)
+    assert 140 * 0.95 <= outcomes["node1"].capacity <= 140
+    assert set(companions[2:]) == {outcomes["node1"].capacity}
+
+
+def test_a_search_is_opened_again_at_most_reopens_times():
+    machine = Slowing({"node1": 400.0, "node2": 5000.0}, drop=30, times=100)
+    set_aside = []
+    outcomes = search_together({"node1": PLAN, "node2": LONG}, machine,
+                               lambda slot, outcome: set_aside.append(slot))
+    assert set_aside == ["node1"] * REOPENS and outcomes["node1"].capacity and outcomes["node2"].capacity
