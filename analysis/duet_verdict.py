@@ -84,7 +84,7 @@ class Pair:
 
 @dataclass(frozen=True)
 class Interval:
-    median: float  # the change: B/A with the slots' effect taken out
+    ratio: float  # the change: B/A with the slots' effect taken out
     low: float
     high: float
     confidence: float
@@ -131,7 +131,7 @@ class DuetVerdict:
     def as_dict(self) -> dict:
         i = self.interval
         return {"verdict": self.verdict, "message": self.message, "floor": self.floor,
-                "ratio": round(i.median, 4) if i else None,
+                "ratio": round(i.ratio, 4) if i else None,
                 "interval": [round(i.low, 4), round(i.high, 4)] if i else None,
                 "confidence": i.confidence if i else None, "slot_effect": round(i.slot_effect, 4) if i else None}
 
@@ -145,7 +145,7 @@ def judge(pairs: list[Pair], tolerance_pct: float) -> DuetVerdict:
         missing = sum(p.ratio is None for p in pairs)
         why = f" ({missing} of {len(pairs)} pairs without a capacity on one side)" if missing else ""
         return DuetVerdict(CANNOT_TELL, f"{problem}{why}", None, floor)
-    said = (f"B/A {interval.median:.3f}, in [{interval.low:.3f}, {interval.high:.3f}] at "
+    said = (f"B/A {interval.ratio:.3f}, in [{interval.low:.3f}, {interval.high:.3f}] at "
             f"{interval.confidence:.0%} over {interval.pairs} pairs (the slot's effect {interval.slot_effect:.3f} "
             "taken out)")
     if interval.high < floor:
@@ -159,7 +159,7 @@ def judge(pairs: list[Pair], tolerance_pct: float) -> DuetVerdict:
 
 
 def interval_dict(interval: Interval) -> dict:
-    return {"ratio": round(interval.median, 4), "low": round(interval.low, 4), "high": round(interval.high, 4),
+    return {"ratio": round(interval.ratio, 4), "low": round(interval.low, 4), "high": round(interval.high, 4),
             "confidence": interval.confidence, "pairs": interval.pairs, "slot_effect": round(interval.slot_effect, 4)}
 
 

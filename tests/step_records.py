@@ -1,5 +1,8 @@
-"""Step records for the tests: a StepRecord with only the fields a test is about given, the rest plain."""
+"""Step records for the tests: a StepRecord with only the fields a test is about given, the rest plain; and a
+step's verdict alone, as a simulated server gives it to the capacity search."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from rundata.records import StepRecord, StepResult, Tool, empty_errors
 
@@ -14,3 +17,12 @@ def a_step(step: int = 1, target: str = "node1", offered_rps: float = 100.0, pas
     return StepRecord("run", step, phase, target, 1, "http://lb:8080/grind", "session",
                       StepResult(offered_rps=offered_rps, **measured), valid, None, passed, list(slo_broken),
                       label=label, host_metrics=host_metrics)
+
+
+@dataclass
+class Verdict:
+    """What find_capacity reads of a step (load/capacity_search.py's Verdict protocol)."""
+    passed: bool
+    valid: bool = True
+    invalid_reason: str | None = None
+    unsteady: bool = False

@@ -30,7 +30,7 @@ def test_a_faster_slot_cancels_and_is_reported():
     # B is 0.8 of A; node1's slot runs 6 % faster: A on node1 shows 0.8/1.06, A on node2 0.8·1.06.
     pairs = [pair(n, 500, 500 * 0.8 * (1.06 if n % 2 == 0 else 1 / 1.06)) for n in range(1, 7)]
     interval = crossover_interval(pairs)
-    assert interval.median == pytest.approx(0.8, rel=1e-3) and interval.slot_effect == pytest.approx(1.06, rel=1e-3)
+    assert interval.ratio == pytest.approx(0.8, rel=1e-3) and interval.slot_effect == pytest.approx(1.06, rel=1e-3)
     # Nothing but the slot's effect: what is left is the brackets' reach, 5 % each way.
     assert (interval.low, interval.high) == pytest.approx((0.8 / 1.05, 0.8 * 1.05), rel=1e-3)
 
@@ -39,7 +39,7 @@ def test_searches_that_end_in_the_same_bracket_leave_its_width():
     pairs = [Pair(n, SlotResult(a, 751.5, 791), SlotResult(b, 751.5, 791))
              for n, (a, b) in enumerate([("node1", "node2"), ("node2", "node1")] * 2 + [("node1", "node2")], 1)]
     interval = crossover_interval(pairs)
-    assert interval.median == 1.0 and (interval.low, interval.high) == pytest.approx((751.5 / 791, 791 / 751.5))
+    assert interval.ratio == 1.0 and (interval.low, interval.high) == pytest.approx((751.5 / 791, 791 / 751.5))
 
 
 def test_the_interval_is_students_t_on_the_orientations_spread():
@@ -50,7 +50,7 @@ def test_the_interval_is_students_t_on_the_orientations_spread():
     change = (statistics.fmean(one) + statistics.fmean(other)) / 2
     spread = sum((x - statistics.fmean(one)) ** 2 for x in one) + sum((x - statistics.fmean(other)) ** 2 for x in other)
     reach = stats.t.ppf(0.95, 3) * math.sqrt(spread / 3 / 4 * (1 / 3 + 1 / 2))
-    assert (interval.low, interval.median, interval.high) == pytest.approx(
+    assert (interval.low, interval.ratio, interval.high) == pytest.approx(
         (math.exp(change - reach), math.exp(change), math.exp(change + reach)), rel=3e-4)  # rates to 0.1/s
     assert interval.pairs == 5 and interval.confidence == 0.9
 

@@ -3,20 +3,11 @@ alone, every set of steps is measured at once, and a slot whose search ended kee
 ends."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
 from load.capacity_search import find_capacity
 from load.lockstep import COMPANION, REOPEN_START, REOPENS, SearchPlan, search_together
-
-
-@dataclass
-class Verdict:
-    passed: bool
-    valid: bool = True
-    invalid_reason: str | None = None
-    unsteady: bool = False
+from step_records import Verdict
 
 
 class Machine:

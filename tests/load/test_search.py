@@ -2,20 +2,12 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
 import pytest
 
 from load.capacity_search import MIN_RATE, find_capacity
 from rundata.summary import capacity_of
-
-
-@dataclass
-class Verdict:
-    passed: bool
-    valid: bool = True
-    invalid_reason: str | None = None
-    unsteady: bool = False
+from step_records import Verdict
 
 
 class Server:
