@@ -71,14 +71,15 @@ RUN_LAST = ("test_teardown.py",)
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups from the marks
 def pytest_collection_modifyitems(config, items):
-    """make test runs two workers (pytest -n 2 --dist loadgroup): on one, the unit tests, every test that runs
-    Docker or Compose (marked docker) and the Compose cluster's, in their order; on the other, the integration
+    """make test runs two workers (pytest -n 2 --dist loadgroup): on one, every test that runs Docker or Compose
+    (marked docker) and the Compose cluster's, in their order; on the other, the unit tests and the integration
     tests with hosts of their own (OWN_HOSTS: the VM under emulation, the swarm lab, the second cluster), which
-    thus take no minutes of the cluster's own. (The unit tests moved to the first: CI of 2026-11-26 ended the
-    cluster's worker at 32 minutes, the other's at 39.) Without -n the groups change nothing."""
+    thus take no minutes of the cluster's own. (The unit tests moved to the other worker again when the gate's
+    test became two duets of four pairs: CI of 2026-11-26 ended the other worker at 34 minutes, the cluster's
+    with the gate's test cut short at 33.) Without -n the groups change nothing."""
     for item in items:
         path = Path(str(item.fspath))
-        on_cluster = (path.parent.name != "integration" or path.name not in OWN_HOSTS
+        on_cluster = ((path.parent.name == "integration" and path.name not in OWN_HOSTS)
                       or item.get_closest_marker("docker") is not None)
         item.add_marker(pytest.mark.xdist_group("cluster" if on_cluster else "elsewhere"))
     # The teardown check runs last of the cluster's tests.
