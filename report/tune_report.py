@@ -82,8 +82,8 @@ def round_folders(root: Path, index: int) -> list[Path]:
         return [root / "points" / f"{index:02d}-missing"]
     if (found[0] / "summary.json").exists():
         return [found[0]]
-    rounds = [f for f in found[0].glob("round-*") if ".interrupted-" not in f.name]
-    return sorted(rounds, key=lambda f: int(f.name.split("-")[1])) or [found[0] / "round-1"]
+    kept = [f for f in found[0].glob("round-*") if ".interrupted-" not in f.name]
+    return sorted(kept, key=lambda f: int(f.name.split("-")[1])) or [found[0] / "round-1"]
 
 
 def point_rows(root: Path, index: int, point: dict, target: str) -> tuple[dict, list[float | None]]:
