@@ -6,7 +6,10 @@ the ratio stays. The search knows a capacity only as a bracket (the highest rate
 failed above it); the pair's ratio is that of the brackets' middles. Two searches stepped together often end in
 the same bracket (an A/A duet gave B/A = 1.000 five times: both passed 751.5/s and failed 791/s), so the spread
 of the ratios cannot hold the brackets' width: the interval is widened by it, as far as the brackets allow
-the true ratio to lie from the middles' (a search's PRECISION_PCT sets that width).
+the true ratio to lie from the middles' (a search's PRECISION_PCT sets that width). But two brackets are found at
+different instants; the steps where one slot passed and the other failed at the same instants bound the ratio
+whatever the machine did (analysis/same_instant.py): the pair's ratio is moved inside those bounds, and its
+reach narrowed to them.
 
 The slots are twins, not clones: a JVM keeps the code its compiler happened to make for as long as it runs, and
 one slot measured 4-7 % faster than the other for a whole duet (2026-11-26). Swapping the builds between pairs
@@ -27,6 +30,8 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
+
+from analysis import same_instant
 
 CONFIDENCE = 0.90
 MIN_PAIRS = 3  # the crossover's interval needs a degree of freedom left after the change and the slot's effect
@@ -53,32 +58,50 @@ class Pair:
     number: int
     a: SlotResult
     b: SlotResult
+    instants: same_instant.Range | None = None  # what the steps measured on both slots at once allow
 
     @property
-    def ratio(self) -> float | None:
+    def bracket_ratio(self) -> float | None:
         """B/A of the brackets' middles; None when either search found no bracket."""
         if self.a.middle is None or self.b.middle is None:
             return None
         return self.b.middle / self.a.middle
 
     @property
+    def known(self) -> tuple[float, float]:
+        """Where B/A lies: each capacity in its bracket puts it in [B's capacity / A's failure, B's failure / A's
+        capacity], narrowed by the same-instant steps (analysis/same_instant.py)."""
+        bracket = (self.b.capacity_rps / self.a.lowest_failure_rps, self.b.lowest_failure_rps / self.a.capacity_rps)
+        return same_instant.combined(bracket, self.instants)
+
+    @property
+    def ratio(self) -> float | None:
+        """The brackets' B/A, moved into what the same-instant steps allow; None without a bracket on each side."""
+        middle = self.bracket_ratio
+        if middle is None:
+            return None
+        low, high = self.known
+        return min(max(middle, low), high)
+
+    @property
     def reach(self) -> tuple[float, float]:
-        """How far below and above `ratio` the ratio of the true capacities may lie, as factors: each capacity
-        lies in its bracket, so B/A lies in [B's capacity / A's failure, B's failure / A's capacity]."""
-        low = self.b.capacity_rps / self.a.lowest_failure_rps
-        high = self.b.lowest_failure_rps / self.a.capacity_rps
+        """How far below and above `ratio` the ratio of the true capacities may lie, as factors."""
+        low, high = self.known
         return low / self.ratio, high / self.ratio
 
     @staticmethod
     def from_dict(d: dict) -> Pair:
         return Pair(d["pair"], SlotResult(d["a_slot"], d["a_rps"], d["a_lowest_failure_rps"]),
-                    SlotResult(d["b_slot"], d["b_rps"], d["b_lowest_failure_rps"]))
+                    SlotResult(d["b_slot"], d["b_rps"], d["b_lowest_failure_rps"]),
+                    same_instant.Range.from_dict(d.get("same_instant")))
 
     def as_dict(self) -> dict:
-        ratio = self.ratio
+        ratio, middle = self.ratio, self.bracket_ratio
         return {"pair": self.number, "a_slot": self.a.slot, "b_slot": self.b.slot,
                 "a_rps": self.a.capacity_rps, "b_rps": self.b.capacity_rps,
                 "a_lowest_failure_rps": self.a.lowest_failure_rps, "b_lowest_failure_rps": self.b.lowest_failure_rps,
+                "bracket_ratio": round(middle, 4) if middle is not None else None,
+                "same_instant": self.instants.as_dict() if self.instants else None,
                 "ratio": round(ratio, 4) if ratio is not None else None}
 
 

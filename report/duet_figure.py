@@ -1,10 +1,12 @@
-"""A duet's figure (load/kinds/duet.py): each pair's ratio B/A, with how far its brackets let the true ratio lie,
-marked by the slot A ran on; the crossover's ratio and interval as a band; 1 and, for a gate, the tolerance's
-line. Read at a glance: a band wholly below the line fell, wholly above it holds."""
+"""A duet's figure (load/kinds/duet.py): each pair's ratio B/A, with how far its brackets and its same-instant
+steps let the true ratio lie, marked by the slot A ran on (a hollow mark: the brackets' ratio, where the steps
+moved it); the crossover's ratio and interval as a band; 1 and, for a gate, the tolerance's line. Read at a
+glance: a band wholly below the line fell, wholly above it holds."""
 from __future__ import annotations
 
 from pathlib import Path
 
+from analysis.duet_verdict import Pair
 from report.figures import colour_of, plt, save
 
 
@@ -13,10 +15,15 @@ def duet(duet: dict, path: Path, floor: float | None = None) -> Path:
     fig, axis = plt.subplots(figsize=(7.5, 3.6))
     for slot in sorted({p["a_slot"] for p in pairs}):
         own = [p for p in pairs if p["a_slot"] == slot]
-        lows = [p["ratio"] - p["b_rps"] / p["a_lowest_failure_rps"] for p in own]
-        highs = [p["b_lowest_failure_rps"] / p["a_rps"] - p["ratio"] for p in own]
+        known = [Pair.from_dict(p).known for p in own]
+        lows = [p["ratio"] - low for p, (low, _) in zip(own, known)]
+        highs = [high - p["ratio"] for p, (_, high) in zip(own, known)]
         axis.errorbar([p["pair"] for p in own], [p["ratio"] for p in own], yerr=[lows, highs], fmt="o", capsize=4,
                       color=colour_of(slot), label=f"A on {slot}")
+        moved = [p for p in own if p.get("bracket_ratio") not in (None, p["ratio"])]
+        if moved:
+            axis.scatter([p["pair"] for p in moved], [p["bracket_ratio"] for p in moved], marker="o",
+                         facecolors="none", edgecolors=colour_of(slot), label=f"brackets' ratio (A on {slot})")
     interval = duet.get("interval")
     if interval:
         axis.axhspan(interval["low"], interval["high"], color="tab:purple", alpha=0.15,

@@ -9,7 +9,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from analysis import duet_verdict
+from analysis import duet_verdict, same_instant
 from hosts import haproxy
 from hosts.backend import ClusterError, backend
 from hosts.cluster_settings import grinder_path
@@ -57,9 +57,15 @@ REPORT = """{% if summary.duet %}
 <h2>Duet: B against A, measured together</h2>
 <p>A = {{ summary.duet.builds[0].text or "as configured" }}, B = {{ summary.duet.builds[1].text or "as configured" }};
 the slots {{ summary.duet.slots | join(" and ") }} are twins, the builds change slots each pair.</p>
-<table><tr><th>pair</th><th>A on</th><th>A /s</th><th>B on</th><th>B /s</th><th>B/A</th></tr>
-{% for p in summary.duet.pairs %}<tr><td>{{ p.pair }}</td><td>{{ p.a_slot }}</td><td>{{ p.a_rps }}</td>
-<td>{{ p.b_slot }}</td><td>{{ p.b_rps }}</td><td>{{ p.ratio }}</td></tr>{% endfor %}</table>
+<table><tr><th>pair</th><th>A on</th><th>A /s</th><th>B on</th><th>B /s</th><th>brackets' B/A</th>
+<th>same instants allow</th><th>B/A</th></tr>
+{% for p in summary.duet.pairs %}{% set k = p.same_instant %}<tr><td>{{ p.pair }}</td><td>{{ p.a_slot }}</td>
+<td>{{ p.a_rps }}</td><td>{{ p.b_slot }}</td><td>{{ p.b_rps }}</td><td>{{ p.bracket_ratio }}</td>
+<td>{% if k %}({{ k.low if k.low is not none else "0" }}, {{ k.high if k.high is not none else "∞" }}):
+{{ k.bounds }} steps, {{ k.contradicted }} contradicted{% else %}no bound{% endif %}</td>
+<td><b>{{ p.ratio }}</b></td></tr>{% endfor %}</table>
+<p>A pair's B/A is its brackets' ratio moved inside what the steps where one slot passed and the other failed, at
+the same instants, allow.</p>
 {% if summary.duet.interval %}<p class="big">B/A <b>{{ summary.duet.interval.ratio }}</b>, in
 [{{ summary.duet.interval.low }}, {{ summary.duet.interval.high }}] at
 {{ (100 * summary.duet.interval.confidence) | round | int }} % over {{ summary.duet.interval.pairs }} pairs
@@ -184,7 +190,18 @@ class Duet(Kind):
             say(f"pair {number}: {assignment[node].name} on {node}: {outcome.capacity:g}/s failed twice beside the "
                 "other search's steps: searched again below it")
 
-        outcomes = search_together(plans, lambda asks: together(bench, number, assignment, asks), reopened)
+        both: list[same_instant.Together] = []
+
+        def measure(asks: list[Ask]) -> dict:
+            records = together(bench, number, assignment, asks)
+            judged = {assignment[ask.slot].name: (ask.rate, records[ask.slot]) for ask in asks
+                      if records[ask.slot].valid and not records[ask.slot].unsteady}
+            if len(judged) == 2:
+                (a_rps, a), (b_rps, b) = judged["A"], judged["B"]
+                both.append(same_instant.Together(a_rps, a.passed, b_rps, b.passed))
+            return records
+
+        outcomes = search_together(plans, measure, reopened)
         results = {}
         for node, build_ in assignment.items():
             outcome = outcomes[node]
@@ -195,8 +212,8 @@ class Duet(Kind):
             say(f"pair {number}: {build_.name} on {node}: capacity "
                 f"{f'{outcome.capacity:g}/s' if outcome.capacity else 'none'} ({outcome.status}: {outcome.reason})")
             results[build_.name] = duet_verdict.SlotResult(node, outcome.capacity, outcome.lowest_failure)
-        made = duet_verdict.Pair(number, results["A"], results["B"])
-        say(f"pair {number}: B/A = {made.ratio:.3f}" if made.ratio else f"pair {number}: no ratio")
+        made = duet_verdict.Pair(number, results["A"], results["B"], same_instant.same_instant_range(both))
+        say(f"pair {number}: {said(made)}")
         return made
 
     def summarize(self, bench, summary: dict) -> None:
@@ -215,15 +232,30 @@ class Duet(Kind):
             return
         a, b = duet["builds"]
         print(f"\nduet: A = {a['text'] or 'as configured'}, B = {b['text'] or 'as configured'}")
-        print(f"{'pair':>5}{'A slot':>8}{'A /s':>9}{'B slot':>8}{'B /s':>9}{'B/A':>8}")
+        print(f"{'pair':>5}{'A slot':>8}{'A /s':>9}{'B slot':>8}{'B /s':>9}{'brackets':>10}{'same instants':>18}"
+              f"{'B/A':>8}")
         for p in duet["pairs"]:
-            ratio = f"{p['ratio']:.3f}" if p["ratio"] is not None else "-"
-            print(f"{p['pair']:>5}{p['a_slot']:>8}{p['a_rps'] or '-':>9}{p['b_slot']:>8}{p['b_rps'] or '-':>9}{ratio:>8}")
+            ratio, middle = ("-" if x is None else f"{x:.3f}" for x in (p["ratio"], p.get("bracket_ratio")))
+            k = p.get("same_instant")
+            allowed = "-" if not k else "({}, {})".format(*("-" if x is None else f"{x:.3f}" for x in (k["low"], k["high"])))
+            print(f"{p['pair']:>5}{p['a_slot']:>8}{p['a_rps'] or '-':>9}{p['b_slot']:>8}{p['b_rps'] or '-':>9}"
+                  f"{middle:>10}{allowed:>18}{ratio:>8}")
         i = duet.get("interval")
         if i:
             print(f"B/A {i['ratio']:.3f}, in [{i['low']:.3f}, {i['high']:.3f}] at {i['confidence']:.0%} over "
                   f"{i['pairs']} pairs; {duet['slots'][0]}'s slot ran {i['slot_effect']:.3f}× {duet['slots'][1]}'s "
                   "(taken out)")
+
+
+def said(pair: duet_verdict.Pair) -> str:
+    if pair.ratio is None:
+        return "no ratio"
+    known = pair.instants
+    if known is None:
+        return f"B/A = {pair.ratio:.3f} (no step bounded it at the same instants)"
+    low, high = ("-" if x is None else f"{x:.3f}" for x in (known.low, known.high))
+    return (f"B/A = {pair.ratio:.3f} (brackets {pair.bracket_ratio:.3f}; {known.bounds} same-instant steps put it in "
+            f"({low}, {high}), {known.contradicted} contradicted)")
 
 
 def together(bench, number: int, assignment: dict[str, Build], asks: list[Ask],
