@@ -20,7 +20,6 @@ from load.lockstep import Ask, SearchPlan, search_together
 from load.progress import say
 from load.setting_fields import integer, setting
 from report.sections import ReportSection
-from rundata import jsonl
 
 # The warm-up's climb: each window's rate this much above the last one that passed, at most MAX_CLIMB windows;
 # then it holds at HOLD of the last rate that passed.
@@ -53,30 +52,34 @@ def builds(settings) -> tuple[Build, Build]:
 
 
 # Its part of report.html (report/sections.py): the pairs and the interval of B/A.
-REPORT = """{% if summary.duet %}
+REPORT = """{% if duet %}
 <h2>Duet: B against A, measured together</h2>
-<p>A = {{ summary.duet.builds[0].text or "as configured" }}, B = {{ summary.duet.builds[1].text or "as configured" }};
-the slots {{ summary.duet.slots | join(" and ") }} are twins, the builds change slots each pair.</p>
+<p>A = {{ duet.builds[0].text or "as configured" }}, B = {{ duet.builds[1].text or "as configured" }};
+the slots {{ duet.slots | join(" and ") }} are twins, the builds change slots each pair.</p>
 <table><tr><th>pair</th><th>A on</th><th>A /s</th><th>B on</th><th>B /s</th><th>brackets' B/A</th>
 <th>same instants allow</th><th>B/A</th></tr>
-{% for p in summary.duet.pairs %}{% set k = p.same_instant %}<tr><td>{{ p.pair }}</td><td>{{ p.a_slot }}</td>
+{% for p in duet.pairs %}{% set k = p.same_instant %}<tr><td>{{ p.pair }}</td><td>{{ p.a_slot }}</td>
 <td>{{ p.a_rps }}</td><td>{{ p.b_slot }}</td><td>{{ p.b_rps }}</td><td>{{ p.bracket_ratio }}</td>
 <td>{% if k %}({{ k.low if k.low is not none else "0" }}, {{ k.high if k.high is not none else "∞" }}):
 {{ k.bounds }} steps, {{ k.contradicted }} contradicted{% else %}no bound{% endif %}</td>
 <td><b>{{ p.ratio }}</b></td></tr>{% endfor %}</table>
 <p>A pair's B/A is its brackets' ratio moved inside what the steps where one slot passed and the other failed, at
 the same instants, allow.</p>
-{% if summary.duet.interval %}<p class="big">B/A <b>{{ summary.duet.interval.ratio }}</b>, in
-[{{ summary.duet.interval.low }}, {{ summary.duet.interval.high }}] at
-{{ (100 * summary.duet.interval.confidence) | round | int }} % over {{ summary.duet.interval.pairs }} pairs
-({{ summary.duet.slots[0] }}'s slot ran {{ summary.duet.interval.slot_effect }}× {{ summary.duet.slots[1] }}'s,
+{% if duet.interval %}<p class="big">B/A <b>{{ duet.interval.ratio }}</b>, in
+[{{ duet.interval.low }}, {{ duet.interval.high }}] at
+{{ (100 * duet.interval.confidence) | round | int }} % over {{ duet.interval.pairs }} pairs
+({{ duet.slots[0] }}'s slot ran {{ duet.interval.slot_effect }}× {{ duet.slots[1] }}'s,
 taken out)</p>{% endif %}
 {% endif %}
 """
 
 
+def report_values(results) -> dict:
+    return {"duet": results.summary.section("duet")}
+
+
 def report_figures(results, fig_dir):
-    duet = (jsonl.read_json(results.folder / "summary.json") or {}).get("duet")
+    duet = results.summary.section("duet")
     if not duet or not duet.get("pairs"):
         return []
     from report.duet_figure import duet as duet_figure  # matplotlib only when a report is made
@@ -88,7 +91,7 @@ class Duet(Kind):
     description = "build B against build A, measured together on twin slots (DUET_A= DUET_B= DUET_PAIRS= QUICK=1 ...)"
     targets = ("A", "B")
     own_settings = DuetSettings
-    section = ReportSection(REPORT, figures=report_figures, capacity_figures=False)
+    section = ReportSection(REPORT, report_values, report_figures, capacity_figures=False)
     gated = False  # make gate runs it itself (GATE_MODE=duet): its verdict comes from the pairs
 
     def planned_searches(self, settings) -> int:

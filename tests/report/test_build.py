@@ -155,3 +155,21 @@ def test_make_report_refuses_what_is_not_a_run(tmp_path, monkeypatch, capsys):
     (tmp_path / "20260101T000000Z-abc-single").mkdir()
     assert report_main(["build", "20260101T000000Z"]) == 2
     assert "missing run.json, summary.json, steps.jsonl" in capsys.readouterr().err
+
+
+def test_a_duets_section_shows_its_pairs_what_the_same_instants_allowed_and_the_interval(tmp_path):
+    run = tmp_path / RUN.name
+    shutil.copytree(RUN, run)
+    summary = json.loads((run / "summary.json").read_text())
+    pair = {"pair": 1, "a_slot": "node1", "b_slot": "node2", "a_rps": 400.0, "b_rps": 600.0,
+            "a_lowest_failure_rps": 440.0, "b_lowest_failure_rps": 660.0, "bracket_ratio": 1.5,
+            "same_instant": {"low": None, "high": 1.12, "bounds": 3, "contradicted": 0}, "ratio": 1.12}
+    summary["duet"] = {"builds": [{"text": ""}, {"text": "CPUS=0.43"}], "slots": ["node1", "node2"],
+                       "pairs": [pair], "interval": {"ratio": 0.845, "low": 0.796, "high": 0.9056,
+                                                     "confidence": 0.9, "pairs": 5, "slot_effect": 1.0042}}
+    (run / "summary.json").write_text(json.dumps(summary))
+    html = build.build(run, KINDS["duet"].section).read_text()
+    assert "Duet: B against A, measured together" in html and "B = CPUS=0.43" in html
+    assert "<td>1.5</td>" in html and "(0, 1.12):\n3 steps, 0 contradicted" in html and "<b>1.12</b>" in html
+    assert "in\n[0.796, 0.9056] at\n90 % over 5 pairs" in html
+    assert (run / "figures" / "duet.png").is_file()
