@@ -1,8 +1,8 @@
-"""Points measured in rounds (make tune): every point once a round, in an order drawn at random for each round, so
-that a slow minute of the machine falls on each point alike over the rounds. Points are compared within a round
-only (one point's capacity over another's measured minutes apart, in the same round), never across rounds: the
-machine's speed moves by tens of percent between rounds (docs/findings.md), and within a round both points saw
-nearly the same machine.
+"""Points measured in rounds (make tune, make bench-variants): every point once a round, in an order drawn at
+random for each round, so that a slow minute of the machine falls on each point alike over the rounds. Points are
+compared within a round only (one point's capacity over another's measured minutes apart, in the same round),
+never across rounds: the machine's speed moves by tens of percent between rounds (docs/findings.md), and within a
+round both points saw nearly the same machine.
 
 - A point's standing in a round: its capacity over the round's geometric mean (the round's own speed divides
   out). The best point has the highest median standing.
@@ -15,9 +15,17 @@ nearly the same machine.
 from __future__ import annotations
 
 import math
+import random
 from statistics import median
 
 Table = list[dict[str, float | None]]  # one dict a round: label → capacity (None: no capacity that round)
+
+
+def draw_orders(points: int, rounds: int, seed: str) -> list[list[int]]:
+    """Each round's order of the points (1-based indices), drawn at random; the seed (the run's id) makes it the
+    same again for the same run (a resumed sweep follows it)."""
+    draw = random.Random(seed)
+    return [draw.sample(range(1, points + 1), points) for _ in range(rounds)]
 
 
 def complete_labels(table: Table) -> list[str]:

@@ -22,12 +22,12 @@ import argparse
 import hashlib
 import json
 import os
-import random
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from analysis.rounds import draw_orders
 from hosts.backend import ClusterError
 from hosts.cluster_settings import SettingsRefused, cluster_settings, profile_name
 from hosts.topology import ROOT
@@ -59,13 +59,6 @@ def find_unfinished(digest: str) -> Path | None:
 
 def point_folder(root: Path, index: int, point: Point, round_: int) -> Path:
     return root / "points" / f"{index:02d}-{point.slug}" / f"round-{round_}"
-
-
-def draw_orders(points: int, rounds: int, seed: str) -> list[list[int]]:
-    """Each round's order of the points (1-based indices), drawn at random; the seed (the tune run's id) makes
-    it the same again for the same run."""
-    draw = random.Random(seed)
-    return [draw.sample(range(1, points + 1), points) for _ in range(rounds)]
 
 
 def finished(folder: Path) -> dict | None:

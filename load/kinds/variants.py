@@ -1,6 +1,7 @@
 """make bench-variants: the study's investigation. For each of VARIANTS, node1's capacity and the cluster's, then
 one more step at each capacity during which thread dumps of every node in rotation are sampled (lock evidence,
-load/threaddump.py) beside the PCP figures (allocation rate, % time in GC, CPU of quota)."""
+load/threaddump.py) beside the PCP figures (allocation rate, % time in GC, CPU of quota). With REPEATS above one,
+the variants are measured in rounds and compared within each round (analysis/rounds.py)."""
 from __future__ import annotations
 
 import subprocess
@@ -9,6 +10,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from analysis import rounds as rounds_analysis
+from analysis.rounds import draw_orders
 from hosts import jvm
 from hosts.backend import ClusterError
 from hosts.topology import IN_ROTATION
@@ -28,7 +31,8 @@ DUMPS_PER_STEP = 4  # thread dumps of each node in rotation during an evidence s
 @dataclass(frozen=True)
 class VariantsSettings(KindSettings):
     variants: tuple[str, ...] = setting("VARIANTS", " ".join(VARIANTS), choices(VARIANTS),
-                                        "the Grinder variants measured on node1 and on the cluster, in order")
+                                        "the Grinder variants measured on node1 and on the cluster (each round in an order drawn at "
+                                        "random)")
 
 
 def gather_evidence(bench, target: str, label: str) -> None:
@@ -85,6 +89,15 @@ REPORT = """{% if variants %}
 <td>{% if v.dumps and v.dumps.dumps %}of {{ v.dumps.request_threads }}: {% for k, n in v.dumps.mean_by_kind.items() if n %}{{ n }} {{ k }}{% if not loop.last %}, {% endif %}{% endfor %}{% for m, n in v.dumps.blocked_on.items() %}; <b>{{ n }} BLOCKED on {{ m }}</b>{% endfor %}{% for m, n in v.dumps.waiting_on.items() %}; {{ n }} waiting on {{ m }}{% endfor %} ({{ v.dumps.dumps }} dumps){% else %}no dumps{% endif %}</td></tr>
 {% endfor %}
 </table>
+{% if rounds %}{% for target in ("node1", "cluster") %}{% set t = rounds[target] %}
+<h3>{{ target }}, round by round</h3>
+<table><tr><th>round</th><th>order (drawn at random)</th>{% for v in variants %}<th>{{ v.variant }} /s</th>{% endfor %}</tr>
+{% for order in rounds.orders %}{% set r = loop.index0 %}<tr><td>{{ loop.index }}</td><td>{{ order | join(", ") }}</td>
+{% for v in variants %}{% set c = t.table[r][v.variant] %}<td class="num">{% if c and v.variant == t.round_best[r] %}<b>{{ c }}</b>{% else %}{{ c or "none" }}{% endif %}</td>{% endfor %}</tr>
+{% endfor %}</table>
+<p>{{ t.verdict }}; rounds won: {% for v, n in t.wins.items() %}{{ v }} {{ n }}{% if not loop.last %}, {% endif %}{% endfor %}
+{% if t.vs_baseline_pct %}; against {{ variants[0].variant }} within each round (median): {% for v, pct in t.vs_baseline_pct.items() if v != variants[0].variant %}{{ v }} {{ "%+.1f" | format(pct) }} %{% if not loop.last %}, {% endif %}{% endfor %}{% endif %}.</p>
+{% endfor %}{% endif %}
 {% for line in story %}<p>{{ line }}</p>{% endfor %}
 <p class="figs">Evidence from node1's search step at its capacity (PCP) and from the thread dumps taken in one more step at
  that rate (raw/step-*-threaddump-*.txt). Noise band ±{{ noise_pct }} %: the search's precision, or the repeats' spread;
@@ -100,7 +113,7 @@ def report_values(results: RunResults) -> dict:
     repeated = any(len(t.repeats) > 1 for t in summary.targets.values())
     told = story.story(summary, noise_band_pct(results.run, summary), repeated=repeated,
                        quota_ratio=sum(cpus.values()) / cpus["node1"] if cpus.get("node1") else None)
-    return {"variants": rows, "story": told if rows else []}
+    return {"variants": rows, "story": told if rows else [], "rounds": summary.section("variant_rounds")}
 
 
 def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
@@ -109,6 +122,36 @@ def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
         return []
     from report import figures  # matplotlib only when a report is made
     return [("the study's investigation", figures.variants(rows, fig_dir / "variants.png"))]
+
+
+def round_table(targets: dict, target: str, variants: list[str], rounds: int) -> rounds_analysis.Table:
+    """Each round's capacity of each variant on `target` (round r: the label's search of repeat r)."""
+    found = {v: {s["repeat"]: s.get("capacity_rps") for s in targets.get(f"{target} {v}", {}).get("searches", [])}
+             for v in variants}
+    return [{v: found[v].get(r) for v in variants} for r in range(1, rounds + 1)]
+
+
+def compare_rounds(targets: dict, variants: list[str], orders: list[list[str]], precision_pct: float) -> dict:
+    """Per target, the variants compared within each round (analysis/rounds.py), against the first variant."""
+    out: dict = {"orders": orders}
+    for target in ("node1", "cluster"):
+        table = round_table(targets, target, variants, len(orders))
+        out[target] = {"table": table, **rounds_analysis.compare(table, precision_pct, baseline=variants[0])}
+    return out
+
+
+def print_rounds(found: dict | None) -> None:
+    if not found:
+        return
+    for target in ("node1", "cluster"):
+        t = found[target]
+        print(f"\n{target}, round by round (each round's order drawn at random):")
+        for number, (order, capacities) in enumerate(zip(found["orders"], t["table"]), 1):
+            cells = ", ".join(f"{v} {capacities[v] or 'none'}" + ("*" if v == t["round_best"][number - 1] else "")
+                              for v in order)
+            print(f"  round {number}: {cells}")
+        wins = ", ".join(f"{v} {n}" for v, n in t["wins"].items())
+        print(f"  {t['verdict']}; rounds won: {wins}")
 
 
 class Variants(Kind):
@@ -124,17 +167,28 @@ class Variants(Kind):
         return 2 * len(self.own(settings).variants) * settings.repeats
 
     def run(self, bench) -> None:
+        """REPEATS rounds, each measuring every variant once (node1, then the cluster) in an order drawn at random
+        for the round, so that a slow minute of the machine falls on every variant alike; the evidence steps
+        in the last round."""
         cores = node_cpus(RunRecord.read(bench.paths.run_json))
-        for variant in self.own(bench.settings).variants:
-            # The requests ask for this variant from now on (the URLs on the load host are written anew).
-            bench.steps.change_settings(replace(bench.settings, variant=variant))
-            bench.search("node1", label=f"node1 {variant}")
-            gather_evidence(bench, "node1", f"node1 {variant}")
-            node1 = bench.capacity(f"node1 {variant}")
-            # The cluster starts near node1's capacity scaled by the cores (the nodes alone are not measured).
-            guess = node1 * sum(cores.values()) / cores["node1"] if node1 and cores.get("node1") else None
-            bench.search("cluster", label=f"cluster {variant}", estimate=guess)
-            gather_evidence(bench, "cluster", f"cluster {variant}")
+        variants = self.own(bench.settings).variants
+        rounds = bench.settings.repeats
+        orders = [[variants[i - 1] for i in order] for order in draw_orders(len(variants), rounds, bench.run_id)]
+        bench.findings["orders"] = orders
+        for number, order in enumerate(orders, 1):
+            if rounds > 1:
+                say(f"round {number} of {rounds}: {', '.join(order)}")
+            for variant in order:
+                # The requests ask for this variant from now on (the URLs on the load host are written anew).
+                bench.steps.change_settings(replace(bench.settings, variant=variant))
+                bench.search("node1", label=f"node1 {variant}", repeats=1)
+                node1 = bench.capacity(f"node1 {variant}")
+                # The cluster starts near node1's capacity scaled by the cores (the nodes alone are not measured).
+                guess = node1 * sum(cores.values()) / cores["node1"] if node1 and cores.get("node1") else None
+                bench.search("cluster", label=f"cluster {variant}", repeats=1, estimate=guess)
+                if number == rounds:
+                    gather_evidence(bench, "node1", f"node1 {variant}")
+                    gather_evidence(bench, "cluster", f"cluster {variant}")
 
     def summarize(self, bench, summary: dict) -> None:
         """Per variant: node1's and the cluster's capacity, the scale-out gain, and each evidence step."""
@@ -147,6 +201,10 @@ class Variants(Kind):
                 "node1_rps": node1, "cluster_rps": cluster,
                 "cluster_over_node1": round(cluster / node1, 3) if node1 and cluster else None,
                 "evidence": {where: evidence.get(f"{where} {variant}") for where in ("node1", "cluster")}}
+        orders = bench.findings.get("orders") or []
+        if len(orders) > 1:
+            summary["variant_rounds"] = compare_rounds(targets, list(self.own(bench.settings).variants), orders,
+                                                       bench.settings.precision_pct)
 
     def console(self, summary: dict) -> None:
         """The study's table: each variant on node1 and on the cluster, with what the evidence steps showed."""
@@ -162,6 +220,7 @@ class Variants(Kind):
                   f"GC {figures.get('gc_time_pct', '-')} %, CPU {figures.get('cpu_pct_of_quota', '-')} %; "
                   f"{threaddump.describe(dumps) if dumps else 'no thread dumps'}")
         print_capacities(summary)
+        print_rounds(summary.get("variant_rounds"))
 
 
 KIND = Variants()

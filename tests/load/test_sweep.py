@@ -22,7 +22,7 @@ def test_one_parameter_from_the_make_line_on_node1_with_the_default_as_baseline(
 
 
 def test_rounds_default_to_three_and_each_round_draws_its_own_order_again_for_the_same_run():
-    from load.tune import draw_orders
+    from analysis.rounds import draw_orders
     assert read_sweep({"MAXTHREADS": "4,16"}).rounds == 3 and read_sweep({"MAXTHREADS": "4", "TUNE_ROUNDS": "1"}).rounds == 1
     orders = draw_orders(4, 5, "20261126T180000Z-abc-tune")
     assert len(orders) == 5 and all(sorted(order) == [1, 2, 3, 4] for order in orders)
