@@ -39,22 +39,23 @@ def slug(label: str) -> str:
     return "-".join(label.split())
 
 
-def capacity_step(target: str, summary_target: TargetSummary, records: list[StepRecord]) -> StepRecord | None:
+def capacity_step(target: str | None, summary_target: TargetSummary, records: list[StepRecord]) -> StepRecord | None:
     """The step the capacity figure comes from: the one the metrics were taken at, else the last passed step
-    of the target at that rate."""
+    of the target at that rate (target None: the records are already the search label's, whose steps may
+    fall on several nodes, as a duet's builds change slots)."""
     at = (summary_target.metrics_at_capacity or {}).get("step")
     if at is not None:
         return next((r for r in records if r.step == at), None)
     cap = summary_target.capacity_rps
-    passed = [r for r in records if r.target == target and r.passed and r.result.offered_rps == cap]
+    passed = [r for r in records if target in (None, r.target) and r.passed and r.result.offered_rps == cap]
     return passed[-1] if passed else None
 
 
-def next_step_up(target: str, capacity: float | None, records: list[StepRecord]) -> StepRecord | None:
-    """The lowest failed step above the capacity: what broke the SLO there."""
+def next_step_up(target: str | None, capacity: float | None, records: list[StepRecord]) -> StepRecord | None:
+    """The lowest failed step above the capacity: what broke the SLO there (target None: as capacity_step)."""
     if capacity is None:
         return None
-    above = [r for r in records if r.target == target and not r.passed and r.result.offered_rps > capacity
+    above = [r for r in records if target in (None, r.target) and not r.passed and r.result.offered_rps > capacity
              and r.phase != "warmup"]
     return min(above, key=lambda r: r.result.offered_rps) if above else None
 
@@ -132,8 +133,8 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
                          figures.capacity_summary(name, steps_of, cap, t0, fig_dir / f"capacity-{slug(target)}.png",
                                                   nodes, title=target, events=summary.lb_events)))
         own = [r for r in records if of_label(r, target) and r.phase != "evidence"]
-        at = capacity_step(name, t, own)
-        up = next_step_up(name, cap, own)
+        at = capacity_step(None, t, own)
+        up = next_step_up(None, cap, own)
         metrics = at.host_metrics if at else None
         found = hints.hints_for(metrics, at.result) if at else []
         hint_blocks.append({"target": target, "step": at, "hints": [asdict(h) for h in found],
