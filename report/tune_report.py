@@ -88,7 +88,7 @@ def round_folders(root: Path, index: int) -> list[Path]:
 
 def point_rows(root: Path, index: int, point: dict, target: str) -> tuple[dict, list[float | None]]:
     """A setting's row and its capacity in each round: the row's capacity is the median of the rounds', its
-    figures, p99 and link those of the round nearest that median."""
+    repeats every round's, its figures, p99 and link those of the round nearest that median."""
     per_round = []
     for folder in round_folders(root, index):
         written = jsonl.read_json(folder / "summary.json")
@@ -102,7 +102,10 @@ def point_rows(root: Path, index: int, point: dict, target: str) -> tuple[dict, 
     middle = round(float(np.median(found)), 1) if found else None
     nearest = min(per_round, key=lambda r: abs((r["capacity_rps"] or 0) - (middle or 0)))
     status = next((r["status"] for r in per_round if r["status"] != "complete"), "complete")
-    return {**nearest, "capacity_rps": middle, "round_capacities": capacities, "status": status}, capacities
+    repeats = [c for r in per_round for c in r["repeats"]]  # every round's, not the nearest round's alone
+    spread = round(100 * (max(repeats) - min(repeats)) / middle, 1) if len(repeats) > 1 and middle else None
+    return {**nearest, "capacity_rps": middle, "round_capacities": capacities, "repeats": repeats,
+            "spread_pct": spread, "status": status}, capacities
 
 
 def rebuild(root: Path) -> Path:

@@ -145,6 +145,7 @@ def test_a_tune_run_in_rounds_is_judged_within_them_and_its_page_shows_each_roun
     rebuilt = json.loads((tmp_path / "tune.json").read_text())
     first, second = rebuilt["rows"]
     assert first["capacity_rps"] == 550.0 and first["round_capacities"] == [550.0, 400.0, 560.0]
+    assert first["repeats"] == [550.0, 400.0, 560.0] and first["spread_pct"] == 29.1  # every round's repeats
     assert first["folder"] == "01-MAXTHREADS=4/round-1" and first["p99_ms"] == 10.0  # the round nearest the median
     assert rebuilt["round_table"][1] == {"MAXTHREADS=4": 400.0, "MAXTHREADS=200": 370.0}
     analysis = rebuilt["analysis"]
