@@ -197,11 +197,9 @@ class Duet(Kind):
 
         def measure(asks: list[Ask]) -> dict:
             records = together(bench, number, assignment, asks)
-            judged = {assignment[ask.slot].name: (ask.rate, records[ask.slot]) for ask in asks
-                      if records[ask.slot].valid and not records[ask.slot].unsteady}
-            if len(judged) == 2:
-                (a_rps, a), (b_rps, b) = judged["A"], judged["B"]
-                both.append(same_instant.Together(a_rps, a.passed, b_rps, b.passed))
+            judged = both_judged(assignment, asks, records)
+            if judged:
+                both.append(judged)
             return records
 
         outcomes = search_together(plans, measure, reopened)
@@ -248,6 +246,17 @@ class Duet(Kind):
             print(f"B/A {i['ratio']:.3f}, in [{i['low']:.3f}, {i['high']:.3f}] at {i['confidence']:.0%} over "
                   f"{i['pairs']} pairs; {duet['slots'][0]}'s slot ran {i['slot_effect']:.3f}× {duet['slots'][1]}'s "
                   "(taken out)")
+
+
+def both_judged(assignment: dict[str, Build], asks: list[Ask], records: dict) -> same_instant.Together | None:
+    """A step set both builds' slots were judged in (valid, windows agreeing), as A's and B's rates and verdicts;
+    None when one slot was idle or could not be judged."""
+    judged = {assignment[ask.slot].name: (ask.rate, records[ask.slot]) for ask in asks
+              if records[ask.slot].valid and not records[ask.slot].unsteady}
+    if len(judged) != 2:
+        return None
+    (a_rps, a), (b_rps, b) = judged["A"], judged["B"]
+    return same_instant.Together(a_rps, a.passed, b_rps, b.passed)
 
 
 def said(pair: duet_verdict.Pair) -> str:

@@ -60,3 +60,22 @@ def test_the_duets_figure_draws_a_moved_pair_inside_its_range(tmp_path):
     pairs = [Pair(1, a, b, Range(None, 1.12, 3, 0)).as_dict(), Pair(2, b, a).as_dict()]
     path = duet({"pairs": pairs, "builds": [{"text": ""}, {"text": "CPUS=0.425"}]}, tmp_path / "duet.png", 0.9)
     assert Image.open(path).size[0] > 500  # a moved pair's error bar reaches below its ratio only: drawn, not refused
+
+
+def test_a_duets_step_set_counts_only_when_both_builds_slots_were_judged():
+    from types import SimpleNamespace
+
+    from load.duet import build
+    from load.kinds.duet import both_judged
+    from load.lockstep import Ask
+
+    def record(passed, valid=True, unsteady=False):
+        return SimpleNamespace(passed=passed, valid=valid, unsteady=unsteady)
+
+    assignment = {"node1": build("B", ""), "node2": build("A", "")}  # B on node1 this pair
+    asks = [Ask("node1", 360.0, "search"), Ask("node2", 400.0, "companion")]
+    assert both_judged(assignment, asks, {"node1": record(False), "node2": record(True)}) == \
+        Together(400.0, True, 360.0, False)
+    assert both_judged(assignment, asks, {"node1": record(False, unsteady=True), "node2": record(True)}) is None
+    assert both_judged(assignment, asks, {"node1": record(False), "node2": record(True, valid=False)}) is None
+    assert both_judged(assignment, asks[:1], {"node1": record(False)}) is None  # A's slot idle (no capacity)
