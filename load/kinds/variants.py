@@ -182,12 +182,13 @@ class Variants(Kind):
                 # The requests ask for this variant from now on (the URLs on the load host are written anew).
                 bench.steps.change_settings(replace(bench.settings, variant=variant))
                 bench.search("node1", label=f"node1 {variant}", repeats=1)
+                if number == rounds:  # while node1 alone is in rotation (the search routed it)
+                    gather_evidence(bench, "node1", f"node1 {variant}")
                 node1 = bench.capacity(f"node1 {variant}")
                 # The cluster starts near node1's capacity scaled by the cores (the nodes alone are not measured).
                 guess = node1 * sum(cores.values()) / cores["node1"] if node1 and cores.get("node1") else None
                 bench.search("cluster", label=f"cluster {variant}", repeats=1, estimate=guess)
                 if number == rounds:
-                    gather_evidence(bench, "node1", f"node1 {variant}")
                     gather_evidence(bench, "cluster", f"cluster {variant}")
 
     def summarize(self, bench, summary: dict) -> None:
