@@ -236,9 +236,9 @@ class Duet(Kind):
         print(f"{'pair':>5}{'A slot':>8}{'A /s':>9}{'B slot':>8}{'B /s':>9}{'brackets':>10}{'same instants':>18}"
               f"{'B/A':>8}")
         for p in duet["pairs"]:
-            ratio, middle = ("-" if x is None else f"{x:.3f}" for x in (p["ratio"], p.get("bracket_ratio")))
+            ratio, middle = shown(p["ratio"]), shown(p.get("bracket_ratio"))
             k = p.get("same_instant")
-            allowed = "-" if not k else "({}, {})".format(*("-" if x is None else f"{x:.3f}" for x in (k["low"], k["high"])))
+            allowed = f"({shown(k['low'])}, {shown(k['high'])})" if k else "-"
             print(f"{p['pair']:>5}{p['a_slot']:>8}{p['a_rps'] or '-':>9}{p['b_slot']:>8}{p['b_rps'] or '-':>9}"
                   f"{middle:>10}{allowed:>18}{ratio:>8}")
         i = duet.get("interval")
@@ -259,15 +259,19 @@ def both_judged(assignment: dict[str, Build], asks: list[Ask], records: dict) ->
     return same_instant.Together(a_rps, a.passed, b_rps, b.passed)
 
 
+def shown(ratio: float | None) -> str:
+    """A ratio to three decimals, or "-" where there is none (an unbounded side, a pair without a ratio)."""
+    return "-" if ratio is None else f"{ratio:.3f}"
+
+
 def said(pair: duet_verdict.Pair) -> str:
     if pair.ratio is None:
         return "no ratio"
     known = pair.instants
     if known is None:
         return f"B/A = {pair.ratio:.3f} (no step bounded it at the same instants)"
-    low, high = ("-" if x is None else f"{x:.3f}" for x in (known.low, known.high))
     return (f"B/A = {pair.ratio:.3f} (brackets {pair.bracket_ratio:.3f}; {known.bounds} same-instant steps put it in "
-            f"({low}, {high}), {known.contradicted} contradicted)")
+            f"({shown(known.low)}, {shown(known.high)}), {known.contradicted} contradicted)")
 
 
 def together(bench, number: int, assignment: dict[str, Build], asks: list[Ask],
