@@ -1,11 +1,14 @@
 """Capacity searches stepped together: each slot's search is load/capacity_search.py's find_capacity, unchanged, and
 every step they ask for is measured at the same instants as the others' (a duet: load/duet.py). A search whose
 step is ready waits until every search still running has asked for its own; then `measure_together` runs them
-all at once. A slot whose search has ended is not left idle while the others go on: it is loaded at its
-capacity (a companion step, not counted), so the machine the remaining searches see stays as busy as it was.
-A companion step is also a check: when COMPANION_FAILURES in a row fail, the rate the search called its capacity
-no longer holds on the minutes the other search is still measuring (the machine slowed), and the search is
-opened again below it (at most REOPENS times). So both capacities describe the same minutes; without it, the
+all at once. A slot whose search has ended is not left idle while the others go on: it is loaded one
+precision step below its capacity (a companion step, not counted), so the machine the remaining searches see
+stays as busy as it was. A companion step is also a check: when COMPANION_FAILURES in a row fail, the capacity
+no longer holds, by more than the search's precision, on the minutes the other search is still measuring (the
+machine slowed), and the search is opened again below it (at most REOPENS times). Not at the capacity itself:
+that is the last rate that passed, with the failure within the precision above it, and there 71 of 251
+companion steps failed in nine gates on a steady machine (2026-11-26); 11 of the 17 searches opened again on
+those failures found the same capacity or a higher one, at a minute or more each. So both capacities describe the same minutes; without it, the
 search that ended first kept a capacity from faster minutes (CI, 2026-11-26: an A/A duet gave B/A 0.74-0.87).
 
 Each search runs on a thread of its own only so that find_capacity can stay a plain loop; the steps themselves
@@ -38,6 +41,12 @@ class SearchPlan:
     growth: float
     precision_pct: float
     max_steps: int
+
+
+def companion_rate(outcome: SearchOutcome, plan: SearchPlan) -> float:
+    """One precision step below the capacity: a rate the slot holds unless the machine slowed beyond the
+    precision."""
+    return round(outcome.capacity / (1 + plan.precision_pct / 100), 1)
 
 
 class _Stop(Exception):
@@ -118,7 +127,7 @@ def search_together(plans: dict[str, SearchPlan], measure_together: Callable[[li
                     break
                 asks = [asked.pop(s) for s in running]
                 companions = [s for s in plans if s in outcomes and outcomes[s].capacity]
-                asks += [Ask(s, outcomes[s].capacity, COMPANION) for s in companions]
+                asks += [Ask(s, companion_rate(outcomes[s], plans[s]), COMPANION) for s in companions]
             verdicts = measure_together(asks)
             for slot in companions:
                 check_companion(slot, verdicts[slot])
