@@ -117,12 +117,17 @@ class Interval:
 
 def crossover_interval(pairs: list[Pair], confidence: float = CONFIDENCE) -> Interval:
     """B/A and its t-interval from pairs with a ratio, at least one with A on each slot and MIN_PAIRS in all."""
+    return crossover([(p.a.slot, p.ratio, p.reach) for p in pairs if p.ratio is not None], confidence)
+
+
+def crossover(ratios: list[tuple[str, float, tuple[float, float]]], confidence: float = CONFIDENCE) -> Interval:
+    """The crossover's interval from (A's slot, B/A, its reach) of each pair: any paired ratio of the two builds
+    whose pairs swapped slots (capacities, or CPU per request at a common rate, whose reach is (1, 1))."""
     by_slot: dict[str, list[float]] = {}
     reaches: dict[str, list[tuple[float, float]]] = {}
-    for p in pairs:
-        if p.ratio is not None:
-            by_slot.setdefault(p.a.slot, []).append(math.log(p.ratio))
-            reaches.setdefault(p.a.slot, []).append(p.reach)
+    for a_slot, ratio, reach in ratios:
+        by_slot.setdefault(a_slot, []).append(math.log(ratio))
+        reaches.setdefault(a_slot, []).append(reach)
     n = sum(len(v) for v in by_slot.values())
     if n < MIN_PAIRS or len(by_slot) != 2:
         raise ValueError(f"{n} pairs with a ratio, A on {len(by_slot)} slot(s): a verdict needs at least "

@@ -50,7 +50,8 @@ def judge(summary: dict, drop_pct: float, aa: bool) -> Gate:
     said = duet_verdict.judge(pairs, drop_pct)
     builds = duet.get("builds") or [{}, {}]
     figures = {**said.as_dict(), "tolerance_pct": drop_pct, "pairs": [p.as_dict() for p in pairs],
-               "a": builds[0].get("text", ""), "b": builds[1].get("text", "")}
+               "a": builds[0].get("text", ""), "b": builds[1].get("text", ""),
+               "common": (duet.get("common") or {}).get("intervals") or {}}
     notes = [] if summary.get("status") == "complete" else [f"the run is {summary.get('status')}: "
                                                              f"{summary.get('error')}"]
     if aa and said.interval is not None:

@@ -119,6 +119,13 @@ def duet_families(gate: Gate):
             yield bounds
             yield GaugeMetricFamily("capbench_duet_confidence", "the interval's confidence",
                                     value=check.figures["confidence"])
+        common = GaugeMetricFamily("capbench_duet_common_ratio", "B/A at a rate both slots were offered together "
+                                   "(figure: cpu, the JVM's CPU per request; p99), with its interval",
+                                   labels=["figure", "bound"])
+        for figure, interval in (check.figures.get("common") or {}).items():
+            for bound in ("low", "ratio", "high") if interval else ():
+                common.add_metric([figure, bound], interval[bound])
+        yield common
 
 
 def _registry(gate: Gate, bench: str, summary: Summary, steps: list[StepRecord]) -> CollectorRegistry:

@@ -209,7 +209,8 @@ class StepRecord:
     """One line of steps.jsonl: where and when a step ran, what it measured, and its verdict."""
     run_id: str = doc("the run it belongs to")
     step: int = doc("its number in the run, from 1")
-    phase: str = doc("warmup, a SEARCH_PHASES one, evidence, selfcheck, usl, failover, before, overload, recovery")
+    phase: str = doc("warmup, a SEARCH_PHASES one, evidence, selfcheck, usl, failover, before, overload, recovery, "
+                     "companion or common (a duet's)")
     target: str = doc("node1..N, cluster, or lb (self-check)")
     repeat: int = doc("the search's repeat")
     url: str = doc("the URL requested (the scenario's base)")

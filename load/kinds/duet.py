@@ -9,7 +9,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from analysis import duet_verdict, same_instant
+from analysis import duet_common, duet_verdict, same_instant
 from hosts import haproxy
 from hosts.backend import ClusterError, backend
 from hosts.cluster_settings import grinder_path
@@ -20,6 +20,7 @@ from load.lockstep import Ask, SearchPlan, search_together
 from load.progress import say
 from load.setting_fields import integer, setting
 from report.sections import ReportSection
+from rundata.records import read_steps
 
 # The warm-up's climb: each window's rate this much above the last one that passed, at most MAX_CLIMB windows;
 # then it holds at HOLD of the last rate that passed.
@@ -39,6 +40,9 @@ class DuetSettings(KindSettings):
                      "an A/A duet)")
     pairs: int = setting("DUET_PAIRS", "5", integer(duet_verdict.MIN_PAIRS, 20),
                          "pairs of searches (A and B together, slots swapped each pair); 5 reach 93.75 % confidence")
+    common_pct: int = setting("DUET_COMMON_PCT", "80", integer(0, 95),
+                              "after each pair's searches, one step at this % of the lower capacity on both slots: "
+                              "each build's p99 and CPU per request (MONITOR=on) at the same rate (0: none)")
 
     def problems(self) -> list[str]:
         problems = [] if len(NODES) >= len(SLOTS) else [
@@ -70,6 +74,19 @@ the same instants, allow.</p>
 {{ (100 * duet.interval.confidence) | round | int }} % over {{ duet.interval.pairs }} pairs
 ({{ duet.slots[0] }}'s slot ran {{ duet.interval.slot_effect }}× {{ duet.slots[1] }}'s,
 taken out)</p>{% endif %}
+{% set c = duet.common %}{% if c %}
+<h3>At a common rate</h3>
+<p>After each pair's searches, both slots offered {{ c.share_pct }} % of the lower capacity, from one start
+instant: what each build spends on the same work. CPU per request is the node JVM's, from PCP (MONITOR=on).</p>
+<table><tr><th>pair</th><th>rate /s</th><th>A p99 ms</th><th>B p99 ms</th><th>p99 B/A</th><th>A CPU ms/req</th>
+<th>B CPU ms/req</th><th>CPU B/A</th></tr>
+{% for p in c.pairs %}<tr><td>{{ p.pair }}</td><td>{{ p.rate_rps }}</td>
+{% for k in ("a_p99", "b_p99", "p99_ratio", "a_cpu", "b_cpu", "cpu_ratio") %}<td>{{ p[k] if p[k] is not none else "-" }}</td>
+{% endfor %}</tr>{% endfor %}</table>
+{% for key, i in c.intervals.items() %}<p>{{ "CPU per request" if key == "cpu" else "p99" }} B/A:
+{% if i %}<b>{{ i.ratio }}</b>, in [{{ i.low }}, {{ i.high }}] at {{ (100 * i.confidence) | round | int }} % over
+{{ i.pairs }} pairs{% else %}too few pairs measured it{% endif %}</p>{% endfor %}
+{% endif %}
 {% endif %}
 """
 
@@ -215,6 +232,10 @@ class Duet(Kind):
             results[build_.name] = duet_verdict.SlotResult(node, outcome.capacity, outcome.lowest_failure)
         made = duet_verdict.Pair(number, results["A"], results["B"], same_instant.same_instant_range(both))
         say(f"pair {number}: {said(made)}")
+        share = self.own(s).common_pct / 100
+        if share and made.a.capacity_rps and made.b.capacity_rps:
+            rate = round(share * min(made.a.capacity_rps, made.b.capacity_rps), 1)
+            together(bench, number, assignment, [Ask(node, rate, duet_common.COMMON) for node in assignment])
         return made
 
     def summarize(self, bench, summary: dict) -> None:
@@ -225,7 +246,9 @@ class Duet(Kind):
             interval = duet_verdict.crossover_interval([duet_verdict.Pair.from_dict(p) for p in found["pairs"]])
         except ValueError:  # too few pairs: the table says what there is
             interval = None
-        summary["duet"] = {**found, "interval": interval and duet_verdict.interval_dict(interval)}
+        summary["duet"] = {**found, "interval": interval and duet_verdict.interval_dict(interval),
+                           "common": duet_common.summary(read_steps(bench.paths.steps),
+                                                         self.own(bench.settings).common_pct)}
 
     def console(self, summary: dict) -> None:
         duet = summary.get("duet")
@@ -246,6 +269,8 @@ class Duet(Kind):
             print(f"B/A {i['ratio']:.3f}, in [{i['low']:.3f}, {i['high']:.3f}] at {i['confidence']:.0%} over "
                   f"{i['pairs']} pairs; {duet['slots'][0]}'s slot ran {i['slot_effect']:.3f}× {duet['slots'][1]}'s "
                   "(taken out)")
+        if duet.get("common"):
+            print("\n".join(duet_common.console_lines(duet["common"])))
 
 
 def both_judged(assignment: dict[str, Build], asks: list[Ask], records: dict) -> same_instant.Together | None:

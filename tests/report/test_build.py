@@ -157,6 +157,10 @@ def test_make_report_refuses_what_is_not_a_run(tmp_path, monkeypatch, capsys):
     assert "missing run.json, summary.json, steps.jsonl" in capsys.readouterr().err
 
 
+def summary_interval(ratio: float) -> dict:
+    return {"ratio": ratio, "low": ratio * 0.9, "high": ratio * 1.1, "confidence": 0.9, "pairs": 6, "slot_effect": 1.0}
+
+
 def test_a_duets_section_shows_its_pairs_what_the_same_instants_allowed_and_the_interval(tmp_path):
     run = tmp_path / RUN.name
     shutil.copytree(RUN, run)
@@ -166,9 +170,15 @@ def test_a_duets_section_shows_its_pairs_what_the_same_instants_allowed_and_the_
             "same_instant": {"low": None, "high": 1.12, "bounds": 3, "contradicted": 0}, "ratio": 1.12}
     summary["duet"] = {"builds": [{"text": ""}, {"text": "CPUS=0.43"}], "slots": ["node1", "node2"],
                        "pairs": [pair], "interval": {"ratio": 0.845, "low": 0.796, "high": 0.9056,
-                                                     "confidence": 0.9, "pairs": 5, "slot_effect": 1.0042}}
+                                                     "confidence": 0.9, "pairs": 5, "slot_effect": 1.0042},
+                       "common": {"share_pct": 80, "intervals": {"cpu": None, "p99": summary_interval(1.41)},
+                                  "pairs": [{"pair": 1, "rate_rps": 320.0, "a_slot": "node1", "b_slot": "node2",
+                                             "passed": True, "a_cpu": None, "b_cpu": None, "a_p99": 21.5,
+                                             "b_p99": 30.3, "cpu_ratio": None, "p99_ratio": 1.4093}]}}
     (run / "summary.json").write_text(json.dumps(summary))
     html = build.build(run, KINDS["duet"].section).read_text()
+    assert "both slots offered 80 % of the lower capacity" in html and "<td>30.3</td>" in html
+    assert "CPU per request B/A:\ntoo few pairs measured it" in html and "p99 B/A:\n<b>1.41</b>" in html
     assert "Duet: B against A, measured together" in html and "B = CPUS=0.43" in html
     assert "<td>1.5</td>" in html and "(0, 1.12):\n3 steps, 0 contradicted" in html and "<b>1.12</b>" in html
     assert "in\n[0.796, 0.9056] at\n90 % over 5 pairs" in html

@@ -84,3 +84,25 @@ def test_prometheus_text_for_the_textfile_collector_parses_too(tmp_path):
     assert exit_code.value == 3.0
     assert {s.labels["target"]: s.value for s in families["capbench_capacity_requests_per_second"].samples} == \
         {"node1": 525.0, "cluster": 1400.0}
+
+
+def test_a_duet_gates_metrics_carry_each_pair_the_interval_and_the_common_rates_ratios():
+    from load import duet_gate
+
+    def pair(n, a_slot, b_slot, a, b):
+        return {"pair": n, "a_slot": a_slot, "b_slot": b_slot, "a_rps": a, "b_rps": b,
+                "a_lowest_failure_rps": a * 1.04, "b_lowest_failure_rps": b * 1.04, "same_instant": None}
+    pairs = [pair(1, "node1", "node2", 800.0, 680.0), pair(2, "node2", "node1", 780.0, 650.0),
+             pair(3, "node1", "node2", 820.0, 700.0), pair(4, "node2", "node1", 760.0, 640.0)]
+    cpu = {"ratio": 1.012, "low": 0.98, "high": 1.045, "confidence": 0.9, "pairs": 4, "slot_effect": 0.99}
+    written = {"run_id": "20261127T010000Z-abc-duet", "kind": "duet", "status": "complete", "targets": {},
+               "duet": {"builds": [{"text": ""}, {"text": "CPUS=0.43"}], "slots": ["node1", "node2"], "pairs": pairs,
+                        "common": {"share_pct": 80, "pairs": [], "intervals": {"cpu": cpu, "p99": None}}}}
+    gate = duet_gate.judge(written, 8.0, aa=False)
+    families = {f.name: f for f in text_string_to_metric_families(
+        pipeline.openmetrics(gate, "duet", Summary.from_json(written), []))}
+    ratios = {s.labels["pair"]: s.value for s in families["capbench_duet_ratio"].samples}
+    assert set(ratios) == {"1", "2", "3", "4"} and 0.83 < ratios["2"] < 0.84
+    assert {s.labels["bound"] for s in families["capbench_duet_ratio_interval"].samples} == {"low", "ratio", "high"}
+    common = {(s.labels["figure"], s.labels["bound"]): s.value for s in families["capbench_duet_common_ratio"].samples}
+    assert common == {("cpu", "low"): 0.98, ("cpu", "ratio"): 1.012, ("cpu", "high"): 1.045}

@@ -1,0 +1,72 @@
+"""A duet's builds compared at one common rate. After a pair's two searches, one more step set offers both slots
+the same rate, below both capacities (DUET_COMMON_PCT of the lower), from one start instant: there the builds do
+the same work on the same machine, and differ only in what they spend on it. Each build's p99 and, where PCP
+logged the step (MONITOR=on), its JVM's CPU time per request (metrics/catalogue.py): a figure with no step
+quantisation, where a capacity is known only to the search's precision. B/A of each, pair by pair, and their
+intervals by the same crossover as the capacities' (analysis/duet_verdict.py): the slots were swapped too."""
+from __future__ import annotations
+
+from analysis.duet_verdict import crossover, interval_dict
+from rundata.records import StepRecord
+
+COMMON = "common"  # the phase of a pair's step set at the common rate
+FIGURES = {"cpu": "CPU ms per request", "p99": "p99 ms"}
+
+
+def figures(record: StepRecord) -> dict[str, float | None]:
+    """What one slot's common step measured: its JVM's CPU ms per request (None without PCP) and its p99."""
+    cpu = ((record.host_metrics or {}).get(record.target) or {}).get("cpu_ms_per_request")
+    return {"cpu": cpu, "p99": record.result.latency_ms.get("p99")}
+
+
+def common_pairs(records: list[StepRecord]) -> list[dict]:
+    """Per pair with a valid common step on both slots: the rate, each build's slot and figures, and B/A."""
+    steps: dict[int, dict[str, StepRecord]] = {}
+    for record in records:
+        if record.phase == COMMON and record.valid:
+            steps.setdefault(record.repeat, {})[record.label] = record
+    pairs = []
+    for number, by_build in sorted(steps.items()):
+        if set(by_build) != {"A", "B"}:
+            continue
+        a, b = figures(by_build["A"]), figures(by_build["B"])
+        pairs.append({"pair": number, "rate_rps": by_build["A"].result.offered_rps,
+                      "a_slot": by_build["A"].target, "b_slot": by_build["B"].target,
+                      "passed": by_build["A"].passed and by_build["B"].passed,
+                      **{f"{side}_{key}": value for side, own in (("a", a), ("b", b)) for key, value in own.items()},
+                      **{f"{key}_ratio": round(b[key] / a[key], 4) if a[key] and b[key] is not None else None
+                         for key in FIGURES}})
+    return pairs
+
+
+def intervals(pairs: list[dict]) -> dict[str, dict | None]:
+    """Each figure's B/A with its interval over the pairs that have it (None where too few pairs do)."""
+    found = {}
+    for key in FIGURES:
+        ratios = [(p["a_slot"], p[f"{key}_ratio"], (1.0, 1.0)) for p in pairs if p[f"{key}_ratio"]]
+        try:
+            found[key] = interval_dict(crossover(ratios))
+        except ValueError:  # too few pairs with this figure, or A on one slot only
+            found[key] = None
+    return found
+
+
+def summary(records: list[StepRecord], share_pct: int) -> dict | None:
+    """The duet's common-rate comparison for summary.json (None when no pair measured one)."""
+    pairs = common_pairs(records)
+    return {"share_pct": share_pct, "pairs": pairs, "intervals": intervals(pairs)} if pairs else None
+
+
+def console_lines(common: dict) -> list[str]:
+    lines = [f"at a common rate ({common['share_pct']} % of the lower capacity, both slots at once):",
+             f"{'pair':>5}{'rate /s':>9}{'A p99 ms':>10}{'B p99 ms':>10}{'A CPU ms/req':>14}{'B CPU ms/req':>14}"]
+    for p in common["pairs"]:
+        shown = [f"{p[k]:.3f}" if p[k] is not None else "-" for k in ("a_p99", "b_p99", "a_cpu", "b_cpu")]
+        lines.append(f"{p['pair']:>5}{p['rate_rps']:>9g}{shown[0]:>10}{shown[1]:>10}{shown[2]:>14}{shown[3]:>14}")
+    for key, label in FIGURES.items():
+        i = common["intervals"][key]
+        lines.append(f"{label} B/A {i['ratio']:.3f}, in [{i['low']:.3f}, {i['high']:.3f}] at {i['confidence']:.0%} "
+                     f"over {i['pairs']} pairs" if i else
+                     f"{label} B/A: too few pairs measured it" + (" (CPU per request needs MONITOR=on)"
+                                                                   if key == "cpu" else ""))
+    return lines
