@@ -192,20 +192,17 @@ class Duet(Kind):
                 "the pair starts anyway")
 
     @staticmethod
-    def start(bench, build_: Build) -> tuple[float, float]:
-        """Where a build's search starts and how fast it grows: near its capacity in the pairs so far, or where
-        its warm-up's climb stopped, else from START_RATE."""
-        from load.searcher import NEAR_GUESS_GROWTH, NEAR_GUESS_START  # the harness's, not make help's, imports
+    def start(bench, builds_) -> tuple[float, float]:
+        """Where both builds' searches start and how fast they grow (shared_start, below), from their
+        capacities in the pairs so far, or where their warm-up's climbs stopped."""
         s = bench.settings
-        found = bench.capacity(build_.name) or bench.findings["duet"].get("guess", {}).get(build_.name)
-        if found:
-            return max(s.start_rate, round(found * NEAR_GUESS_START, 1)), min(s.growth, NEAR_GUESS_GROWTH)
-        return s.start_rate, s.growth
+        return shared_start([bench.capacity(b.name) or bench.findings["duet"].get("guess", {}).get(b.name)
+                             for b in builds_], s.start_rate, s.growth)
 
     def pair(self, bench, number: int, assignment: dict[str, Build]) -> duet_verdict.Pair:
         s = bench.settings
-        plans = {node: SearchPlan(*self.start(bench, build_), s.precision_pct, s.max_steps)
-                 for node, build_ in assignment.items()}
+        plan = SearchPlan(*self.start(bench, assignment.values()), s.precision_pct, s.max_steps)
+        plans = {node: plan for node in assignment}
         set_aside: dict[str, list[float]] = {node: [] for node in assignment}
 
         def reopened(node: str, outcome) -> None:
@@ -274,6 +271,20 @@ class Duet(Kind):
                   "(taken out)")
         if duet.get("common"):
             print("\n".join(duet_common.console_lines(duet["common"])))
+
+
+def shared_start(found: list[float | None], start_rate: float, growth: float) -> tuple[float, float]:
+    """One start and growth for both builds' searches: near the lower capacity found so far, else START_RATE and
+    GROWTH. Each from its own capacity (the median of its pairs so far), the two searches walked the same path
+    scaled by those capacities' ratio, ended in the same step of it and handed one pair's ratio on to the next (an
+    A/A duet, 2026-11-27: pair 1 gave B/A 1.027, then B started 1.028× A's rate and ended 1.028× it three pairs in
+    a row). On one grid each pair's ratio is its own, and both slots meet the same rates at the same
+    instants."""
+    from load.searcher import NEAR_GUESS_GROWTH, NEAR_GUESS_START  # the harness's, not make help's, imports
+    known = [rate for rate in found if rate]
+    if not known:
+        return start_rate, growth
+    return max(start_rate, round(min(known) * NEAR_GUESS_START, 1)), min(growth, NEAR_GUESS_GROWTH)
 
 
 def both_judged(assignment: dict[str, Build], asks: list[Ask], records: dict) -> same_instant.Together | None:
