@@ -42,13 +42,17 @@ def slug(label: str) -> str:
 def capacity_step(target: str | None, summary_target: TargetSummary, records: list[StepRecord]) -> StepRecord | None:
     """The step the capacity figure comes from: the one the metrics were taken at, else the last passed step
     of the target at that rate (target None: the records are already the search label's, whose steps may
-    fall on several nodes, as a duet's builds change slots)."""
+    fall on several nodes, as a duet's builds change slots). A median no step ran at (of an even number of
+    repeats) takes the passed rate nearest to it, the lower of two as near, as rundata/summary.py's metrics_at."""
     at = (summary_target.metrics_at_capacity or {}).get("step")
     if at is not None:
         return next((r for r in records if r.step == at), None)
     cap = summary_target.capacity_rps
-    passed = [r for r in records if target in (None, r.target) and r.passed and r.result.offered_rps == cap]
-    return passed[-1] if passed else None
+    passed = [r for r in records if target in (None, r.target) and r.passed and r.phase != "evidence"]
+    nearest = min((r.result.offered_rps for r in passed), key=lambda rate: (abs(rate - cap), rate),
+                  default=None) if cap is not None else None
+    at_rate = [r for r in passed if r.result.offered_rps == nearest]
+    return at_rate[-1] if at_rate else None
 
 
 def next_step_up(target: str | None, capacity: float | None, records: list[StepRecord]) -> StepRecord | None:

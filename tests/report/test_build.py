@@ -183,3 +183,17 @@ def test_a_duets_section_shows_its_pairs_what_the_same_instants_allowed_and_the_
     assert "<td>1.5</td>" in html and "(0, 1.12):\n3 steps, 0 contradicted" in html and "<b>1.12</b>" in html
     assert "in\n[0.796, 0.9056] at\n90 % over 5 pairs" in html
     assert (run / "figures" / "duet.png").is_file()
+
+
+def test_the_step_behind_a_median_no_step_ran_at_is_the_nearest_passed_rate():
+    from dataclasses import replace
+
+    from rundata.summary import TargetSummary
+    from step_records import a_step
+    records = [a_step(1, "node1", 747.0, True), a_step(2, "node2", 751.0, True), a_step(3, "node1", 780.0, False),
+               a_step(4, "node2", 800.0, True, phase="evidence")]
+    median = TargetSummary(capacity_rps=749.0)
+    assert build.capacity_step(None, median, records).step == 1  # 747 and 751 as near: the lower
+    assert build.capacity_step("node2", median, records).step == 2
+    assert build.capacity_step(None, replace(median, capacity_rps=790.0), records).step == 2  # not the evidence step
+    assert build.capacity_step(None, replace(median, capacity_rps=None), records) is None
