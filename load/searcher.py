@@ -29,6 +29,15 @@ NEAR_GUESS_GROWTH = 1.25
 ROUTING_CHECK_MORE = 48  # requests sent again when a node in rotation has not answered the first few
 
 
+def near_guess(guess: float | None, start_rate: float, growth: float) -> tuple[float, float]:
+    """Where a search starts and how fast it grows. Near a guess it starts just below it and grows gently: a
+    first failure far above the capacity leaves a node slower for the rest of its search, failing rates below
+    its capacity. Without one: START_RATE and GROWTH."""
+    if not guess:
+        return start_rate, growth
+    return max(start_rate, round(guess * NEAR_GUESS_START, 1)), min(growth, NEAR_GUESS_GROWTH)
+
+
 class NodeDown(RuntimeError):
     """A node of the target being searched went down: the search's steps no longer measure the target."""
 
@@ -117,10 +126,7 @@ class Searcher:
         for repeat in range(len(done) + 1, len(done) + 1 + (repeats or s.repeats)):
             previous = [x["capacity_rps"] for x in done if x["capacity_rps"]]
             guess = previous[-1] if previous else estimate
-            # Near a guess the search starts just below it and grows gently: a first failure far above the
-            # capacity leaves a node slower for the rest of its search, failing rates below its capacity.
-            start = max(s.start_rate, round(guess * NEAR_GUESS_START, 1)) if guess else s.start_rate
-            growth = min(s.growth, NEAR_GUESS_GROWTH) if guess else s.growth
+            start, growth = near_guess(guess, s.start_rate, s.growth)
             try:
                 outcome = find_capacity(lambda rate, phase: self.search_step(target, label, repeat, rate, phase),
                                         start, growth, s.precision_pct, s.max_steps)

@@ -280,11 +280,8 @@ def shared_start(found: list[float | None], start_rate: float, growth: float) ->
     A/A duet, 2026-11-27: pair 1 gave B/A 1.027, then B started 1.028× A's rate and ended 1.028× it three pairs in
     a row). On one grid each pair's ratio is its own, and both slots meet the same rates at the same
     instants."""
-    from load.searcher import NEAR_GUESS_GROWTH, NEAR_GUESS_START  # the harness's, not make help's, imports
-    known = [rate for rate in found if rate]
-    if not known:
-        return start_rate, growth
-    return max(start_rate, round(min(known) * NEAR_GUESS_START, 1)), min(growth, NEAR_GUESS_GROWTH)
+    from load.searcher import near_guess  # the harness's, not make help's, imports
+    return near_guess(min((rate for rate in found if rate), default=None), start_rate, growth)
 
 
 def both_judged(assignment: dict[str, Build], asks: list[Ask], records: dict) -> same_instant.Together | None:
