@@ -6,6 +6,10 @@
 #   app.sh image     stage, then capbench-node-app built from capbench-node, only when the WAR, its context or the
 #                    node image changed; a trial node of it, alone, must deploy the application and answer
 #                    APP_HEALTH before the nodes may run it (compose/up.sh, hosts/swarm.py, before they re-create any)
+#   app.sh build WAR one build of the application for a duet's slot (DUET_B="WAR=…", load/duet.py): the same
+#                    staging, image and trial for WAR, in .capbench/app-builds/SHA/ and capbench-node-app:SHA (SHA:
+#                    the first 16 digits of its sha256), whose name is printed; the context and health path are
+#                    APP_CONTEXT and APP_HEALTH, which both builds share
 # Without APP_WAR both do nothing: the nodes run capbench-node with the Grinder at /. Exit 2 when the application
 # is refused (a bad setting, or a WAR that does not deploy: its Tomcat log lines are shown), 1 when Docker fails.
 set -euo pipefail
@@ -161,5 +165,17 @@ case ${1:-} in
         [ -n "${APP_WAR-}" ] || exit 0
         stage
         image ;;
-    *) echo "usage: $0 stage | image" >&2; exit 2 ;;
+    build)
+        [ -f "${2-}" ] || { say "app.sh build: '${2-}' is not a file: give a .war"; exit 2; }
+        [ -n "${APP_WAR-}" ] || { say "app.sh build: APP_WAR is empty: a build's WAR shares the application's" \
+            "APP_CONTEXT and APP_HEALTH"; exit 2; }
+        APP_WAR=$2
+        sha=$(sha256sum "$APP_WAR" | cut -d' ' -f1)
+        staged=$root/.capbench/app-builds/${sha:0:16}
+        CAPBENCH_NODE_IMAGE=${CAPBENCH_NODE_IMAGE%:*}:${sha:0:16}
+        CANDIDATE=${CAPBENCH_NODE_IMAGE%:*}:candidate-${sha:0:16}
+        stage
+        image
+        echo "$CAPBENCH_NODE_IMAGE" ;;
+    *) echo "usage: $0 stage | image | build WAR" >&2; exit 2 ;;
 esac

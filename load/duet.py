@@ -1,34 +1,50 @@
 """A duet's parts: the two builds it compares and the twin slots they run on.
 
-A build is what the user changes between A and B, as KEY=VALUE words (DUET_A, DUET_B): the Grinder's VARIANT (its
-requests ask for it), or a node's CPUS, MEM, HEAP or GC (the slot's node is re-created with it). Nothing given:
-the build as the run's settings and the cluster's say. The slots are node1 and node2, made twins: both get
+A build is what the user changes between A and B, as KEY=VALUE words (DUET_A, DUET_B): the application's WAR (the
+slot's node runs an image with it, cluster/app.sh build), the Grinder's VARIANT (its requests ask for it), a
+node's CPUS, MEM, HEAP or GC, or a connector or pool setting (TOMCAT_MAX_THREADS, …): the slot's node is
+re-created with those. Nothing given: the build as the run's settings and the cluster's say. The slots are node1 and node2, made twins: both get
 node1's CPU quota, memory, heap, collector and maxconn (node2 is re-created when it differs), then each its
 build's own values. Each slot is reached through its own port on the balancer (haproxy/start), so both are
 measured at once through the same HAProxy. At the end each slot's node is brought back to the cluster's settings."""
 from __future__ import annotations
 
+import re
+import subprocess
+import zipfile
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
+from hosts.backend import BackendError, ClusterError, detect
 from hosts.cluster_settings import SettingsRefused, cluster_settings
+from hosts.topology import ROOT
 from load.bench_settings import VARIANTS, BenchSettings
 from load.progress import say
 from load.setting_fields import Rule
 
 SLOTS = ("node1", "node2")
-NODE_KEYS = ("CPUS", "MEM", "HEAP", "GC")  # a build may change these of its slot's node
+NODE_KEYS = ("CPUS", "MEM", "HEAP", "GC")  # a build may change these of its slot's node (the profile's NODEn_ keys)
 TWIN_KEYS = (*NODE_KEYS, "MAXCONN")  # the slots are alike in these (node1's), before the builds change theirs
-BUILD_KEYS = ("VARIANT", *NODE_KEYS)
+# The connector's, pool's and cache's settings (tomcat-conf/tunables.env), the same on every node unless a build
+# gives its slot its own (NODE1_TOMCAT_MAX_THREADS, cluster/compose/compose.sh). Not the session replication: it
+# joins every node.
+TUNABLE_KEYS = tuple(key for key in re.findall(r"^([A-Z][A-Z0-9_]*)=", (ROOT / "tomcat-conf" / "tunables.env")
+                                               .read_text(), re.MULTILINE) if key != "TOMCAT_SESSION_REPLICATION")
+BUILD_KEYS = ("WAR", "VARIANT", *NODE_KEYS, *TUNABLE_KEYS)
+IMAGE = "IMAGE"  # a slot's node image: "" is the cluster's own (CAPBENCH_NODE_IMAGE), else a WAR build's
+APP = ROOT / "cluster" / "app.sh"
+BUILD_IMAGE_TIMEOUT_S = 600  # an image build and its trial node (cluster/app.sh: 90 s for the trial)
 
 
 @dataclass(frozen=True)
 class Build:
-    """One side of a duet: its name (A or B), the words that define it, its VARIANT (None: the run's) and the
-    node settings it gives its slot."""
+    """One side of a duet: its name (A or B), the words that define it, its VARIANT (None: the run's), its WAR
+    (None: the cluster's application) and the node settings it gives its slot (IMAGE once its WAR is built)."""
     name: str
     text: str
     variant: str | None = None
     node: dict[str, str] = field(default_factory=dict)
+    war: str | None = None
 
     def describe(self) -> str:
         return self.text or "as configured"
@@ -38,7 +54,24 @@ class Build:
         return replace(run, variant=self.variant) if self.variant else run
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "text": self.text, "variant": self.variant, "node": self.node}
+        return {"name": self.name, "text": self.text, "variant": self.variant, "node": self.node, "war": self.war}
+
+    def with_image(self) -> Build:
+        """This build with its WAR's node image built and tried (cluster/app.sh build), in its node settings;
+        itself without a WAR. ClusterError when the image cannot be built or its trial node fails."""
+        if not self.war:
+            return self
+        say(f"duet: build {self.name}'s node image with {self.war}")
+        try:
+            done = subprocess.run([str(APP), "build", str(Path(self.war).resolve())], cwd=ROOT,
+                                  stdout=subprocess.PIPE, text=True, timeout=BUILD_IMAGE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise ClusterError(f"DUET_{self.name}: building the image of {self.war} took over "
+                               f"{BUILD_IMAGE_TIMEOUT_S} s") from None
+        if done.returncode != 0 or not done.stdout.strip():
+            raise ClusterError(f"DUET_{self.name}: the image of WAR={self.war} was not built or its trial node "
+                               f"failed (cluster/app.sh build exited {done.returncode}; its lines above say why)")
+        return replace(self, node={**self.node, IMAGE: done.stdout.strip().splitlines()[-1]})
 
 
 def parse_words(text: str) -> dict[str, str]:
@@ -62,17 +95,48 @@ def build_rule() -> Rule:
 
 def build(name: str, text: str) -> Build:
     words = parse_words(text)
-    return Build(name, text, words.get("VARIANT"), {k: v for k, v in words.items() if k in NODE_KEYS})
+    return Build(name, text, words.get("VARIANT"),
+                 {k: v for k, v in words.items() if k in NODE_KEYS or k in TUNABLE_KEYS}, words.get("WAR"))
+
+
+def war_problem(b: Build, app_war: str, backend_name: str) -> str | None:
+    """Why a build's WAR cannot run on its slot, or None: it must be a web application archive, and the cluster
+    must run an application (APP_WAR) whose context and health path the build shares."""
+    if not b.war:
+        return None
+    where = f"DUET_{b.name}: WAR='{b.war}'"
+    if not app_war:
+        return (f"{where} needs the cluster to run an application: set APP_WAR (the baseline's WAR), APP_CONTEXT "
+                "and APP_HEALTH, which both builds share; the Grinder's builds differ in VARIANT")
+    if backend_name != "compose":
+        return (f"{where}: a build of its own WAR runs on Compose's slots only (BACKEND={backend_name} gives every "
+                "node one application image)")
+    path = Path(b.war)
+    if not path.is_file():
+        return f"{where} is not a file: use the path of a .war on this machine"
+    try:
+        with zipfile.ZipFile(path) as war:
+            webapp = any(name.startswith("WEB-INF/") for name in war.namelist())
+    except (OSError, zipfile.BadZipFile):
+        webapp = False
+    return None if webapp else f"{where} is not a web application archive: use a .war (a zip holding WEB-INF/)"
 
 
 def node_problems(*builds: Build) -> list[str]:
-    """Each build's node values as the cluster's own rules judge them (on node1: the values, not the node, are
-    checked)."""
+    """Each build's WAR and node values as the cluster's own rules judge them (on node1: the values, not the
+    node, are checked)."""
     problems = []
+    if any(b.war for b in builds):
+        try:
+            backend_name = detect()
+        except BackendError as refused:
+            return [str(refused)]
+        app_war = cluster_settings().get("APP_WAR", "")
+        problems += [p for b in builds if (p := war_problem(b, app_war, backend_name))]
     for b in builds:
         if b.node:
             try:
-                cluster_settings({f"NODE1_{k}": v for k, v in b.node.items()})
+                cluster_settings({(k if k in TUNABLE_KEYS else f"NODE1_{k}"): v for k, v in b.node.items()})
             except SettingsRefused as refused:
                 problems += [f"DUET_{b.name}: {line}" for line in str(refused).splitlines()]
     return problems
@@ -89,8 +153,14 @@ class Twins:
         self.configured = configured
         self.recreate = recreate
         self.set_cpus = set_cpus
-        self.base = {k: configured[f"NODE1_{k}"] for k in TWIN_KEYS}
-        self.running = {node: {k: configured[f"{node.upper()}_{k}"] for k in TWIN_KEYS} for node in SLOTS}
+        self.base = self.own("node1")
+        self.running = {node: self.own(node) for node in SLOTS}
+
+    def own(self, node: str) -> dict[str, str]:
+        """What the cluster's settings give a node: its twin keys, the connector's and pool's settings every node
+        shares, and the cluster's image."""
+        return {**{k: self.configured[f"{node.upper()}_{k}"] for k in TWIN_KEYS},
+                **{k: self.configured[k] for k in TUNABLE_KEYS}, IMAGE: ""}
 
     def wanted(self, build_: Build) -> dict[str, str]:
         return {**self.base, **build_.node}
@@ -105,8 +175,8 @@ class Twins:
         if not fresh and self._quotas_alone(wanted):
             return False
         for node, build_ in assignment.items():
-            say(f"duet: {node} re-created for build {build_.name} "
-                f"({', '.join(f'{k}={v}' for k, v in wanted[node].items())})")
+            shown = {k: v for k, v in wanted[node].items() if k in TWIN_KEYS or v != self.base[k]}
+            say(f"duet: {node} re-created for build {build_.name} ({', '.join(f'{k}={v}' for k, v in shown.items())})")
         self._recreate(wanted)
         return True
 
@@ -134,7 +204,7 @@ class Twins:
         """Each slot's node back to the cluster's own settings."""
         back = {}
         for node in SLOTS:
-            own = {k: self.configured[f"{node.upper()}_{k}"] for k in TWIN_KEYS}
+            own = self.own(node)
             if self.running[node] != own and not self._quotas_alone({node: own}):
                 say(f"duet: {node} back to the cluster's settings")
                 back[node] = own

@@ -12,10 +12,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/../load-settings.sh"
 # The nodes' file refers to the values by name (Compose fills them in from the environment), so it depends on
 # the numbers of nodes and load hosts alone. The nodes' image too: capbench-node, or with a user's application
 # capbench-node-app (CAPBENCH_NODE_IMAGE, cluster/load-settings.sh), which the Swarm stack takes from here as well
-# (hosts/stack.py reads this file's resolved form). `make images` builds with no application, so Compose's build
-# of the node (compose.yaml) is always capbench-node's; cluster/app.sh builds the other.
+# (hosts/stack.py reads this file's resolved form); a duet's slot may run another build of the application
+# (NODE1_IMAGE, NODE2_IMAGE: load/duet.py, cluster/app.sh build). `make images` builds with no application, so
+# Compose's build of the node (compose.yaml) is always capbench-node's; cluster/app.sh builds the others.
 render_nodes() {
-    local node upper load
+    local node upper load key tunable_keys
+    mapfile -t tunable_keys < <(settings_keys "$root/tomcat-conf/tunables.env")
     echo "# Rendered by cluster/compose/compose.sh from compose.yaml's service node: do not edit."
     echo "services:"
     for node in "${CAPBENCH_NODES[@]}"; do
@@ -24,7 +26,7 @@ render_nodes() {
   $node:
     extends: {file: $root/compose.yaml, service: node}
     profiles: !reset []
-    image: \${CAPBENCH_NODE_IMAGE:?}
+    image: \${${upper}_IMAGE:-\${CAPBENCH_NODE_IMAGE:?}}
     hostname: $node
     cpus: \${${upper}_CPUS:?}
     mem_limit: \${${upper}_MEM:?}
@@ -33,6 +35,11 @@ render_nodes() {
       JVM_HEAP: \${${upper}_HEAP:?}
       JVM_GC: \${${upper}_GC:?}
 NODE
+        # The Tomcat tunables are every node's (compose.yaml), unless a duet's build gives its slot its own
+        # (NODE1_TOMCAT_MAX_THREADS: load/duet.py).
+        for key in "${tunable_keys[@]}"; do
+            echo "      $key: \${${upper}_$key:-\${$key-}}"
+        done
     done
     echo "  lb:"
     echo "    environment:"

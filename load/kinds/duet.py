@@ -38,7 +38,8 @@ ROUTE_CHECK_REQUESTS = 4  # requests to each slot's own port: every one must be 
 @dataclass(frozen=True)
 class DuetSettings(KindSettings):
     a: str = setting("DUET_A", "", build_rule(), "bench-duet and the duet gate: build A, the baseline (KEY=VALUE "
-                     "words: VARIANT, CPUS, MEM, HEAP, GC; empty: as configured)")
+                     "words: WAR, VARIANT, CPUS, MEM, HEAP, GC, a connector or pool setting such as "
+                     "TOMCAT_MAX_THREADS; empty: as configured)")
     b: str = setting("DUET_B", "", build_rule(), "build B, the candidate, in the same words (empty: as configured, "
                      "an A/A duet)")
     pairs: int = setting("DUET_PAIRS", "5", integer(duet_verdict.MIN_PAIRS, 20),
@@ -118,7 +119,7 @@ class Duet(Kind):
         return 2 * self.own(settings).pairs
 
     def run(self, bench) -> None:
-        a, b = builds(bench.settings)
+        a, b = (side.with_image() for side in builds(bench.settings))
         twins = Twins(bench.cluster_settings(), lambda nodes, env: bench.with_monitoring_paused(
             lambda: backend().recreate(nodes, {**bench.cluster_env, **env}, fresh=True)), backend().set_cpus)
         bench.steps.progress.whole_lines = True

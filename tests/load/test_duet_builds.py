@@ -2,12 +2,24 @@
 the slots' nodes re-created only when a build needs other settings than they run with."""
 from __future__ import annotations
 
+import zipfile
+
 import pytest
 
-from load.duet import Twins, build, node_problems, parse_words
+from load.duet import Twins, build, node_problems, parse_words, war_problem
 
+TUNABLES = {"TOMCAT_PROTOCOL": "nio", "TOMCAT_MAX_THREADS": "200", "TOMCAT_MIN_SPARE_THREADS": "25",
+            "TOMCAT_ACCEPT_COUNT": "100", "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_CONNECTION_TIMEOUT": "60000",
+            "TOMCAT_KEEP_ALIVE_TIMEOUT": "", "TOMCAT_MAX_KEEP_ALIVE_REQUESTS": "100", "DB_POOL_SIZE": "10",
+            "DB_POOL_TIMEOUT_MS": "30000", "DB_CONNECTION_SCOPE": "call", "DB_CACHE_SIZE": "0", "DB_CACHE_TTL_S": "60"}
 SMALL = {"NODE1_CPUS": "0.5", "NODE1_MEM": "768m", "NODE1_HEAP": "320m", "NODE1_GC": "auto", "NODE1_MAXCONN": "0",
-         "NODE2_CPUS": "0.4", "NODE2_MEM": "640m", "NODE2_HEAP": "256m", "NODE2_GC": "auto", "NODE2_MAXCONN": "0"}
+         "NODE2_CPUS": "0.4", "NODE2_MEM": "640m", "NODE2_HEAP": "256m", "NODE2_GC": "auto", "NODE2_MAXCONN": "0",
+         **TUNABLES}
+
+
+def shared(node: str) -> dict[str, str]:
+    """The connector's and pool's settings every node shares, as a slot's node is given them."""
+    return {f"{node}_{k}": v for k, v in TUNABLES.items()}
 
 
 def test_a_build_is_a_variant_and_node_settings():
@@ -18,7 +30,7 @@ def test_a_build_is_a_variant_and_node_settings():
 
 @pytest.mark.parametrize("text, said", [
     ("VARIANT=v9", "VARIANT=v9: use one of v1, v1-nosync, v2, v3"),
-    ("THREADS=4", "'THREADS=4' is not a build word: KEY=VALUE with KEY one of VARIANT, CPUS, MEM, HEAP, GC"),
+    ("THREADS=4", "'THREADS=4' is not a build word: KEY=VALUE with KEY one of WAR, VARIANT, CPUS, MEM, HEAP, GC, TOMCAT_PROTOCOL"),
     ("CPUS=0.4 CPUS=0.5", "'CPUS=0.5' is not a build word"),
     ("CPUS", "'CPUS' is not a build word")])
 def test_bad_words_are_refused_with_what_is_allowed(text, said):
@@ -29,6 +41,20 @@ def test_bad_words_are_refused_with_what_is_allowed(text, said):
 def test_node_values_are_judged_by_the_clusters_own_rules():
     [problem] = node_problems(build("A", ""), build("B", "CPUS=lots"))
     assert problem.startswith("DUET_B: NODE1_CPUS='lots' is not allowed: use a CPU quota in cores")
+    [problem] = node_problems(build("A", "TOMCAT_MAX_THREADS=many"), build("B", "TOMCAT_MAX_THREADS=50"))
+    assert problem.startswith("DUET_A: TOMCAT_MAX_THREADS='many' is not allowed")
+
+
+def test_a_slots_connector_and_pool_settings_are_its_builds():
+    made: list[dict] = []
+    twins = Twins(SMALL, lambda nodes, env: made.append(env))
+    a, b = build("A", ""), build("B", "TOMCAT_MAX_THREADS=8 DB_POOL_SIZE=2")
+    assert b.node == {"TOMCAT_MAX_THREADS": "8", "DB_POOL_SIZE": "2"}
+    twins.place({"node1": a, "node2": b}, fresh=True)
+    assert (made[-1]["NODE1_TOMCAT_MAX_THREADS"], made[-1]["NODE2_TOMCAT_MAX_THREADS"]) == ("200", "8")
+    assert (made[-1]["NODE1_DB_POOL_SIZE"], made[-1]["NODE2_DB_POOL_SIZE"]) == ("10", "2")
+    assert twins.place({"node1": b, "node2": a})  # not a quota: both re-created with each other's
+    assert (made[-1]["NODE1_TOMCAT_MAX_THREADS"], made[-1]["NODE2_TOMCAT_MAX_THREADS"]) == ("8", "200")
 
 
 def test_twins_take_node1s_settings_and_recreate_only_what_differs():
@@ -38,7 +64,9 @@ def test_twins_take_node1s_settings_and_recreate_only_what_differs():
     assert twins.place({"node1": a, "node2": b})  # node2 differs: both re-created at once, so both JVMs are as young
     assert made == [(("node1", "node2"), {
         "NODE1_CPUS": "0.5", "NODE1_MEM": "768m", "NODE1_HEAP": "320m", "NODE1_GC": "auto", "NODE1_MAXCONN": "0",
-        "NODE2_CPUS": "0.43", "NODE2_MEM": "768m", "NODE2_HEAP": "320m", "NODE2_GC": "auto", "NODE2_MAXCONN": "0"})]
+        **shared("NODE1"), "NODE1_IMAGE": "",
+        "NODE2_CPUS": "0.43", "NODE2_MEM": "768m", "NODE2_HEAP": "320m", "NODE2_GC": "auto", "NODE2_MAXCONN": "0",
+        **shared("NODE2"), "NODE2_IMAGE": ""})]
     made.clear()
     assert not twins.place({"node1": a, "node2": b})  # already so: nothing re-created
     assert twins.place({"node1": b, "node2": a})  # swapped: both
@@ -51,7 +79,7 @@ def test_twins_take_node1s_settings_and_recreate_only_what_differs():
     made.clear()
     twins.restore()  # node1 runs as the cluster says: only node2 goes back
     assert made == [(("node2",), {"NODE2_CPUS": "0.4", "NODE2_MEM": "640m", "NODE2_HEAP": "256m", "NODE2_GC": "auto",
-                                  "NODE2_MAXCONN": "0"})]
+                                  "NODE2_MAXCONN": "0", **shared("NODE2"), "NODE2_IMAGE": ""})]
 
 
 def test_builds_that_differ_in_cpus_alone_swap_by_changing_the_running_quotas():
@@ -73,3 +101,43 @@ def test_where_quotas_cannot_change_while_running_the_nodes_are_re_created():
     twins.place({"node1": build("A", ""), "node2": build("B", "CPUS=0.43")}, fresh=True)
     assert twins.place({"node1": build("B", "CPUS=0.43"), "node2": build("A", "")})
     assert made == ["node1", "node2", "node1", "node2"]
+
+
+def a_war(path, webapp=True):
+    with zipfile.ZipFile(path, "w") as war:
+        war.writestr("WEB-INF/web.xml" if webapp else "index.html", "<web-app/>")
+    return str(path)
+
+
+def test_a_build_may_be_its_own_war(tmp_path):
+    made = build("B", f"WAR={a_war(tmp_path / 'b.war')} HEAP=256m")
+    assert (made.war, made.node, made.variant) == (str(tmp_path / "b.war"), {"HEAP": "256m"}, None)
+    assert war_problem(made, "/apps/a.war", "compose") is None
+    assert build("A", "").with_image() == build("A", "")  # no WAR: the cluster's image, nothing built
+
+
+@pytest.mark.parametrize("war, app_war, backend_name, said", [
+    ("good", "", "compose", "DUET_B: WAR='{war}' needs the cluster to run an application: set APP_WAR"),
+    ("good", "/apps/a.war", "swarm", "runs on Compose's slots only (BACKEND=swarm"),
+    ("missing", "/apps/a.war", "compose", "DUET_B: WAR='{war}' is not a file"),
+    ("plain", "/apps/a.war", "compose", "is not a web application archive: use a .war (a zip holding WEB-INF/)"),
+    ("text", "/apps/a.war", "compose", "is not a web application archive")])
+def test_a_war_that_cannot_run_on_a_slot_is_refused_saying_why(tmp_path, war, app_war, backend_name, said):
+    path = {"good": lambda p: a_war(p), "missing": str, "plain": lambda p: a_war(p, webapp=False),
+            "text": lambda p: p.write_text("not a zip") and str(p)}[war](tmp_path / "b.war")
+    problem = war_problem(build("B", f"WAR={path}"), app_war, backend_name)
+    assert problem is not None and said.format(war=path) in problem
+
+
+def test_each_slots_image_follows_its_build_and_goes_back_to_the_clusters():
+    made: list[dict] = []
+    twins = Twins(SMALL, lambda nodes, env: made.append(env))
+    a = build("A", "")
+    b = build("B", "WAR=/apps/b.war")
+    b = type(b)(b.name, b.text, None, {"IMAGE": "capbench-node-app:0123456789abcdef"}, b.war)  # as with_image gives
+    twins.place({"node1": a, "node2": b}, fresh=True)
+    assert (made[-1]["NODE1_IMAGE"], made[-1]["NODE2_IMAGE"]) == ("", "capbench-node-app:0123456789abcdef")
+    assert twins.place({"node1": b, "node2": a})  # another image: both re-created, never a quota change alone
+    assert (made[-1]["NODE1_IMAGE"], made[-1]["NODE2_IMAGE"]) == ("capbench-node-app:0123456789abcdef", "")
+    twins.restore()
+    assert made[-1]["NODE1_IMAGE"] == "" and "NODE2_IMAGE" in made[-1]
