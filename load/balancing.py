@@ -31,9 +31,16 @@ class LbEvents:
             say(f"warning: HAProxy's state changes could not be read: {problem}")
             return
         for change in changes:
-            event = {"epoch": change.at, "node": change.server, "state": change.state, "text": change.text}
-            if change.state in ("DOWN", "UP") and event not in self.events:
+            state = change.state
+            if state == "READY" and self._last_state(change.server, change.at) == "DOWN":
+                state = "UP"  # a DOWN node taken through maintenance (a duet's routing) comes out of it serving
+            event = {"epoch": change.at, "node": change.server, "state": state, "text": change.text}
+            if state in ("DOWN", "UP") and event not in self.events:
                 self.events.append(event)
+
+    def _last_state(self, node: str, before: float) -> str | None:
+        kept = [e for e in self.events if e["node"] == node and e["epoch"] <= before]
+        return max(kept, key=lambda e: e["epoch"])["state"] if kept else None
 
 
 class Balancer:

@@ -52,25 +52,21 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
 
 
 def disturbances(records: list[dict], events: list[dict], until: float) -> tuple[dict, dict]:
-    """Per label, the outages of its target's nodes while its steps ran: a node DOWN for DOWN_WAIT_S or more
+    """Per label, the outages of its steps' nodes while those steps ran: a node DOWN for DOWN_WAIT_S or more
     (killed, crashed), or until `until`. A shorter DOWN is an overloaded node failing its health checks in a
-    failed step (its /health waits behind the grinding threads): counted per label as a flap, no warning."""
-    windows: dict[str, list[float]] = {}
-    targets: dict[str, str] = {}
-    for record in records:
-        label = record.get("label") or record["target"]
-        window = windows.setdefault(label, [record["start_epoch"], record["end_epoch"]])
-        window[0], window[1] = min(window[0], record["start_epoch"]), max(window[1], record["end_epoch"])
-        targets[label] = record["target"]
+    failed step (its /health waits behind the grinding threads): counted per label as a flap, no warning. Each
+    step is judged with its own target's nodes: a duet's label moves between slots."""
     outages: dict[str, list[str]] = {}
     flaps: dict[str, int] = {}
-    for label, (start, end) in windows.items():
-        nodes = IN_ROTATION.get(targets[label], ())
-        for event in events:
-            if event["state"] != "DOWN" or event["node"] not in nodes or not start <= event["epoch"] <= end:
-                continue
-            back = min((e["epoch"] for e in events if e["node"] == event["node"] and e["state"] == "UP"
-                        and e["epoch"] > event["epoch"]), default=until)
+    for event in events:
+        if event["state"] != "DOWN":
+            continue
+        back = min((e["epoch"] for e in events if e["node"] == event["node"] and e["state"] == "UP"
+                    and e["epoch"] > event["epoch"]), default=until)
+        hit = {record.get("label") or record["target"] for record in records
+               if event["node"] in IN_ROTATION.get(record["target"], ())
+               and record["start_epoch"] <= back and event["epoch"] <= record["end_epoch"]}
+        for label in sorted(hit):
             if back - event["epoch"] >= DOWN_WAIT_S:
                 at = time.strftime("%H:%M:%S", time.localtime(event["epoch"]))
                 outages.setdefault(label, []).append(
