@@ -11,14 +11,19 @@ holds for it (metrics/pmrep.py cuts the windows it can, exports the others on th
   metric without values for a second or two that the whole run has (seen on the database host's proc.psinfo,
   a backend process born between two rows; the same window read through from an earlier archive has them).
   Before the first discontinuity, a window started on its own and the same window in the whole run gave the
-  same rows at every start second tried in our runs' archives."""
+  same rows at every start second tried in our runs' archives;
+- each archive's span: where the folder cannot be opened as one context (the openmetrics agent numbers a node's
+  metrics in the order it first sees them, so a node started again may give one number another metric with
+  other semantics: "The semantics of a metric has changed in an archive"), a window is read from the one
+  archive that holds it."""
 from __future__ import annotations
 
 import calendar
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import PurePosixPath
 
 # pmdumplog's time stamps (-Z UTC; -x for the <mark> records): "Thu Nov 26 06:42:26.457906 2026".
 STAMP = r"\w{3} (\w{3}) +(\d+) (\d\d:\d\d:\d\d)(?:\.(\d+))? (\d{4})"
@@ -28,6 +33,13 @@ STAMP = r"\w{3} (\w{3}) +(\d+) (\d\d:\d\d:\d\d)(?:\.(\d+))? (\d{4})"
 class Archives:
     start: Decimal  # epoch (UTC), to the archive's own precision
     clean_until: Decimal | None  # the first discontinuity (None: none)
+    # Each archive's name (in the host's folder) and span, in time order.
+    spans: tuple[tuple[str, Decimal, Decimal], ...] = field(default=(), compare=False)
+
+    def holding(self, start: float, end: float) -> str | None:
+        """The name of the one archive whose span holds [start, end], or None (a window across two)."""
+        return next((name for name, first, last in self.spans if first <= Decimal(start) and Decimal(end) <= last),
+                    None)
 
 
 def _epoch(month: str, day: str, clock: str, fraction: str | None, year: str) -> Decimal:
@@ -45,7 +57,8 @@ def read(text: str) -> Archives | None:
         if None in found.values() or "marks unknown" in block:
             return None
         try:
-            spans.append(tuple(_epoch(*found[key].groups()) for key in ("commencing", "ending")))
+            spans.append((*(_epoch(*found[key].groups()) for key in ("commencing", "ending")),
+                          PurePosixPath(block.split("\n", 1)[0].strip()).name))
             marks.extend(_epoch(*match.groups()) for match in re.finditer(f"{STAMP} +<mark>", block))
         except ValueError:
             return None
@@ -54,4 +67,5 @@ def read(text: str) -> Archives | None:
     spans.sort()
     # A window ending before the first archive's end lies in it: the second one starts after that.
     ends = [spans[0][1]] if len(spans) > 1 else []
-    return Archives(spans[0][0], min([*ends, *marks], default=None))
+    return Archives(spans[0][0], min([*ends, *marks], default=None),
+                    tuple((name, first, last) for first, last, name in spans))

@@ -51,7 +51,8 @@ class Window:
         return math.ceil(self.step_end) + COUNT_MARGIN_S
 
 
-Job = tuple[Window, str, bool]  # a window exported on its own: (window, host, raw counts or not)
+# A window exported on its own: (window, host, raw counts or not, the one archive to read: None for the folder).
+Job = tuple[Window, str, bool, str | None]
 
 def windows_for(records: list[dict]) -> list[Window]:
     """Records in the order they ran."""
@@ -112,19 +113,24 @@ def window_script(jobs: list[Job]) -> str:
     """The bash script of the windows exported on their own, as they all were before: one pmrep per (window,
     host, metric set), writing each window's CSV under $1/out."""
     lines = list(PROLOGUE)
-    for label in dict.fromkeys(window.label for window, _, _ in jobs):
+    for label in dict.fromkeys(window.label for window, _, _, _ in jobs):
         lines.append(f"mkdir -p {OUT}/{label}")
-    for window, host, raw in jobs:
-        start, end = (window.raw_from, window.raw_to) if raw else (window.start, window.end)
+    for window, host, raw, archive in jobs:
+        start, end = _span(window, raw)
         metric_set = f"{role(host)}-counts" if raw else role(host)
         lines.append("throttle; " + _pmrep(host, start, end, f"{OUT}/{window.label}/{_name(host, raw)}.csv",
-                                           metric_set, raw, RAW_TIME_FORMAT if raw else None) + " &")
+                                           metric_set, raw, RAW_TIME_FORMAT if raw else None, archive=archive)
+                     + " &")
     lines.append("wait")
     return "\n".join(lines) + "\n"
 
 
 def _name(host: str, raw: bool) -> str:
     return f"{host}-counts" if raw else host
+
+
+def _span(window: Window, raw: bool) -> tuple[int, int]:
+    return (window.raw_from, window.raw_to) if raw else (window.start, window.end)
 
 
 def raw_samples(windows: list[Window]) -> int:
@@ -135,13 +141,14 @@ def raw_samples(windows: list[Window]) -> int:
 
 
 def _pmrep(host: str, start: int, end: int, out: str, metric_set: str, raw: bool, time_format: str | None,
-           checked: bool = True, samples: int | None = None) -> str:
+           checked: bool = True, samples: int | None = None, archive: str | None = None) -> str:
     # raw: every sample as the logger recorded it (-u, no interpolation), stamped to the microsecond.
     # --ignore-unknown: a metric the host's archive lacks (cgroup v1's throttling on a cgroup v2 host or a VM,
     # archives from before it was logged) is left out of the CSV instead of losing the host's whole CSV.
     sampling = ("-u" if raw else "-t 1s") + (f" -s {samples}" if samples else "")
     stamped = f" -f '{time_format}'" if time_format else ""
-    command = (f"pmrep --ignore-unknown -c {PMREP_CONF} -Z UTC -a {PCP}/{host} -S '@{_utc(start)}' "
+    command = (f"pmrep --ignore-unknown -c {PMREP_CONF} -Z UTC -a {PCP}/{host}{f'/{archive}' if archive else ''} "
+               f"-S '@{_utc(start)}' "
                f"-T '@{_utc(end)}' {sampling}{stamped} -o csv -F {out} :{metric_set} 2>>{OUT}/pmrep.log")
     return f"{command} || echo '{out}: pmrep failed' >>{OUT}/pmrep.log" if checked else command
 
@@ -180,7 +187,9 @@ def cut_windows(whole: Path, out_dir: Path, windows: list[Window], hosts: list[s
                 path = out_dir / window.label / f"{_name(host, raw)}.csv"
                 lines, why_not = (None, why) if export is None else _cut(export, window, raw, known)
                 if lines is None:
-                    jobs.append((window, host, raw))
+                    # The folder as one context failed: the archive that holds the window, where one does.
+                    archive = known.holding(*_span(window, raw)) if export is None and known else None
+                    jobs.append((window, host, raw, archive))
                     notes.append(f"{path.relative_to(out_dir)}: not cut from the whole run ({why_not}), exported"
                                  " on its own\n")
                 else:

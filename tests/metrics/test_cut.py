@@ -99,6 +99,8 @@ def test_the_archives_start_and_first_discontinuity():
     assert two == archives.Archives(Decimal("1795675346.963634"), Decimal("1795675674.128390"))
     one = archives.read(LABELS.split("archive /work/pcp/db/db\n")[0])
     assert one == archives.Archives(Decimal("1795675679.745393"), None)
+    assert two.holding(T, T + 5) == "db" and two.holding(T + 340, T + 360) == "db-2"
+    assert two.holding(T + 320, T + 340) is None  # across the two archives: neither holds it
     marked = archives.read(LABELS + "Thu Nov 26 06:45:00.001000 2026  <mark>\n")
     assert marked.clean_until == Decimal("1795675500.001")
     assert archives.read(LABELS + "marks unknown\n") is None
@@ -131,7 +133,8 @@ def test_windows_not_cut_are_listed_and_said_in_the_log(tmp_path):
     windows = [pmrep.Window("step-001", T + 1, T + 3, T + 0.7, T + 3.2, T + 3.5),
                pmrep.Window("step-002", T + 4, T + 6, T + 3.5, T + 6.1, None)]  # 06:42:35.. not in the whole run
     jobs = pmrep.cut_windows(whole, out, windows, ["load", "db"])
-    assert jobs == [(windows[1], "load", False), (windows[0], "db", False), (windows[1], "db", False)]
+    # db's folder could not be read as one context: each window from the archive that holds it
+    assert jobs == [(windows[1], "load", False, None), (windows[0], "db", False, "db"), (windows[1], "db", False, "db")]
     assert (out / "step-001" / "load.csv").read_text().splitlines()[1] == "2026-11-26 06:42:31,,217048,2"
     assert not (out / "step-002" / "load.csv").exists() and (out / "step-002").is_dir()
     log = (out / "pmrep.log").read_text().splitlines()
