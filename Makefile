@@ -181,7 +181,7 @@ history: $(VENV)/.installed ## capacity across runs: a table and results/history
 gate-ready: $(VENV)/.installed ## make gate's checks and bring-up, without measuring (a pipeline runs it, then load.gate)
 	@$(PYTHON) -m load.gate --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up
 
-gate: gate-ready ## measure this build (REPEATS=3) against its accepted baseline, or GATE_MODE=duet: DUET_B against DUET_A together (docs/guides/gate.md)
+gate: gate-ready ## the accepted baseline's build and this one measured together (a duet), or GATE_MODE=history: this build against the baseline's stored capacities (docs/guides/gate.md)
 	@$(PYTHON) -m load.gate
 
 gate-aa: gate-ready ## an A/A duet (DUET_A on both twin slots): the smallest drop this machine can show, which duet gates hold to
@@ -190,5 +190,5 @@ gate-aa: gate-ready ## an A/A duet (DUET_A on both twin slots): the smallest dro
 docs: $(VENV)/.installed ## write docs/reference/ (settings, make targets, record fields) from the code's own tables
 	$(PYTHON) -m load.docs_reference
 
-baseline: $(VENV)/.installed ## accept RUN= (default: the last complete run) as the gate's baseline of its bench [TAG=name]
+baseline: $(VENV)/.installed ## accept RUN= (default: the last complete run) as the gate's baseline, its build kept for the duet [TAG=name]
 	@$(PYTHON) -m load.report_command baseline $${RUN:+"$$RUN"} $${TAG:+--tag "$$TAG"}

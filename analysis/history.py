@@ -32,11 +32,13 @@ TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 # The build under test, for make gate: what ships with the application rather than how it is measured. The
-# servlet's code (VARIANT stands for it here: the study's variants are successive versions of one servlet),
-# Tomcat's connector and pool, the database pool and cache, and each JVM's heap and collector. The rest (workload, SLO, driver, quotas,
-# balancer, topology, backend) is the bench, which must be the same for a gate to compare two builds.
+# servlet's code (VARIANT stands for it here: the study's variants are successive versions of one servlet), a
+# user's application (its WAR, and what the file held), Tomcat's connector and pool, the database pool and cache,
+# and each JVM's heap and collector. The rest (workload, SLO, driver, quotas, balancer, topology, backend) is the
+# bench, which must be the same for a gate to compare two builds.
 BUILD_SETTINGS = ("variant",)
-BUILD_CLUSTER_SETTINGS = re.compile(r"TOMCAT_\w+|DB_POOL_\w+|DB_CONNECTION_SCOPE|DB_CACHE_\w+|NODE\d*_(HEAP|GC)")
+BUILD_CLUSTER_SETTINGS = re.compile(
+    r"APP_WAR|APP_SHA256|TOMCAT_\w+|DB_POOL_\w+|DB_CONNECTION_SCOPE|DB_CACHE_\w+|NODE\d*_(HEAP|GC)")
 
 
 # A kind's own settings matter to its runs only: bench-usl's levels, bench-sessions' sizes.

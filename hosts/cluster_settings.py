@@ -5,6 +5,7 @@ included."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import subprocess
 
@@ -25,6 +26,22 @@ def cluster_settings(overrides: dict[str, str] | None = None) -> dict[str, str]:
         lines = [line.removeprefix("capbench: ") for line in done.stderr.splitlines() if line.strip()]
         raise SettingsRefused("\n".join(lines) or f"cluster/load-settings.sh exited {done.returncode}")
     return dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+
+
+def war_sha256(path: str) -> str:
+    """A WAR's sha256 (its path absolute, or from the checkout's root, as make gives it)."""
+    digest = hashlib.sha256()
+    with open(ROOT / path, "rb") as war:
+        for chunk in iter(lambda: war.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def with_application(settings: dict[str, str]) -> dict[str, str]:
+    """The settings with the application's content named (APP_SHA256) when the cluster runs one: its path says
+    nothing of what the file held when the run deployed it (make gate, make baseline)."""
+    war = settings.get("APP_WAR")
+    return {**settings, "APP_SHA256": war_sha256(war)} if war else settings
 
 
 def profile_name() -> str:

@@ -129,8 +129,9 @@ class BenchSettings:
 class GateKeys:
     """make gate's settings: analysis/gate_verdict.py checks them together, as their rules depend on the bench's targets."""
     mode: str = setting("GATE_MODE", gate_verdict.DEFAULT_MODE, text(),
-                        "history: the run against an accepted baseline; duet: DUET_A (baseline) and DUET_B "
-                        "(candidate) measured together on twin slots")
+                        "duet: DUET_A (baseline; by default the accepted baseline's build) and DUET_B (candidate; "
+                        "by default this build) measured together on twin slots; history: the run against an "
+                        "accepted baseline's stored capacities")
     bench: str = setting("GATE_BENCH", gate_verdict.DEFAULT_BENCH, text(),
                          "GATE_MODE=history: the bench the gate measures: cluster or single")
     repeats: str = setting("GATE_REPEATS", str(significance.MIN_REPEATS), text(), "its searches' repeats, unless REPEATS is given (1..20)")

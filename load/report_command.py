@@ -1,11 +1,13 @@
 """python -m load.report_command build RUN | compare [A B] | history | baseline [RUN] [--tag TAG] (make report,
-compare, history, baseline): report/'s command with each run's own report section, which its kind declares
-(the kinds live here in load/, a layer above report/)."""
+compare, history, baseline): report/'s command with each run's own report section, which its kind declares, and
+the build an accepted baseline stands for in a duet gate (the kinds and the duet live here in load/, a layer
+above report/)."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from load.duet_baseline import accepted_build
 from load.kinds import KINDS
 from report.__main__ import main
 from report.sections import ReportSection
@@ -19,4 +21,4 @@ def section_of(folder: Path) -> ReportSection | None:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], section_of))
+    sys.exit(main(sys.argv[1:], section_of, accepted_build))

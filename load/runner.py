@@ -11,7 +11,7 @@ from pathlib import Path
 
 from hosts import haproxy, jvm
 from hosts.backend import ClusterError, backend
-from hosts.cluster_settings import cluster_settings, profile_name
+from hosts.cluster_settings import cluster_settings, profile_name, with_application
 from hosts.topology import NODES
 from load.balancing import Balancer, LbEvents
 from load.bench_settings import BenchSettings
@@ -104,7 +104,7 @@ class Bench:
                 "driver": {"name": self.driver.name, "version": self.version,
                            "binary": str(self.wrk2_local) if self.wrk2_local else None},
                 "load_hosts": self.loads.versions,
-                "profile": profile_name(), "cluster_settings": self.cluster_settings(),
+                "profile": profile_name(), "cluster_settings": with_application(self.cluster_settings()),
                 "backend": chosen.name, "backend_version": chosen.version(),
                 "targets": list(self.kind.targets),
                 "harness": {"python": platform.python_version(), "host": platform.node()},

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from analysis import baselines, calibration, efficiency, history
@@ -66,9 +67,11 @@ def print_compare(a: HistoryLine, b: HistoryLine) -> None:
 
 
 def main(argv: list[str] | None = None,
-         section_of: Callable[[Path], ReportSection | None] = lambda folder: None) -> int:
-    """section_of: the report section of the kind a run's folder holds (the kinds live in load/, above report/;
-    load/report_command.py passes it)."""
+         section_of: Callable[[Path], ReportSection | None] = lambda folder: None,
+         accepted_build: Callable[[Path], dict[str, str]] | None = None) -> int:
+    """section_of: the report section of the kind a run's folder holds; accepted_build: the build of an accepted
+    run's folder as a duet gate runs it, ValueError when it cannot be kept (the kinds and the duet live in load/,
+    above report/; load/report_command.py passes both)."""
     parser = argparse.ArgumentParser(prog="python -m report", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("build", help="write results/<run>/report.html").add_argument("run")
@@ -90,9 +93,18 @@ def main(argv: list[str] | None = None,
             print_compare(a, b)
         elif args.command == "baseline":
             accepted = baselines.mark(read_history(history_path())[0], args.run, args.tag)
+            if accepted_build is not None:
+                try:
+                    accepted = replace(accepted, build=accepted_build(run_folder(accepted.run_id)))
+                except (ValueError, build.ReportError) as problem:
+                    print(f"baseline: warning: its build is not kept for a duet gate (make gate): {problem}; "
+                          "GATE_MODE=history can still judge against it", file=sys.stderr)
             jsonl.append(history_path(), accepted.to_json())
             print(f"baseline: {accepted.run_id} ({accepted.git_sha}) accepted for its bench ({accepted.bench_hash})"
                   + (f" as {accepted.tag}" if accepted.tag else "") + f" in {history_path()}")
+            if accepted.build:
+                print("baseline: its build, as make gate runs it beside yours: "
+                      + " ".join(f"{k}={v}" for k, v in accepted.build.items()))
         else:
             lines = read_history(history_path())[0]
             if not lines:

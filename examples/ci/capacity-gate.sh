@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A delivery pipeline's capacity stage: measure this build with capbench's gate and pass or fail on its verdict.
 # Any CI can call it from the repository, on a machine where `make setup` has run (once: Docker, the tools):
-#   examples/ci/capacity-gate.sh [make settings ...]     e.g.  GATE_BENCH=single QUICK=1 GATE_P99_MS=250@400
-#   examples/ci/capacity-gate.sh GATE_MODE=duet "DUET_A=VARIANT=v3" "DUET_B=VARIANT=v2"   (both measured together)
+#   examples/ci/capacity-gate.sh [make settings ...]     e.g.  QUICK=1 DUET_PAIRS=6   (the baseline's build and
+#                                                         this one measured together)
+#   examples/ci/capacity-gate.sh "DUET_A=VARIANT=v3" "DUET_B=VARIANT=v2"       (two builds named)
+#   examples/ci/capacity-gate.sh GATE_MODE=history GATE_BENCH=single QUICK=1 GATE_P99_MS=250@400
 # Exit status: the gate's (0 holds, 3 fell, 5 p99 above its threshold, 2 bad settings), except "cannot tell" (4),
 # which stays 4 unless GATE_CANNOT_TELL=pass lets the build through (a machine that changed, too few repeats).
 # Afterwards: $RESULTS_DIR/gate/junit.xml (RESULTS_DIR defaults to results) for the CI's test report; metrics.prom

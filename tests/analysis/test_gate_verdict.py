@@ -144,7 +144,8 @@ def test_p99_threshold_from_the_gate_steps():
 
 def test_settings_defaults_and_refusals():
     benches = {"single": ("node1",), "cluster": ("node1", "node2", "node3", "cluster")}
-    chosen = gate_verdict.gate_settings({"GATE_P99_MS": "250@800, node1:300@400"}, benches)
+    assert gate_verdict.gate_settings({}, benches).mode == "duet"  # the baseline's build and this one, together
+    chosen = gate_verdict.gate_settings({"GATE_MODE": "history", "GATE_P99_MS": "250@800, node1:300@400"}, benches)
     assert chosen.bench == "cluster" and chosen.drop_pct == 10.0 and chosen.baseline is None
     assert chosen.p99 == (gate_verdict.P99Threshold("cluster", 250, 800), gate_verdict.P99Threshold("node1", 300, 400))
     with pytest.raises(gate_verdict.GateSettingsError) as refused:

@@ -1,0 +1,107 @@
+"""The build a gate's baseline stands for, as a duet's words (load/duet.py), and the build make gate measures
+beside it.
+
+make baseline keeps it in the mark (rundata/history.py's BaselineMark.build): the accepted run's build as every
+word a duet's build may set (the Grinder's VARIANT, the connector's and pool's settings, node1's HEAP and GC: the
+slots are node1's twins) and its application's WAR, copied into results/builds/ (a path says nothing of what the
+file held at the time). An accepted duet run stands for its candidate, B. make gate, a duet by default, runs the
+last build kept as A beside the build as configured now as B, naming only the words in which they differ."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from hosts.cluster_settings import war_sha256
+from load.duet import TUNABLE_KEYS, parse_words
+from rundata import jsonl
+from rundata.history import BaselineMark
+from rundata.layout import results_dir
+from rundata.run import RunRecord
+
+NODE_BUILD_KEYS = ("HEAP", "GC")  # a run's build settings of node1 that are a slot's build words
+SHORT_SHA = 16  # the digits of a WAR's sha256 its node image is tagged with (cluster/app.sh build)
+
+
+class BuildNotKept(ValueError):
+    """The accepted run's build cannot be kept for a duet (its WAR is gone or changed since the run)."""
+
+
+def builds_dir() -> Path:
+    return results_dir() / "builds"
+
+
+def words_of(settings: dict, cluster: dict[str, str]) -> dict[str, str]:
+    """The duet words of a build from a run's (or this checkout's) bench and cluster settings, without its WAR."""
+    words = {"VARIANT": str(settings["variant"])} if settings.get("variant") else {}
+    words.update({key: cluster[key] for key in TUNABLE_KEYS if key in cluster})
+    words.update({key: cluster[f"NODE1_{key}"] for key in NODE_BUILD_KEYS if f"NODE1_{key}" in cluster})
+    return words
+
+
+def keep_war(war: Path, sha256: str) -> str:
+    """The WAR copied into results/builds/ under its sha256 (once); its path there."""
+    kept = builds_dir() / f"{sha256[:SHORT_SHA]}.war"
+    if not kept.is_file():
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_suffix(".war.tmp")
+        shutil.copyfile(war, partial)
+        partial.replace(kept)
+    return str(kept)
+
+
+def _war_as_run(path: str, sha_prefix: str, run_id: str) -> Path:
+    """The WAR at `path` when it still holds what the run deployed (its sha256 starts with `sha_prefix`)."""
+    war = Path(path)
+    if len(sha_prefix) < SHORT_SHA:
+        raise BuildNotKept(f"run {run_id} did not record what its WAR {path} held (no sha256)")
+    if not war.is_file():
+        raise BuildNotKept(f"run {run_id} ran the WAR {path}, which is no longer there")
+    if not war_sha256(str(war)).startswith(sha_prefix):
+        raise BuildNotKept(f"the WAR {path} changed since run {run_id} deployed it (sha256 {sha_prefix[:16]}…)")
+    return war
+
+
+def accepted_build(folder: Path) -> dict[str, str]:
+    """The build of the run in `folder`, as duet words with its WAR kept; BuildNotKept saying why it cannot be."""
+    run = RunRecord.read(folder / "run.json")
+    words = words_of(run.settings, run.cluster_settings)
+    candidate = parse_words(str(run.settings.get("b") or "")) if run.kind == "duet" else {}
+    words.update({key: value for key, value in candidate.items() if key != "WAR"})
+    war = None
+    if "WAR" in candidate:  # its node image is tagged with the start of the WAR's sha256 (cluster/app.sh build)
+        builds = ((jsonl.read_json(folder / "summary.json") or {}).get("duet") or {}).get("builds") or [{}, {}]
+        war = (candidate["WAR"], (builds[1].get("node") or {}).get("IMAGE", "").rpartition(":")[2])
+    elif run.cluster_settings.get("APP_WAR"):
+        sha = run.cluster_settings.get("APP_SHA256")
+        if not sha:
+            raise BuildNotKept(f"run {run.run_id} did not record its WAR's sha256 (a run from before it was)")
+        war = (run.cluster_settings["APP_WAR"], sha)
+    if war:
+        path, sha = war
+        words["WAR"] = keep_war(_war_as_run(path, sha, run.run_id), war_sha256(path))
+    return words
+
+
+def baseline_words(mark: BaselineMark, settings: dict, cluster: dict[str, str]) -> dict[str, str]:
+    """Build A's words for a duet gate: the mark's build where it differs from this one (a WAR that differs in
+    its content); {} when it is this build. BuildNotKept when its kept WAR is gone."""
+    now = words_of(settings, cluster)
+    differ = {key: value for key, value in mark.build.items() if key != "WAR" and now.get(key) != value}
+    war = mark.build.get("WAR")
+    if war and not Path(war).is_file():
+        raise BuildNotKept(f"the WAR kept for the baseline run {mark.run_id} is gone ({war}): accept a baseline "
+                           "again (make baseline), or name the builds (DUET_A, DUET_B)")
+    if war and (not cluster.get("APP_WAR") or war_sha256(war) != war_sha256(cluster["APP_WAR"])):
+        differ = {"WAR": war, **differ}
+    return differ
+
+
+def chosen_mark(marks: list[BaselineMark], wanted: str | None, with_app: bool) -> BaselineMark | None:
+    """The mark whose build a duet gate runs: BASELINE's (a tag, else a run id's prefix), else the last one kept
+    for a cluster like this one (with an application, or the Grinder's)."""
+    kept = [m for m in marks if m.build]
+    if wanted:
+        chosen = [m for m in kept if m.tag == wanted] or [m for m in kept if m.run_id.startswith(wanted)]
+    else:
+        chosen = [m for m in kept if ("WAR" in m.build) == with_app]
+    return chosen[-1] if chosen else None

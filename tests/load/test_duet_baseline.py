@@ -1,0 +1,116 @@
+"""The build an accepted baseline stands for in a duet gate (load/duet_baseline.py): kept from the run's record
+with its WAR copied (and refused when the WAR changed since the run), and run as A with only the words in which
+it differs from the build configured now; with none accepted, the gate measures this build against itself and
+cannot tell (load/duet_gate.py)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from analysis.gate_verdict import CANNOT_TELL, HOLDS
+from load import duet_baseline, duet_gate
+from rundata.history import BaselineMark
+
+CLUSTER = {"TOMCAT_PROTOCOL": "nio", "TOMCAT_MAX_THREADS": "200", "TOMCAT_MIN_SPARE_THREADS": "25",
+           "TOMCAT_ACCEPT_COUNT": "100", "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_CONNECTION_TIMEOUT": "60000",
+           "TOMCAT_KEEP_ALIVE_TIMEOUT": "", "TOMCAT_MAX_KEEP_ALIVE_REQUESTS": "100", "TOMCAT_SESSION_REPLICATION": "0",
+           "DB_POOL_SIZE": "10", "NODE1_HEAP": "320m", "NODE1_GC": "auto", "NODE2_HEAP": "256m", "NODE1_CPUS": "0.5"}
+
+
+@pytest.fixture(autouse=True)
+def results(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESULTS_DIR", str(tmp_path / "results"))
+    return tmp_path / "results"
+
+
+def a_war(path, text="<web-app/>"):
+    with zipfile.ZipFile(path, "w") as war:
+        war.writestr("WEB-INF/web.xml", text)
+    return path
+
+
+def sha(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def a_run(folder, kind="single", settings=None, cluster=None, summary=None):
+    folder.mkdir(parents=True)
+    (folder / "run.json").write_text(json.dumps({"run_id": folder.name, "kind": kind,
+                                                 "settings": {"variant": "v3", **(settings or {})},
+                                                 "cluster_settings": {**CLUSTER, **(cluster or {})}}))
+    if summary:
+        (folder / "summary.json").write_text(json.dumps(summary))
+    return folder
+
+
+def test_a_grinder_runs_build_is_its_variant_connector_pool_and_node1s_jvm(tmp_path):
+    words = duet_baseline.accepted_build(a_run(tmp_path / "r1", cluster={"TOMCAT_MAX_THREADS": "50"}))
+    assert words["VARIANT"] == "v3" and words["TOMCAT_MAX_THREADS"] == "50" and words["DB_POOL_SIZE"] == "10"
+    assert (words["HEAP"], words["GC"]) == ("320m", "auto")
+    assert "TOMCAT_SESSION_REPLICATION" not in words and "CPUS" not in words and "WAR" not in words
+
+
+def test_an_applications_war_is_kept_by_its_content_and_refused_once_changed(tmp_path, results):
+    war = a_war(tmp_path / "shop.war")
+    run = a_run(tmp_path / "r2", cluster={"APP_WAR": str(war), "APP_SHA256": sha(war)})
+    kept = duet_baseline.accepted_build(run)["WAR"]
+    assert kept == str(results / "builds" / f"{sha(war)[:16]}.war") and sha(war) == sha(Path(kept))
+    a_war(war, "<web-app>rebuilt</web-app>")  # the next build, written over the same path
+    with pytest.raises(duet_baseline.BuildNotKept, match="changed since run r2 deployed it"):
+        duet_baseline.accepted_build(run)
+    older = a_run(tmp_path / "r3", cluster={"APP_WAR": str(war)})
+    with pytest.raises(duet_baseline.BuildNotKept, match="did not record its WAR's sha256"):
+        duet_baseline.accepted_build(older)
+
+
+def test_an_accepted_duet_stands_for_its_candidate(tmp_path):
+    war = a_war(tmp_path / "candidate.war")
+    summary = {"duet": {"builds": [{"node": {}}, {"node": {"IMAGE": f"capbench-node-app:{sha(war)[:16]}"}}]}}
+    run = a_run(tmp_path / "r4", kind="duet", settings={"a": "", "b": f"WAR={war} TOMCAT_MAX_THREADS=64"},
+                cluster={"APP_WAR": str(tmp_path / "main.war"), "APP_SHA256": "0" * 64}, summary=summary)
+    words = duet_baseline.accepted_build(run)
+    assert words["TOMCAT_MAX_THREADS"] == "64" and words["WAR"].endswith(f"builds/{sha(war)[:16]}.war")
+
+
+def test_the_gate_runs_only_what_differs_from_this_build(tmp_path):
+    main, same = a_war(tmp_path / "main.war"), a_war(tmp_path / "same.war")
+    mark = BaselineMark("r5", None, "2026-11-27T05:00:00Z", "h", None,
+                        {"VARIANT": "v3", "TOMCAT_MAX_THREADS": "50", "HEAP": "320m", "WAR": str(main)})
+    now = duet_baseline.baseline_words(mark, {"variant": "v3"}, {**CLUSTER, "APP_WAR": str(same)})
+    assert now == {"TOMCAT_MAX_THREADS": "50"}  # the same WAR's content under another name is the same build
+    a_war(same, "<web-app>candidate</web-app>")
+    assert duet_baseline.baseline_words(mark, {"variant": "v3"}, {**CLUSTER, "APP_WAR": str(same)}) == {
+        "WAR": str(main), "TOMCAT_MAX_THREADS": "50"}
+
+
+def test_the_baseline_is_the_one_named_else_the_last_kept_for_a_cluster_like_this():
+    marks = [BaselineMark("20261127T0400Z-a", "release-1", "t", "h", None, {"VARIANT": "v3"}),
+             BaselineMark("20261127T0500Z-b", None, "t", "h", None, {"WAR": "/r/builds/x.war"}),
+             BaselineMark("20261127T0600Z-c", None, "t", "h", None, {}),  # its build could not be kept
+             BaselineMark("20261127T0700Z-d", None, "t", "h", None, {"VARIANT": "v1"})]
+    assert duet_baseline.chosen_mark(marks, None, with_app=False).run_id == "20261127T0700Z-d"
+    assert duet_baseline.chosen_mark(marks, None, with_app=True).run_id == "20261127T0500Z-b"
+    assert duet_baseline.chosen_mark(marks, "release-1", with_app=True).run_id == "20261127T0400Z-a"
+    assert duet_baseline.chosen_mark(marks, "20261127T0600", with_app=False) is None
+
+
+def test_with_no_baseline_accepted_the_gate_cannot_tell():
+    pairs = [{"pair": n, "a_slot": s, "b_slot": t, "a_rps": 800.0, "b_rps": 800.0 * r, "a_lowest_failure_rps": 840.0,
+              "b_lowest_failure_rps": 840.0 * r, "ratio": r}
+             for n, (s, t, r) in enumerate([("node1", "node2", 1.0), ("node2", "node1", 0.98),
+                                            ("node1", "node2", 1.02), ("node2", "node1", 1.0)], start=1)]
+    summary = {"run_id": "r6", "status": "complete", "duet": {"pairs": pairs, "builds": [{"text": ""}, {"text": ""}]}}
+    [check] = duet_gate.judge(summary, 10, aa=False, baseline="").checks
+    assert check.verdict == CANNOT_TELL and check.message.startswith("no build accepted as a baseline yet")
+    [check] = duet_gate.judge(summary, 10, aa=False, baseline="the baseline run r5, accepted t").checks
+    assert check.verdict == HOLDS
+
+
+def test_a_kept_war_that_is_gone_is_said_before_anything_runs(tmp_path):
+    mark = BaselineMark("r7", None, "t", "h", None, {"WAR": str(tmp_path / "builds" / "0123.war")})
+    with pytest.raises(duet_baseline.BuildNotKept, match="the WAR kept for the baseline run r7 is gone"):
+        duet_baseline.baseline_words(mark, {"variant": "v3"}, {**CLUSTER, "APP_WAR": str(a_war(tmp_path / "a.war"))})
