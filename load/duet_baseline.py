@@ -31,9 +31,10 @@ def builds_dir() -> Path:
 
 
 def words_of(settings: dict, cluster: dict[str, str]) -> dict[str, str]:
-    """The duet words of a build from a run's (or this checkout's) bench and cluster settings, without its WAR."""
+    """The duet words of a build from a run's (or this checkout's) bench and cluster settings, without its WAR.
+    A setting left empty (Tomcat's own default) is no word: a slot cannot be given one of its own."""
     words = {"VARIANT": str(settings["variant"])} if settings.get("variant") else {}
-    words.update({key: cluster[key] for key in TUNABLE_KEYS if key in cluster})
+    words.update({key: cluster[key] for key in TUNABLE_KEYS if cluster.get(key)})
     words.update({key: cluster[f"NODE1_{key}"] for key in NODE_BUILD_KEYS if f"NODE1_{key}" in cluster})
     return words
 

@@ -52,6 +52,7 @@ def test_a_grinder_runs_build_is_its_variant_connector_pool_and_node1s_jvm(tmp_p
     assert words["VARIANT"] == "v3" and words["TOMCAT_MAX_THREADS"] == "50" and words["DB_POOL_SIZE"] == "10"
     assert (words["HEAP"], words["GC"]) == ("320m", "auto")
     assert "TOMCAT_SESSION_REPLICATION" not in words and "CPUS" not in words and "WAR" not in words
+    assert "TOMCAT_KEEP_ALIVE_TIMEOUT" not in words  # empty: Tomcat's own default, no word can give it
 
 
 def test_an_applications_war_is_kept_by_its_content_and_refused_once_changed(tmp_path, results):
