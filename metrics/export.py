@@ -44,7 +44,7 @@ def figures_for_window(window_dir: Path, window: pmrep.Window, cpu_quotas: dict[
 def export_run(pcp_dir: Path, export_dir: Path, records: list[dict], node_cpus: dict[str, float]) -> list[dict]:
     """The step records with `host_metrics` added (records outside the archives' time get none); node_cpus:
     the cores each node (and the database) may use (rundata.run.node_cpus, db_cpus), what its CPU share is
-    counted against."""
+    counted against, unless a record gives a node's own (its node_cpus)."""
     windows = pmrep.windows_for(records)
     try:
         pmrep.run(pcp_dir, export_dir, windows)
@@ -56,7 +56,8 @@ def export_run(pcp_dir: Path, export_dir: Path, records: list[dict], node_cpus: 
         label = f"step-{record['step']:03d}"
         window_dir = export_dir / label
         if label in by_label and window_dir.is_dir():
-            record = {**record, "host_metrics": figures_for_window(window_dir, by_label[label], node_cpus),
+            quotas = {**node_cpus, **(record.get("node_cpus") or {})}  # a duet's twins: the quotas they had
+            record = {**record, "host_metrics": figures_for_window(window_dir, by_label[label], quotas),
                       "metrics_window": {"start_epoch": by_label[label].start, "end_epoch": by_label[label].end}}
         enriched.append(record)
     return enriched

@@ -230,10 +230,13 @@ class StepRecord:
     metrics_window: dict[str, float] | None = doc("start_epoch and end_epoch of host_metrics' window", default=None)
     scenario_file: str = doc("the name of the SCENARIO_FILE whose requests it sent ('': WORKLOAD's; its sha256 is "
                              "in run.json's settings)", default="")
+    node_cpus: dict[str, float] | None = doc("the CPU quotas of nodes a kind gave other quotas than the profile's "
+                                             "while it ran (a duet's twin slots), what their CPU % is counted "
+                                             "against; absent: the profile's", default=None)
 
     def to_json(self) -> dict:
         data = {k: v for k, v in asdict(self).items()
-                if v is not None or k not in ("host_metrics", "metrics_window")}
+                if v is not None or k not in ("host_metrics", "metrics_window", "node_cpus")}
         result = data.pop("result")
         result["loadhost"] = usage_json(self.result.loadhost)
         for written, generator in zip(result["generators"], self.result.generators):

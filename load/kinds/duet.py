@@ -124,7 +124,8 @@ class Duet(Kind):
             lambda: backend().recreate(nodes, {**bench.cluster_env, **env}, fresh=True)), backend().set_cpus)
         bench.steps.progress.whole_lines = True
         pairs: list[duet_verdict.Pair] = []
-        bench.findings["duet"] = {"builds": [a.as_dict(), b.as_dict()], "slots": list(SLOTS), "pairs": []}
+        bench.findings["duet"] = {"builds": [a.as_dict(), b.as_dict()], "slots": list(SLOTS), "pairs": [],
+                                  "twin_cpus": twins.base["CPUS"]}
         try:
             for number in range(1, self.own(bench.settings).pairs + 1):
                 assignment = dict(zip(SLOTS, (a, b) if number % 2 else (b, a)))
@@ -314,8 +315,9 @@ def said(pair: duet_verdict.Pair) -> str:
 def together(bench, number: int, assignment: dict[str, Build], asks: list[Ask],
              duration_s: int | None = None) -> dict:
     """The asked steps measured at once, each slot's requests to its own port asking for its build, from one
-    start instant; each slot judged on its own requests. A failed search step whose node HAProxy then holds
-    down ends the duet (its steps no longer measure the build)."""
+    start instant; each slot judged on its own requests, recorded with the slots' quotas (twins of node1, each
+    with its build's). A failed search step whose node HAProxy then holds down ends the duet (its steps no
+    longer measure the build)."""
     from load.load_hosts import START_MARGIN_S
     from load.searcher import DOWN_WAIT_S
     # One load host starts both generators itself: a second is ample for two execs to reach it.
@@ -323,9 +325,13 @@ def together(bench, number: int, assignment: dict[str, Build], asks: list[Ask],
     routes = {ask.slot: bench.steps.route_for(node_port(ask.slot), assignment[ask.slot].settings(bench.settings))
               for ask in asks}
 
+    quotas = {slot: float(build_.node.get("CPUS") or bench.findings["duet"]["twin_cpus"])
+              for slot, build_ in assignment.items()}
+
     def one(ask: Ask):
         return bench.steps.measure(ask.slot, number, ask.rate, ask.phase, label=assignment[ask.slot].name,
-                                   route=routes[ask.slot], start_at=start_at, duration_s=duration_s)
+                                   route=routes[ask.slot], start_at=start_at, duration_s=duration_s,
+                                   node_cpus=quotas)
 
     with ThreadPoolExecutor(len(asks)) as pool:
         records = dict(zip((ask.slot for ask in asks), pool.map(one, asks)))

@@ -75,6 +75,18 @@ def test_figures_are_what_the_bench_saw(exported):
         assert check["haproxy_responses"] == pytest.approx(record["responses"], rel=0.01)
 
 
+@pytest.mark.docker  # pmrep in the controller image: on the cluster's worker (tests/conftest.py)
+def test_a_steps_own_quota_is_what_its_nodes_cpu_is_counted_against(exported, tmp_path):
+    """A duet's twin slot ran with another quota than the profile's: its step says so, and its CPU % follows."""
+    _, records = exported
+    [halved] = export.export_run(DATA / "archive", tmp_path, [{**STEPS[-1], "node_cpus": {"node1": 0.25}}],
+                                 {"node1": 0.5})
+    before = next(r for r in records if r["step"] == STEPS[-1]["step"])["host_metrics"]["node1"]
+    assert halved["host_metrics"]["node1"]["cpu_quota"] == 0.25
+    assert halved["host_metrics"]["node1"]["cpu_pct_of_quota"] == pytest.approx(2 * before["cpu_pct_of_quota"],
+                                                                                rel=0.01)
+
+
 def test_instance_labels_and_process_names():
     assert labels("3 code:5xx proxy:nodes server:node1") == {"code": "5xx", "proxy": "nodes",
                                                                      "server": "node1"}
