@@ -129,17 +129,19 @@ def assert_capacity_from_the_steps(steps: list[dict], label: str, capacity: floa
                                    repeat: int | None = None) -> None:
     """A search's capacity as the steps of its run show it: a passing search or confirm step at that rate and a
     failing one above it (the bracket the search found), no failure of that search at or below it after its
-    first recheck (a transient set aside) or its vote (an unsteady rate measured again). A positive number alone
-    would pass a search that never found an edge. With repeats, give `repeat`: each repeat's search has its own
-    bracket (a lower repeat's failure sits below the median)."""
-    own = [s for s in steps if s.get("label") == label and s["phase"] in ("search", "recheck", "confirm", "repeat")
+    first recheck (a transient set aside) or its vote (an unsteady rate measured again). An invalid step (the
+    generator lagged) is no verdict: it is measured again as a retry, whose pass stands for the step it retried.
+    A positive number alone would pass a search that never found an edge. With repeats, give `repeat`: each
+    repeat's search has its own bracket (a lower repeat's failure sits below the median)."""
+    own = [s for s in steps if s.get("label") == label
+           and s["phase"] in ("search", "recheck", "retry", "confirm", "repeat")
            and (repeat is None or s["repeat"] == repeat)]
     assert capacity, (label, capacity)
     assert any(s["passed"] and s["offered_rps"] == capacity for s in own), (label, capacity)
     above = [s["offered_rps"] for s in own if not s["passed"] and s["offered_rps"] > capacity]
     assert above, f"{label}: no failing step above {capacity}/s: not a capacity but a lower bound"
-    rechecked = {s["offered_rps"] for s in own if s["phase"] == "recheck" and s["passed"]}
+    rechecked = {s["offered_rps"] for s in own if s["phase"] in ("recheck", "retry") and s["passed"]}
     voted = {s["offered_rps"] for s in own if s["phase"] == "repeat"}  # unsteady near the knee: a majority of 3
-    contradicting = [s for s in own if not s["passed"] and s["offered_rps"] <= capacity
+    contradicting = [s for s in own if s["valid"] and not s["passed"] and s["offered_rps"] <= capacity
                      and s["offered_rps"] not in rechecked | voted]
     assert not contradicting, (label, capacity, contradicting)
