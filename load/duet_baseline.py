@@ -50,16 +50,18 @@ def keep_war(war: Path, sha256: str) -> str:
     return str(kept)
 
 
-def _war_as_run(path: str, sha_prefix: str, run_id: str) -> Path:
-    """The WAR at `path` when it still holds what the run deployed (its sha256 starts with `sha_prefix`)."""
+def _war_as_run(path: str, sha_prefix: str, run_id: str) -> tuple[Path, str]:
+    """The WAR at `path` and its sha256, when it still holds what the run deployed (its sha256 starts with
+    `sha_prefix`)."""
     war = Path(path)
     if len(sha_prefix) < SHORT_SHA:
         raise BuildNotKept(f"run {run_id} did not record what its WAR {path} held (no sha256)")
     if not war.is_file():
         raise BuildNotKept(f"run {run_id} ran the WAR {path}, which is no longer there")
-    if not war_sha256(str(war)).startswith(sha_prefix):
+    sha = war_sha256(str(war))
+    if not sha.startswith(sha_prefix):
         raise BuildNotKept(f"the WAR {path} changed since run {run_id} deployed it (sha256 {sha_prefix[:16]}…)")
-    return war
+    return war, sha
 
 
 def accepted_build(folder: Path) -> dict[str, str]:
@@ -79,7 +81,7 @@ def accepted_build(folder: Path) -> dict[str, str]:
         war = (run.cluster_settings["APP_WAR"], sha)
     if war:
         path, sha = war
-        words["WAR"] = keep_war(_war_as_run(path, sha, run.run_id), war_sha256(path))
+        words["WAR"] = keep_war(*_war_as_run(path, sha, run.run_id))
     return words
 
 
