@@ -75,7 +75,7 @@ def test_the_database_password_is_in_no_process_configuration_or_repository_file
         assert password not in seen, host
     containers = compose("ps", "--quiet", env=ENV).stdout.split()
     assert password not in run(["docker", "inspect", *containers]).stdout
-    assert run(["git", "grep", "--quiet", "--fixed-strings", password], check=False).returncode == 1
+    assert run(["git", "grep", "--quiet", "--fixed-strings", "-e", password], check=False).returncode == 1
 
 
 @pytest.fixture(scope="module")
@@ -155,7 +155,10 @@ def test_quick_pool_sweep_resumes_after_an_interruption_and_recommends_by_its_ru
     here once recommended 10, then 4): the rule is what is asserted. One round (TUNE_ROUNDS=1), in the order it
     drew: each round costs two more bring-ups and searches, about three minutes here; the rounds' comparison is
     a unit test's (report/test_tune_analysis.py) and a benchmark's (docs/findings.md)."""
-    env = {**ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha", "TUNE_ROUNDS": "1", **QUERY}
+    # From 30/s: node1 served this query workload at 41-88/s in CI whatever its pool, so from the tests' 100/s every
+    # search began with failures, and the warm-up of every node together (3 x START_RATE) failed all its windows.
+    env = {**ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha", "TUNE_ROUNDS": "1", **QUERY,
+           "START_RATE": "30"}
     tune = subprocess.Popen([sys.executable, "-m", "load.tune"], cwd=ROOT, env={**os.environ, **env,
                             "POOLSIZE": "1,10"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             preexec_fn=sigint_as_default)
