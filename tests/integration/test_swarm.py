@@ -154,6 +154,9 @@ def test_failover_kill_on_the_nodes_own_engine(stack_up, tmp_path):
     assert "Docker engine" in result["fault_time"]["source"] and "lab" in result["fault_time"]["source"], result
     assert 0 < result["detection_s"] <= 2, result
     assert result["failed_after_detection_by_kind"] == {}, result
+    # Once node1's new task is UP it may answer its first requests slowly (five over 5 s in CI beside the gate's
+    # duet): those are its return's, on node1 alone; no other node fails then.
+    assert all(kind.endswith("(node1)") for kind in result["failed_after_return_by_kind"]), result
     assert result["time_to_up_s"] is not None, result
     assert make("status", stack_up).stdout.count("(healthy)") == len(HOSTS)
 

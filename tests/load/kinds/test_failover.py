@@ -64,6 +64,19 @@ def test_failures_after_detection_break_the_goals():
     assert result["goals"]["detection within 2 s"]
 
 
+def test_a_slow_answer_from_the_node_back_in_rotation_is_its_returns_not_the_faults():
+    # node1 UP again at 8.9 s; a JVM started anew takes 6 s over its first request at 9.1 s.
+    requests, changes = kill_scenario()
+    slow = haproxy_log.parse_requests(req(9.1, "node1", 200, "----", 6000))
+    result = failover.analyze([*requests, *slow], changes, "node1", T0 + 5.0, T0 + 8.5, T0, T0 + 16)
+    assert result["failed_by_when"] == {"before the fault": 2, "after its return": 1}
+    assert result["failed_after_return_by_kind"] == {"HTTP 200, slower than 5 s (node1)": 1}
+    assert result["failed_after_detection_by_kind"] == {}
+    goals = result["goals"]
+    assert not goals["no failure after its return"]
+    assert goals["no failure accepted after detection"] and goals["failures no more than in flight at the fault"]
+
+
 def test_a_request_sent_in_the_millisecond_of_the_down_event_was_sent_before_detection():
     # A freeze: node1 holds what it gets until the thaw. HAProxy's DOWN event at 5.7998 s and a request it stamped
     # 5.800 s (whole milliseconds) but dispatched in the same millisecond; one a millisecond later is after.
