@@ -54,8 +54,8 @@ def it_down(env: dict[str, str] = IT_ENV) -> None:
 
 
 # A second cluster, for tests that need nothing of the first's state (integration/test_variants.py,
-# test_metrics.py and test_sessions.py): it runs on the other worker, beside the Swarm lab and the VM, so its
-# minutes are not the first cluster's.
+# test_metrics.py, test_sessions.py, test_your_application.py, the freeze and the overload of test_faults.py): it
+# runs on the other worker, beside the Swarm lab, so its minutes are not the first cluster's.
 IT2_ENV = {**IT_ENV, "COMPOSE_PROJECT_NAME": f"{PROJECT}2", "BENCH_NET_PREFIX": "10.89.2"}
 
 
@@ -73,13 +73,14 @@ RUN_LAST = ("test_teardown.py",)
 def pytest_collection_modifyitems(config, items):
     """make test runs two workers (pytest -n 2 --dist loadgroup): on one, every test that runs Docker or Compose
     (marked docker) and the Compose cluster's, in their order; on the other, the unit tests and the integration
-    tests with hosts of their own (OWN_HOSTS: the VM under emulation, the swarm lab, the second cluster), which
-    thus take no minutes of the cluster's own. (The unit tests moved to the other worker again when the gate's
+    tests with hosts of their own (OWN_HOSTS: the VM, the swarm lab, the second cluster; and any test that asks for
+    the second cluster), which thus take no minutes of the cluster's own. (The unit tests moved to the other worker again when the gate's
     test became two duets of four pairs: CI of 2026-11-26 ended the other worker at 34 minutes, the cluster's
     with the gate's test cut short at 33.) Without -n the groups change nothing."""
     for item in items:
         path = Path(str(item.fspath))
-        on_cluster = ((path.parent.name == "integration" and path.name not in OWN_HOSTS)
+        on_cluster = ((path.parent.name == "integration" and path.name not in OWN_HOSTS
+                       and "second_cluster" not in item.fixturenames)
                       or item.get_closest_marker("docker") is not None)
         item.add_marker(pytest.mark.xdist_group("cluster" if on_cluster else "elsewhere"))
     # The teardown check runs last of the cluster's tests.

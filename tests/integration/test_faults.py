@@ -1,4 +1,5 @@
-"""Faults and overload for real, on the real cluster (project capbench-it): bench-failover kills node1 under
+"""Faults and overload for real, the kills on the session's first cluster (project capbench-it), the freeze and
+the overload on the second (capbench-it2, on the other worker): bench-failover kills node1 under
 load and brings it back, its users' sessions stuck to it lost (WORKLOAD=session, LB_STICKY=user); the freeze
 variant, without stickiness, where users lose sessions at every move; bench-stress overloads the cluster and
 watches it recover; a node killed by hand during a bench leaves the run complete with the event recorded. Figures
@@ -23,12 +24,20 @@ from hosts import haproxy_log
 from load import session_loss
 
 ENV = {**IT_ENV, "QUICK": "1", "LOADGEN": "oha"}
-pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
+# The kills run on the session's first cluster (tests/conftest.py); the freeze and the overload on the second, on the
+# other worker, whose tests leave it minutes the first one's have not.
+on_the_first_cluster = pytest.mark.usefixtures("cluster")
 
 
-def bench(kind: str, results: Path, **env: str) -> tuple[subprocess.CompletedProcess, Path, dict]:
-    done = run(["make", "--no-print-directory", f"bench-{kind}"], env={**ENV, "RESULTS_DIR": str(results), **env},
-               timeout=1500)
+@pytest.fixture
+def second(second_cluster) -> dict[str, str]:
+    return {**second_cluster, "QUICK": "1", "LOADGEN": "oha"}
+
+
+def bench(kind: str, results: Path, cluster_env: dict[str, str] = ENV,
+          **env: str) -> tuple[subprocess.CompletedProcess, Path, dict]:
+    done = run(["make", "--no-print-directory", f"bench-{kind}"],
+               env={**cluster_env, "RESULTS_DIR": str(results), **env}, timeout=1500)
     run_dir = only_run(results)
     return done, run_dir, json.loads((run_dir / "summary.json").read_text())
 
@@ -49,10 +58,11 @@ def lost_before_the_fault(run_dir: Path, result: dict) -> tuple[float, list[hapr
     return fault, session_loss.lost_between(requests, start, fault)
 
 
-def lb_requests_logging() -> str:
-    return compose("exec", "-T", "lb", "sh", "-c", "echo $LB_LOG_REQUESTS", env=ENV).stdout.strip()
+def lb_requests_logging(cluster_env: dict[str, str] = ENV) -> str:
+    return compose("exec", "-T", "lb", "sh", "-c", "echo $LB_LOG_REQUESTS", env=cluster_env).stdout.strip()
 
 
+@on_the_first_cluster
 def test_failover_kill_is_detected_and_the_node_comes_back(tmp_path):
     # Users with sessions, stuck to their node: only the killed node's users lose theirs.
     # node1 is killed 20 s in and started 20 s later; its JVM took up to 17 s more to pass HAProxy's checks beside
@@ -96,9 +106,9 @@ def test_failover_kill_is_detected_and_the_node_comes_back(tmp_path):
     assert "node1" in compose("ps", "--status", "running", "--services", env=ENV).stdout.split()
 
 
-def test_failover_freeze_is_detected_and_thawed(tmp_path):
+def test_failover_freeze_is_detected_and_thawed(second, tmp_path):
     # Users with sessions and no stickiness: the round robin moves them, and they lose their sessions fault or not.
-    _, _, summary = bench("failover", tmp_path, FAULT="freeze", FAULT_NODE="node2", FAILOVER_RATE="150",
+    _, _, summary = bench("failover", tmp_path, second, FAULT="freeze", FAULT_NODE="node2", FAILOVER_RATE="150",
                           MONITOR="off", WORKLOAD="session")
     result = summary["failover"]
     assert summary["status"] == "complete" and result["fault"] == "freeze" and result["node"] == "node2"
@@ -109,13 +119,14 @@ def test_failover_freeze_is_detected_and_thawed(tmp_path):
     # after HAProxy marked it down fails.
     assert result["failed"] <= result["in_flight_at_fault"] + result["sent_to_node_before_detection"], result
     assert "after detection" not in result["failed_by_when"], result
-    assert compose("ps", "--format", "{{.Service}} {{.State}}", env=ENV).stdout.count("paused") == 0
+    assert compose("ps", "--format", "{{.Service}} {{.State}}", env=second).stdout.count("paused") == 0
     sessions = result["sessions"]
     assert sessions["step"]["lost"] > sessions["from_fault"]["lost"] > 0, sessions
 
 
-def test_stress_overloads_and_the_run_says_how_it_recovered(tmp_path):
-    done, run_dir, summary = bench("stress", tmp_path, STRESS_CAPACITY="300", STRESS_OVER_S="20", MONITOR="off")
+def test_stress_overloads_and_the_run_says_how_it_recovered(second, tmp_path):
+    done, run_dir, summary = bench("stress", tmp_path, second, STRESS_CAPACITY="300", STRESS_OVER_S="20",
+                                   MONITOR="off")
     result = summary["stress"]
     assert summary["status"] == "complete"
     assert result["rates_rps"] == {"before": 150.0, "overload": 600.0, "recovery": 150.0}
@@ -128,9 +139,10 @@ def test_stress_overloads_and_the_run_says_how_it_recovered(tmp_path):
     assert recover_s is not None and 0 <= recover_s <= 40 - 5, result
     assert "stress: overload at 600/s" in done.stdout and f"recovered {recover_s:g} s after the load fell" in done.stdout
     assert "Overload: cluster at 600.0/s" in (run_dir / "report.html").read_text()
-    assert lb_requests_logging() == "0"
+    assert lb_requests_logging(second) == "0"
 
 
+@on_the_first_cluster
 def test_a_node_killed_during_a_bench_is_recorded_and_the_run_completes(tmp_path):
     env = {**os.environ, **ENV, "RESULTS_DIR": str(tmp_path), "MONITOR": "off"}
     it_up()
