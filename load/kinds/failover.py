@@ -170,7 +170,7 @@ def analyze(requests: list[haproxy_log.Request], changes: list[haproxy_log.State
         "goals": {"detection within 2 s": detection is not None and detection <= DETECTION_GOAL_S,
                   "failures no more than in flight at the fault": len(failed) - len(after_return) <= len(in_flight),
                   "no failure accepted after detection": down is not None and after_detection == 0,
-                  "no failure after its return": up is not None and not after_return},
+                  "no failure after its return": not after_return},
         "per_second": haproxy_log.per_second(requests, start, end),
     }
 
