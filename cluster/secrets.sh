@@ -11,8 +11,9 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 file=$root/.capbench/secrets.env
 db_dir=$root/.capbench/secrets
-# Letters, digits, '.' and '_' only: a password that began with '-' would read as an option to any tool handed it.
-random_password() { head -c 18 /dev/urandom | base64 | tr '+/' '._'; }
+# Letters, digits and '_' only (db/start admits A-Z a-z 0-9 _ -): one that began with '-' would read as an option
+# to any tool handed it.
+random_password() { head -c 18 /dev/urandom | base64 | tr '+/' '_z'; }
 mkdir -p "$root/.capbench"
 if [ ! -s "$file" ]; then
     (umask 077; printf 'STATS_USER=capbench\nSTATS_PASSWORD=%s\n' "$(random_password)" > "$file.tmp")

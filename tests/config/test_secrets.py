@@ -1,6 +1,7 @@
 """No secrets in the repository: every file Git tracks (and every file that would be committed now) is scanned
 for private keys, cloud and forge tokens and passwords written as literals; the generated credentials stay
-ignored by Git. The patterns are the usual ones of secret scanners; each is shown to catch its kind."""
+ignored by Git, and every password the generator writes is one the database admits. The patterns are the usual
+ones of secret scanners; each is shown to catch its kind."""
 from __future__ import annotations
 
 import re
@@ -83,3 +84,14 @@ def test_generated_credentials_are_ignored_by_git():
     for path in (".capbench/secrets.env", ".vagrant/machines/lb/libvirt/private_key"):
         done = subprocess.run(["git", "check-ignore", "--quiet", path], cwd=ROOT)
         assert done.returncode == 0, f"{path} is not ignored by Git"
+
+
+def test_every_generated_password_is_one_the_database_admits_and_no_tool_reads_as_an_option():
+    # cluster/secrets.sh's generator, run as that script defines it, against db/start's own rule.
+    [generator] = [line for line in (ROOT / "cluster" / "secrets.sh").read_text().splitlines()
+                   if line.startswith("random_password()")]
+    [rule] = re.findall(r"\$password =~ (\S+) \]\]", (ROOT / "db" / "start").read_text())
+    passwords = subprocess.run(["bash", "-c", f"{generator}\nfor _ in $(seq 300); do random_password; done"],
+                               capture_output=True, text=True, check=True).stdout.split()
+    assert len(passwords) == 300
+    assert all(re.fullmatch(rule, p) and not p.startswith("-") for p in passwords), rule
