@@ -73,10 +73,10 @@ RUN_LAST = ("test_teardown.py",)
 def pytest_collection_modifyitems(config, items):
     """make test runs two workers (pytest -n 2 --dist loadgroup): on one, every test that runs Docker or Compose
     (marked docker) and the Compose cluster's, in their order; on the other, the unit tests and the integration
-    tests with hosts of their own (OWN_HOSTS: the VM, the swarm lab, the second cluster; and any test that asks for
-    the second cluster), which thus take no minutes of the cluster's own. (The unit tests moved to the other worker again when the gate's
-    test became two duets of four pairs: CI of 2026-11-26 ended the other worker at 34 minutes, the cluster's
-    with the gate's test cut short at 33.) Without -n the groups change nothing."""
+    tests with hosts of their own (OWN_HOSTS: the VM, the swarm lab, the second cluster; and any test that asks
+    for the second cluster), which thus take no minutes of the cluster's own. (The unit tests moved to the other
+    worker again when the gate's test became two duets of four pairs: CI of 2026-11-26 ended the other worker at
+    34 minutes, the cluster's with the gate's test cut short at 33.) Without -n the groups change nothing."""
     for item in items:
         path = Path(str(item.fspath))
         on_cluster = ((path.parent.name == "integration" and path.name not in OWN_HOSTS

@@ -144,8 +144,12 @@ def analyze(requests: list[haproxy_log.Request], changes: list[haproxy_log.State
     first_answer = min((r.end for r in requests if r.server == node and not r.failed and recovered_at is not None
                         and r.received >= recovered_at), default=None)
     detection = round(down - fault_at, 3) if down is not None else None
-    after_detection = sum(1 for r in failed if accepted(r) == "after detection")
-    after_return = [r for r in failed if accepted(r) == AFTER_RETURN]
+    when = [accepted(r) for r in failed]
+    after_detection = [r for r, w in zip(failed, when) if w == "after detection"]
+    after_return = [r for r, w in zip(failed, when) if w == AFTER_RETURN]
+
+    def by_kind(these: list[haproxy_log.Request]) -> dict[str, int]:
+        return dict(Counter(f"{r.kind} ({r.server})" for r in these).most_common())
     return {
         "fault_s": rel(fault_at), "detected_s": rel(down), "recovered_s": rel(recovered_at), "up_s": rel(up),
         "first_answer_s": rel(first_answer),
@@ -155,13 +159,10 @@ def analyze(requests: list[haproxy_log.Request], changes: list[haproxy_log.State
         if first_answer is not None and recovered_at is not None else None,
         "requests": len(requests), "in_flight_at_fault": len(in_flight) + unlogged,
         "failed": len(failed) + unlogged, "closed_unlogged": unlogged,
-        "failed_by_kind": dict(Counter(f"{r.kind} ({r.server})" for r in failed).most_common()
-                               + ([(UNLOGGED_KIND, unlogged)] if unlogged else [])),
-        "failed_by_when": dict(Counter(accepted(r) for r in failed)
-                               + Counter({"in flight when its node's connection broke": unlogged})),
-        "failed_after_detection_by_kind": dict(Counter(f"{r.kind} ({r.server})" for r in failed
-                                                       if accepted(r) == "after detection").most_common()),
-        "failed_after_return_by_kind": dict(Counter(f"{r.kind} ({r.server})" for r in after_return).most_common()),
+        "failed_by_kind": {**by_kind(failed), **({UNLOGGED_KIND: unlogged} if unlogged else {})},
+        "failed_by_when": dict(Counter(when) + Counter({"in flight when its node's connection broke": unlogged})),
+        "failed_after_detection_by_kind": by_kind(after_detection),
+        "failed_after_return_by_kind": by_kind(after_return),
         "failed_times_s": [rel(r.end) for r in failed][:2000],
         "redispatched": sum(1 for r in requests if r.redispatched),
         # A frozen node still accepts connections: what HAProxy sends it until its checks fail waits for the thaw.
@@ -169,7 +170,7 @@ def analyze(requests: list[haproxy_log.Request], changes: list[haproxy_log.State
                                              and fault_at <= r.received < down + SAME_MOMENT_S),
         "goals": {"detection within 2 s": detection is not None and detection <= DETECTION_GOAL_S,
                   "failures no more than in flight at the fault": len(failed) - len(after_return) <= len(in_flight),
-                  "no failure accepted after detection": down is not None and after_detection == 0,
+                  "no failure accepted after detection": down is not None and not after_detection,
                   "no failure after its return": not after_return},
         "per_second": haproxy_log.per_second(requests, start, end),
     }

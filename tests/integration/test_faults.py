@@ -23,7 +23,8 @@ from conftest import IT_ENV, ROOT, compose, it_up, only_run, run, steps_of
 from hosts import haproxy_log
 from load import session_loss
 
-ENV = {**IT_ENV, "QUICK": "1", "LOADGEN": "oha"}
+SETTINGS = {"QUICK": "1", "LOADGEN": "oha"}
+ENV = {**IT_ENV, **SETTINGS}
 # The kills run on the session's first cluster (tests/conftest.py); the freeze and the overload on the second, on the
 # other worker, whose tests leave it minutes the first one's have not.
 on_the_first_cluster = pytest.mark.usefixtures("cluster")
@@ -31,7 +32,7 @@ on_the_first_cluster = pytest.mark.usefixtures("cluster")
 
 @pytest.fixture
 def second(second_cluster) -> dict[str, str]:
-    return {**second_cluster, "QUICK": "1", "LOADGEN": "oha"}
+    return {**second_cluster, **SETTINGS}
 
 
 def bench(kind: str, results: Path, cluster_env: dict[str, str] = ENV,
