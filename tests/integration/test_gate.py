@@ -91,7 +91,8 @@ def test_a_duet_gate_catches_a_slower_build_and_holds_the_same_one(tmp_path):
     searches = json.loads((run_dir / "summary.json").read_text())["targets"]
     for build in ("A", "B"):
         for search in searches[build]["searches"]:
-            assert_capacity_from_the_steps(steps, build, search["capacity_rps"], repeat=search["repeat"])
+            assert_capacity_from_the_steps(steps, build, search["capacity_rps"], repeat=search["repeat"],
+                                           set_aside=len(search["set_aside_rps"]))
     # Measured together: every search step of one slot began within a second of a step of the other.
     starts = {s["step"]: (s["target"], s["start_epoch"]) for s in steps if s["phase"] != "warmup"}
     for target, began in starts.values():
