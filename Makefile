@@ -16,6 +16,9 @@ OHA := .capbench/tools/oha/bin/oha
 # The Prometheus JMX exporter java agent the nodes load (JVM and Tomcat metrics for PCP), from Maven Central.
 JMX_AGENT_VERSION := 1.0.1
 JMX_AGENT := .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar
+# async-profiler's converter: flame graphs of the nodes' JFR recordings, drawn on this machine (profiling/).
+JFR_CONVERTER_VERSION := 4.1
+JFR_CONVERTER := .capbench/tools/jfr-converter/jfr-converter.jar
 JUNIT_XSD := .capbench/tools/junit/junit-10.xsd
 # Where the cluster runs: compose (containers here), vagrant (VMs, see Vagrantfile) or swarm (a stack on a
 # Docker Swarm of several machines, placed by the hosts file: hosts/swarm_hosts.py). Unset, the one whose hosts
@@ -42,7 +45,7 @@ setup: ## install what is missing (Docker, Compose, base image, Python tools, oh
 $(WAR): $(WEBAPP_SOURCES)
 	cd webapp && mvn -B -q -DskipTests package
 
-$(VENV)/.installed: requirements.txt requirements-test.txt
+$(VENV)/.installed: requirements.txt requirements-test.txt | $(JFR_CONVERTER)
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-test.txt
 	touch $@
@@ -55,6 +58,11 @@ $(JUNIT_XSD): requirements-test.txt | $(VENV)/.installed
 		--no-binary :all: -d $(@D)/sdist "$$(grep -E '^pytest==' requirements-test.txt)" \
 		&& tar -xzf $(@D)/sdist/pytest-*.tar.gz -C $(@D) --strip-components=3 --wildcards \
 		'*/testing/example_scripts/junit-10.xsd' && rm -rf $(@D)/sdist && touch $@
+
+$(JFR_CONVERTER): Makefile
+	mvn -B -q dependency:copy -Dartifact=tools.profiler:jfr-converter:$(JFR_CONVERTER_VERSION) \
+		-Dmdep.stripVersion=true -DoutputDirectory=$(@D)
+	touch $@
 
 $(OHA): load/install-oha.sh
 	@load/install-oha.sh

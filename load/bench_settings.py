@@ -28,6 +28,7 @@ VARIANTS = ("v1", "v1-nosync", "v2", "v3")
 SCENARIOS = ("session", "single")
 WORKLOADS = ("grind", "query", "session")
 LOADGENS = ("auto", "oha", "wrk2")
+JFR_MODES = ("auto", "on", "off")
 MAX_CONNECTIONS = 4000  # HAProxy's frontend maxconn (haproxy/haproxy.cfg)
 # wrk2 spends its first 10 s calibrating and resets its latency histogram after them; 10 s more are measured.
 WRK2_CALIBRATION_S = 10
@@ -53,6 +54,22 @@ class Query:
     write_pct: int = setting("QUERY_WRITE_PCT", "0", integer(0, 100),
                              "share of statements followed by an update of the user's account (%)")
     calls: int = setting("QUERY_CALLS", "1", integer(1, 20), "statements per request")
+
+
+@dataclass(frozen=True)
+class Jfr:
+    """The profile at each capacity found (load/profile_step.py)."""
+    at_capacity: str = setting("JFR", "auto", choice(JFR_MODES),
+                               "on: after each capacity search, one step at the capacity found with JDK Flight "
+                               "Recorder on every node in rotation, beside one without it (the overhead): flame "
+                               "graphs and tables in the report (a duet: both slots after its last pair, and what "
+                               "B spends more on than A); auto: on for bench-variants, off elsewhere")
+    seconds: int = setting("JFR_STEP_S", "60", integer(5, 3600),
+                           "the profiled step's length, and its unprofiled twin's (s): CPU samples come every "
+                           "10 ms from at most 5 running threads, so a short step gives few", quick="10")
+    pairs: int = setting("JFR_PAIRS", "1", integer(1, 20),
+                         "pairs of an unprofiled and a profiled step at each capacity, their order alternating: "
+                         "several give the overhead's spread (the first profiled step's recordings are kept)")
 
 
 @dataclass(frozen=True)
@@ -104,6 +121,7 @@ class BenchSettings:
     monitor: bool = setting("MONITOR", "on", switch(("on", "off"), "on"),
                             "on: PCP logs every host during the run and each step gets the hosts' figures; off: "
                             "nothing logs (make bench-overhead compares the two)")
+    jfr: Jfr = nested(Jfr)
     kinds: dict[str, Any] = field(default_factory=dict)
     # SCENARIO_FILE read and checked (load_settings); None without one.
     user_scenario: scenarios.UserScenario | None = None

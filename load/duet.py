@@ -142,6 +142,10 @@ def node_problems(*builds: Build) -> list[str]:
     return problems
 
 
+# What Twins.place changed.
+RE_CREATED, QUOTAS = "re-created", "quotas"
+
+
 class Twins:
     """The slots' nodes: what each runs with now, and re-creating one when its build needs other settings.
     `recreate(nodes, env)` re-creates nodes at once with the cluster's settings `env` over the run's (monitoring
@@ -165,20 +169,21 @@ class Twins:
     def wanted(self, build_: Build) -> dict[str, str]:
         return {**self.base, **build_.node}
 
-    def place(self, assignment: dict[str, Build], fresh: bool = False) -> bool:
-        """Each slot's node with its build's settings; True when they were re-created. When one slot's node must
-        be, both are, and with `fresh` (a duet's start) always: a JVM just started is slower for minutes
-        (compiling, sizing its heap), and two slots of different ages would measure that."""
+    def place(self, assignment: dict[str, Build], fresh: bool = False) -> str:
+        """Each slot's node with its build's settings; what changed: RE_CREATED, QUOTAS (the running nodes' CPU
+        quotas alone) or "" (nothing). When one slot's node must be re-created, both are, and with `fresh` (a duet's
+        start) always: a JVM just started is slower for minutes (compiling, sizing its heap), and two slots of
+        different ages would measure that."""
         wanted = {node: self.wanted(build_) for node, build_ in assignment.items()}
         if not fresh and all(wanted[node] == self.running[node] for node in assignment):
-            return False
+            return ""
         if not fresh and self._quotas_alone(wanted):
-            return False
+            return QUOTAS
         for node, build_ in assignment.items():
             shown = {k: v for k, v in wanted[node].items() if k in TWIN_KEYS or v != self.base[k]}
             say(f"duet: {node} re-created for build {build_.name} ({', '.join(f'{k}={v}' for k, v in shown.items())})")
         self._recreate(wanted)
-        return True
+        return RE_CREATED
 
     def _recreate(self, wanted: dict[str, dict[str, str]]) -> None:
         """The nodes re-created at once with their settings (together where the backend can)."""

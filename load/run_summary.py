@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from hosts.topology import IN_ROTATION
+from load.profile_step import brief
 from load.progress import say
 from load.searcher import DOWN_WAIT_S
 from rundata import jsonl
@@ -47,6 +48,10 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
     except Exception as problem:  # noqa: BLE001 — what was measured is kept; the kind's analysis says it failed
         summary["summary_error"] = f"{type(problem).__name__}: {problem}"
         say(f"warning: the {bench.kind.name} analysis failed ({summary['summary_error']}); the steps are kept")
+    profiles = bench.findings.get("profiles")
+    if profiles:  # whole in profiles.json; the summary says where each profile is and what it cost
+        jsonl.write_json(bench.paths.analysis("profiles"), profiles)
+        summary["profiles"] = brief(profiles)
     summary["elapsed_s"] = round(time.time() - started, 1)
     return summary
 

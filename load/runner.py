@@ -12,7 +12,8 @@ from pathlib import Path
 from hosts import haproxy, jvm
 from hosts.backend import ClusterError, backend
 from hosts.cluster_settings import cluster_settings, profile_name, with_application
-from hosts.topology import NODES
+from hosts.topology import IN_ROTATION, NODES
+from load import profile_step
 from load.balancing import Balancer, LbEvents
 from load.bench_settings import BenchSettings
 from load.calibration_probe import calibrate
@@ -53,6 +54,7 @@ class Bench:
         self.version = "unknown"
         self.findings: dict[str, object] = {}  # what a kind measured beyond searches, for its summarize()
         self.calibration: dict | None = None  # the machine's speed at the start (load/calibration_probe.py)
+        self.profiling = profile_step.wanted(settings, kind)
         planned = kind.planned_searches(settings) if searches is None else searches
         progress = Progress(planned, settings.step_s, StepRunner.SETTLE_AFTER_PASS_S,
                             kind.steps_per_search(settings) or STEPS_PER_SEARCH_GUESS)
@@ -69,8 +71,14 @@ class Bench:
         return self.steps.settings
 
     def search(self, target: str, label: str | None = None, repeats: int | None = None,
-               estimate: float | None = None) -> None:
+               estimate: float | None = None, profile: bool = True) -> None:
+        """The target's searches; then, when the run profiles (JFR) and `profile`, the profile
+        at the capacity found."""
+        if profile and self.profiling:
+            profile_step.load_recorders(IN_ROTATION[target])  # before the search: its warm-up absorbs the loading
         self.searcher.search(target, label, repeats, estimate)
+        if profile and self.profiling:
+            profile_step.profile_at_capacity(self, target, label or target)
 
     def capacity(self, label: str) -> float | None:
         return self.searcher.capacity(label)

@@ -15,13 +15,17 @@ from hosts.haproxy_log import Request
 
 def _answered(requests: list[Request]):
     """Each answered /session request in the order HAProxy received them, with the node that held the user's
-    session before it (None: the user's first)."""
-    held_on: dict[str, str] = {}  # user → the node that last answered with their session
+    session before it (None: the user's first). A user has a session once an answer carrying it came back: a
+    request sent while the user's first was still unanswered could not carry its cookie, and a "new" then loses
+    nothing (in CI a new user's two first requests, 140 ms apart, went to node2 and node1 before the first
+    answer)."""
+    answers: dict[str, list[tuple[float, str]]] = {}  # user → (when each answer came back, from which node)
     for request in sorted(requests, key=lambda r: r.received):
         if request.status != 200 or request.user is None or request.session not in ("found", "new"):
             continue
-        yield request, held_on.get(request.user)
-        held_on[request.user] = request.server
+        back = [answer for answer in answers.get(request.user, ()) if answer[0] <= request.received]
+        yield request, max(back)[1] if back else None
+        answers.setdefault(request.user, []).append((request.end, request.server))
 
 
 def lost_between(requests: list[Request], start: float, end: float) -> list[Request]:

@@ -12,10 +12,10 @@ from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, sele
 
 from analysis import calibration, efficiency, hints, usl_fit
 from metrics.catalogue import SHOWN
-from report import figures
+from report import figures, profiles
 from report.sections import Figure, ReportSection, RunResults
 from rundata import jsonl, workload
-from rundata.records import SEARCH_PHASES, StepRecord, read_steps
+from rundata.records import AT_CAPACITY_PHASES, SEARCH_PHASES, StepRecord, read_steps
 from rundata.run import RunRecord, node_values, nodes_of
 from rundata.summary import Summary, TargetSummary, of_label, serving_nodes
 
@@ -48,7 +48,7 @@ def capacity_step(target: str | None, summary_target: TargetSummary, records: li
     if at is not None:
         return next((r for r in records if r.step == at), None)
     cap = summary_target.capacity_rps
-    passed = [r for r in records if target in (None, r.target) and r.passed and r.phase != "evidence"]
+    passed = [r for r in records if target in (None, r.target) and r.passed and r.phase not in AT_CAPACITY_PHASES]
     nearest = min((r.result.offered_rps for r in passed), key=lambda rate: (abs(rate - cap), rate),
                   default=None) if cap is not None else None
     at_rate = [r for r in passed if r.result.offered_rps == nearest]
@@ -128,6 +128,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
     grinding = run.settings.get("workload", "grind") == "grind" and not run.settings.get("scenario_file")
     made: list[Figure] = []
     rows, hint_blocks, spectra = [], [], {}
+    recorded = results.analysis("profiles") or {}
     for target, t in summary.targets.items():
         name = target.split()[0] if target.split()[0] in (*nodes, "cluster") else target
         cap = t.capacity_rps
@@ -136,11 +137,11 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
             made.append((f"{target}: capacity summary",
                          figures.capacity_summary(name, steps_of, cap, t0, fig_dir / f"capacity-{slug(target)}.png",
                                                   nodes, title=target, events=summary.lb_events)))
-        own = [r for r in records if of_label(r, target) and r.phase != "evidence"]
+        own = [r for r in records if of_label(r, target) and r.phase not in AT_CAPACITY_PHASES]
         at = capacity_step(None, t, own)
         up = next_step_up(None, cap, own)
         metrics = at.host_metrics if at else None
-        found = hints.hints_for(metrics, at.result) if at else []
+        found = profiles.cited(hints.hints_for(metrics, at.result) if at else [], recorded.get(target))
         hint_blocks.append({"target": target, "step": at, "hints": [asdict(h) for h in found],
                             "monitored": metrics is not None, "next_up": up,
                             "nodes": {node: [f.get(x.name) for x in SHOWN] for node, f in serving_nodes(metrics).items()}})
@@ -169,7 +170,8 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
         calibration=machine, calibration_ms=calibration.node_ms(machine), caveat=efficiency.caveat, grinding=grinding,
         noise_pct=noise_band_pct(run, summary), **section.values(results),
         figures=[{"title": title, "src": _inline(path), "file": path.name} for title, path in made],
-        profile=profile_rows(run), thresholds=thresholds(), shown=[f.heading for f in SHOWN])
+        profile=profile_rows(run), thresholds=thresholds(), shown=[f.heading for f in SHOWN],
+        profiles=profiles.blocks(results))
     out = run_dir / "report.html"
     tmp = out.with_suffix(".html.tmp")
     tmp.write_text(html)

@@ -59,6 +59,13 @@ class RunPaths:
     def report(self) -> Path:
         return self.root / "report.html"
 
+    @property
+    def profiles(self) -> Path:
+        """Each profiled step's recordings (.jfr), flame graphs and heap histograms (load/profile_step.py); made on
+        demand."""
+        self.root.joinpath("profiles").mkdir(exist_ok=True)
+        return self.root / "profiles"
+
     def analysis(self, name: str) -> Path:
         """A bench kind's whole analysis beside the summary (failover.json, stress.json)."""
         return self.root / f"{name}.json"

@@ -21,6 +21,9 @@ SOCKET_ERROR_KINDS = ("connect", "read", "write", "timeout", "other")
 # The phases of a capacity search's steps (load/capacity_search.py): grow, measure a first failure again, bisect,
 # confirm the capacity, vote at an unsteady knee, and measure again a step the load host made invalid.
 SEARCH_PHASES = ("search", "recheck", "confirm", "repeat", "retry")
+# Steps at a capacity already found, outside its search: thread dumps (bench-variants' evidence), and the profile's
+# pair (load/profile_step.py). No capacity figure is taken from them.
+AT_CAPACITY_PHASES = ("evidence", "unprofiled", "profiled")
 # A generator held back by its CPU quota in more than this share of the quota's periods, or (the report's hint)
 # one that sent more than this share of the intended requests behind its own schedule, can move the p99 (the
 # SLO's figure) by its own doing. The verdict (load/step.py) and the report's hint read this one figure.
@@ -209,8 +212,8 @@ class StepRecord:
     """One line of steps.jsonl: where and when a step ran, what it measured, and its verdict."""
     run_id: str = doc("the run it belongs to")
     step: int = doc("its number in the run, from 1")
-    phase: str = doc("warmup, a SEARCH_PHASES one, evidence, selfcheck, usl, failover, before, overload, recovery, "
-                     "companion or common (a duet's)")
+    phase: str = doc("warmup, a SEARCH_PHASES one, evidence, unprofiled or profiled (AT_CAPACITY_PHASES), "
+                     "selfcheck, usl, failover, before, overload, recovery, companion or common (a duet's)")
     target: str = doc("node1..N, cluster, or lb (self-check)")
     repeat: int = doc("the search's repeat")
     url: str = doc("the URL requested (the scenario's base)")

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from rundata import workload
-from rundata.records import StepRecord, doc, known
+from rundata.records import AT_CAPACITY_PHASES, StepRecord, doc, known
 
 SUMMARY_SCHEMA = "capbench-summary/1"
 
@@ -66,6 +66,8 @@ class Summary:
                                           default=None)
     monitoring: dict | None = doc("PCP's account of the run (MONITOR=on)", default=None)
     summary_error: str | None = doc("why the kind's analysis failed (what was measured is kept)", default=None)
+    profiles: dict | None = doc("JFR=on: per label, the profile at its capacity: its pairs of steps, the overhead "
+                                "over them, each node's files (the tables whole in profiles.json)", default=None)
     load_hosts: dict | None = doc("several load hosts: each one's share and CPU (rundata/generators.py)",
                                   default=None)
     # The kinds' own sections, each read by its kind's report section (load/kinds/<kind>.py).
@@ -143,11 +145,11 @@ def target_summary(searches: list[dict]) -> dict:
 
 def steps_at(records: list[StepRecord], label: str, capacity: float | None) -> list[StepRecord]:
     """The label's passed steps at the capacity found, in order (none for no capacity; with REPEATS the
-    median's rate may not have been measured). Evidence steps (thread dumps) are left out."""
+    median's rate may not have been measured). Steps at a capacity already found (AT_CAPACITY_PHASES) are left out."""
     if capacity is None:
         return []
     return [r for r in records if of_label(r, label) and r.passed and r.result.offered_rps == capacity
-            and r.phase != "evidence"]
+            and r.phase not in AT_CAPACITY_PHASES]
 
 
 def metrics_at(records: list[StepRecord], label: str, capacity: float | None) -> dict | None:
@@ -157,7 +159,7 @@ def metrics_at(records: list[StepRecord], label: str, capacity: float | None) ->
     at = [r for r in steps_at(records, label, capacity) if r.host_metrics is not None]
     if not at and capacity is not None:
         logged = [r for r in records if of_label(r, label) and r.passed and r.host_metrics is not None
-                  and r.phase != "evidence"]
+                  and r.phase not in AT_CAPACITY_PHASES]
         nearest = min((r.result.offered_rps for r in logged), key=lambda rate: (abs(rate - capacity), rate),
                       default=None)
         at = [r for r in logged if r.result.offered_rps == nearest]

@@ -46,6 +46,9 @@ rendered=$CATALINA_BASE/temp
 java_opts=(
     "-Xms$JVM_HEAP" "-Xmx$JVM_HEAP" "${gc_options[@]}" -XX:+ExitOnOutOfMemoryError
     -Xlog:gc:file=/var/log/capbench/gc.log:time,uptimemillis,level,tags:filecount=5,filesize=20m
+    # JDK Flight Recorder records nothing until the harness starts it (profiling/); its default 64 frames cut
+    # Tomcat's stacks short of the servlet's caller.
+    -XX:FlightRecorderOptions=stackdepth=256
     # JVM and Tomcat metrics for PCP (metrics/jmx-exporter.yaml), served on loopback only.
     -javaagent:/opt/capbench/lib/jmx_prometheus_javaagent.jar=127.0.0.1:9404:/opt/capbench/lib/jmx-exporter.yaml
 )

@@ -26,6 +26,7 @@ class Kind:
     compares = ""
     users = True  # its requests are the scenario's (the user dataset goes to the load host), not a fixed URL
     reports = True  # tables, a history line and report.html at the end
+    profiles_by_default = False  # JFR=auto profiles at each capacity it finds
     gated = False  # make gate may measure a build with it: its targets' capacities are searched, with repeats
     section: ReportSection | None = None  # its own part of report.html (None: the shared page alone)
     # Its own settings: a frozen dataclass of load/setting_fields.setting() fields (and a problems() method for

@@ -14,7 +14,8 @@ from hosts import haproxy
 from hosts.backend import ClusterError, backend
 from hosts.cluster_settings import grinder_path
 from hosts.topology import NODES, node_port
-from load.duet import SLOTS, Build, Twins, build, build_rule, node_problems
+from load import duet_profile, profile_step
+from load.duet import RE_CREATED, SLOTS, Build, Twins, build, build_rule, node_problems
 from load.kinds.base import Kind, KindSettings
 from load.lockstep import Ask, SearchPlan, search_together
 from load.progress import say
@@ -46,7 +47,8 @@ class DuetSettings(KindSettings):
                          "pairs of searches (A and B together, slots swapped each pair); 5 reach 93.75 % confidence")
     common_pct: int = setting("DUET_COMMON_PCT", "80", integer(0, 95),
                               "with MONITOR=on, after each pair's searches, one step at this % of the lower capacity "
-                              "on both slots: each build's CPU per request and p99 at the same rate (0: none)")
+                              "on both slots: each build's CPU per request and p99 at the same rate (0: none); with "
+                              "JFR=on, the rate both builds are profiled at (0: the lower capacity)")
 
     def problems(self) -> list[str]:
         problems = [] if len(NODES) >= len(SLOTS) else [
@@ -112,7 +114,7 @@ class Duet(Kind):
     description = "build B against build A, measured together on twin slots (DUET_A= DUET_B= DUET_PAIRS= QUICK=1 ...)"
     targets = ("A", "B")
     own_settings = DuetSettings
-    section = ReportSection(REPORT, report_values, report_figures, capacity_figures=False)
+    section = ReportSection(REPORT + duet_profile.REPORT, report_values, report_figures, capacity_figures=False)
     gated = False  # make gate runs it itself (GATE_MODE=duet): its verdict comes from the pairs
 
     def planned_searches(self, settings) -> int:
@@ -126,17 +128,37 @@ class Duet(Kind):
         pairs: list[duet_verdict.Pair] = []
         bench.findings["duet"] = {"builds": [a.as_dict(), b.as_dict()], "slots": list(SLOTS), "pairs": [],
                                   "twin_cpus": twins.base["CPUS"]}
+        last = self.own(bench.settings).pairs
         try:
-            for number in range(1, self.own(bench.settings).pairs + 1):
+            for number in range(1, last + 1):
                 assignment = dict(zip(SLOTS, (a, b) if number % 2 else (b, a)))
-                moved = twins.place(assignment, fresh=number == 1)
-                if number == 1 or moved:
+                changed = twins.place(assignment, fresh=number == 1)
+                if changed == RE_CREATED:
                     self.route(bench)
+                loading = number == last and bench.profiling
+                if loading:  # a JVM whose recorder was just loaded runs slower for about half a minute
+                    profile_step.load_recorders(SLOTS)
+                if changed or loading:  # with quotas alone too: a JVM that ran on the smaller one compiled less
                     self.warm_up(bench, assignment)
                 pairs.append(self.pair(bench, number, assignment))
                 bench.findings["duet"]["pairs"] = [p.as_dict() for p in pairs]
+            if bench.profiling:
+                self.profile(bench, last, assignment, pairs[-1])
         finally:
             twins.restore()
+
+    def profile(self, bench, number: int, assignment: dict[str, Build], made: duet_verdict.Pair) -> None:
+        """Both slots profiled as the last pair left them (load/duet_profile.py)."""
+        rate = duet_profile.rate(self.own(bench.settings).common_pct, made.a.capacity_rps, made.b.capacity_rps)
+        if rate is None:
+            say("the duet is not profiled: a build had no capacity in the last pair")
+            return
+        try:
+            duet_profile.profile_both(bench, assignment, rate, lambda asks, seconds: together(
+                bench, number, assignment, asks, duration_s=seconds))
+        except ClusterError as problem:  # after the pairs: their verdict stands without it
+            bench.findings["duet"]["profile_problem"] = str(problem)
+            say(f"the duet's profile failed: {problem}; the pairs stand")
 
     @staticmethod
     def route(bench) -> None:
@@ -158,7 +180,9 @@ class Duet(Kind):
         request (load/warmup.py's rule), at most MAX_WINDOWS of holding. A JVM just
         started compiles for minutes, and only under load: warmed at a few requests a second, the younger slot
         lost a quarter of its capacity in the first pair, three duets out of three (2026-11-26). Where each
-        slot's climb stopped is its build's first guess."""
+        slot's climb stopped is its build's first guess. Once both builds have capacities, a warm-up only holds
+        (after builds swapped by their CPU quotas: the JVM that ran on the smaller quota had compiled less, and
+        served 200/s where the other slot served 763 in CI, 2026-11-27)."""
         from load.warmup import MAX_WINDOWS, agree, expected_rps, steady_figure
         s = bench.settings
         if s.warmup_s <= 0:
@@ -184,7 +208,8 @@ class Duet(Kind):
                     bench.findings["duet"].setdefault("guess", {})[assignment[node].name] = rates[node]
                 else:
                     figures[node].append(steady_figure(record))
-            if not any(climbing.values()) and all(len(f) >= 2 and agree(f[-2], f[-1]) for f in figures.values()):
+            if not any(climbing.values()) and (all(len(f) >= 2 and agree(f[-2], f[-1]) for f in figures.values())
+                                               or all(len(f) >= MAX_WINDOWS for f in figures.values())):
                 break
         steady = all(len(f) >= 2 and agree(f[-2], f[-1]) for f in figures.values())
         bench.steps.warmups.append({"label": "duet", "target": " and ".join(assignment), "rate_rps": rates,

@@ -162,6 +162,7 @@ class Variants(Kind):
     section = ReportSection(REPORT, report_values, report_figures)
     targets = ("node1", "cluster")
     own_settings = VariantsSettings
+    profiles_by_default = True  # the study's investigation: the profile says where each variant spends
 
     def planned_searches(self, settings) -> int:
         return 2 * len(self.own(settings).variants) * settings.repeats
@@ -181,13 +182,14 @@ class Variants(Kind):
             for variant in order:
                 # The requests ask for this variant from now on (the URLs on the load host are written anew).
                 bench.steps.change_settings(replace(bench.settings, variant=variant))
-                bench.search("node1", label=f"node1 {variant}", repeats=1)
+                bench.search("node1", label=f"node1 {variant}", repeats=1, profile=number == rounds)
                 if number == rounds:  # while node1 alone is in rotation (the search routed it)
                     gather_evidence(bench, "node1", f"node1 {variant}")
                 node1 = bench.capacity(f"node1 {variant}")
                 # The cluster starts near node1's capacity scaled by the cores (the nodes alone are not measured).
                 guess = node1 * sum(cores.values()) / cores["node1"] if node1 and cores.get("node1") else None
-                bench.search("cluster", label=f"cluster {variant}", repeats=1, estimate=guess)
+                bench.search("cluster", label=f"cluster {variant}", repeats=1, estimate=guess,
+                             profile=number == rounds)
                 if number == rounds:
                     gather_evidence(bench, "cluster", f"cluster {variant}")
 

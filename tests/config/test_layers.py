@@ -6,9 +6,9 @@ import ast
 
 from conftest import ROOT
 
-# Lowest first. hosts/ may read the run records (HAProxy's logs are cut by a run's steps); analysis/ gives the
-# figures their meaning, report/ draws them; load/ uses them all.
-LAYERS = ("rundata", "hosts", "metrics", "analysis", "report", "load")
+# Lowest first. hosts/ may read the run records (HAProxy's logs are cut by a run's steps); metrics/ and profiling/
+# read what the hosts recorded; analysis/ gives the figures their meaning, report/ draws them; load/ uses them all.
+LAYERS = ("rundata", "hosts", "metrics", "profiling", "analysis", "report", "load")
 
 
 def imported_packages(path) -> set[str]:

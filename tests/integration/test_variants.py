@@ -45,9 +45,12 @@ def test_quick_bench_usl_sweeps_closed_loops_and_fits(second_cluster, tmp_path):
 
 
 def test_quick_bench_variants_records_capacities_gc_and_locks(second_cluster, tmp_path):
-    # QUICK's own 5 s steps: an evidence step spreads four thread dumps of each node in rotation over it.
+    # QUICK's own 5 s steps: an evidence step spreads four thread dumps of each node in rotation over it. The
+    # profiles at capacity (JFR=auto is on here) cost four minutes of CI beside the other worker: the test below
+    # profiles one capacity instead.
     done = run(["make", "--no-print-directory", "bench-variants", "QUICK=1", "VARIANTS=v1 v3"],
-               env={**second_cluster, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha", "QUICK_STEP_S": "5"},
+               env={**second_cluster, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha", "QUICK_STEP_S": "5",
+                    "JFR": "off"},
                timeout=1800)
     run_dir = only_run(tmp_path)
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -98,3 +101,45 @@ def test_quick_bench_variants_records_capacities_gc_and_locks(second_cluster, tm
     assert "blocked on capbench.grinder.SynchronizedAllocatingGrinder" in done.stdout
     page = (run_dir / "report.html").read_text()
     assert "The study's investigation, with our numbers" in page and (run_dir / "figures" / "variants.png").is_file()
+
+
+def test_quick_bench_single_profiles_v1_at_its_capacity(second_cluster, tmp_path):
+    """JFR at node1's capacity on v1: the pair of steps, the recording kept and read, its flame graphs drawn, the
+    heap counted; the profile names v1's one monitor; the report links it all."""
+    done = run(["make", "--no-print-directory", "bench-single", "QUICK=1", "VARIANT=v1", "JFR=on"],
+               env={**second_cluster, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha", "MONITOR": "off",
+                    "QUICK_JFR_STEP_S": "5"},
+               timeout=900)
+    run_dir = only_run(tmp_path)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    profiles = json.loads((run_dir / "profiles.json").read_text())
+    assert summary["status"] == "complete" and list(profiles) == ["node1"]
+    found = profiles["node1"]
+    assert not found["problems"], found["problems"]
+    assert found["offered_rps"] == summary["targets"]["node1"]["capacity_rps"]
+    steps = {s["step"]: s for s in steps_of(run_dir)}
+    assert steps[found["unprofiled"]["step"]]["phase"] == "unprofiled"
+    assert steps[found["profiled"]["step"]]["phase"] == "profiled"
+    assert found["overhead"]["pairs"] == 1 and found["overhead"]["achieved_ratio"] > 0
+    read = found["nodes"]["node1"]
+    assert list(found["nodes"]) == ["node1"] and (run_dir / "profiles" / read["recording"]).stat().st_size > 0
+    assert set(read["flame_graphs"]) == {"cpu", "alloc", "lock"}
+    for page in read["flame_graphs"].values():
+        assert (run_dir / "profiles" / page).read_text().startswith("<!DOCTYPE html>")
+    tables = read["tables"]
+    # Only the profiled step is counted (its window), not the recorder's settling before it.
+    assert tables["cpu_samples"] > 0 and tables["allocation_bytes"] and 2 < tables["seconds"] <= 5.5
+    # v1 serialises every request on its one Grinder: the longest waits are for that monitor, in the servlet.
+    monitor = tables["monitors_ms"][0]
+    assert monitor["name"] == "capbench.grinder.SynchronizedAllocatingGrinder", tables["monitors_ms"]
+    assert monitor["stack"][0] == "capbench.grinder.SynchronizedAllocatingGrinder.grind"
+    assert read["heap_holders"] and read["heap_holders"][0]["bytes"] > 0
+    assert any(h["name"].startswith("org.apache.") for h in read["heap_classes_not_the_jdks"])
+    assert (run_dir / "profiles" / read["recording"].replace(".jfr", "-histogram.txt")).is_file()
+    # v1 keeps nothing it allocates: in one 5-s step a single live object was sampled, without a path. The paths
+    # themselves are tests/profiling's (the same dump command, by jcmd) and the findings' session runs.
+    assert tables["old_objects"] >= sum(r["count"] for r in tables["held_by"])  # the top rows of all it sampled
+    assert "blocked on the monitor of capbench.grinder.SynchronizedAllocatingGrinder" in done.stdout
+    page = (run_dir / "report.html").read_text()
+    assert "Profiles at capacity (JDK Flight Recorder)" in page
+    assert f'href="profiles/{read["flame_graphs"]["cpu"]}"' in page and "cpu flame graph" in page

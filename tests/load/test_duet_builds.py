@@ -6,7 +6,7 @@ import zipfile
 
 import pytest
 
-from load.duet import Twins, build, node_problems, parse_words, war_problem
+from load.duet import QUOTAS, Twins, build, node_problems, parse_words, war_problem
 
 TUNABLES = {"TOMCAT_PROTOCOL": "nio", "TOMCAT_MAX_THREADS": "200", "TOMCAT_MIN_SPARE_THREADS": "25",
             "TOMCAT_ACCEPT_COUNT": "100", "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_CONNECTION_TIMEOUT": "60000",
@@ -88,7 +88,7 @@ def test_builds_that_differ_in_cpus_alone_swap_by_changing_the_running_quotas():
                   lambda node, cpus: set_live.append((node, cpus)) is None)
     a, b = build("A", ""), build("B", "CPUS=0.43")
     assert twins.place({"node1": a, "node2": b}, fresh=True) and made == ["node1", "node2"]
-    assert not twins.place({"node1": b, "node2": a})  # swapped: the quotas change, the JVMs stay
+    assert twins.place({"node1": b, "node2": a}) == QUOTAS  # swapped: the quotas change, the JVMs stay
     assert set_live == [("node1", "0.43"), ("node2", "0.5")] and made == ["node1", "node2"]
     set_live.clear()
     twins.restore()  # node1 back to 0.5 while running; node2's memory and heap differ: re-created

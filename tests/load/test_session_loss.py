@@ -60,3 +60,17 @@ def test_the_requests_that_lost_a_session_in_a_window_are_named():
     assert [r.user for r in session_loss.lost_between(requests, T0 + 11, T0 + 11.1)] == ["a"]  # b's at 11.1: after
     assert [r.user for r in session_loss.lost_between(requests, T0, T0 + 20)] == ["a", "b"]
     assert session_loss.lost_between(requests, T0, T0 + 10) == []
+
+
+def test_a_request_sent_before_the_users_first_answer_came_back_loses_nothing():
+    # A new user's two first requests in flight together (the CI run of 2026-11-27: 140 ms apart, the first
+    # answered after 420 ms): the second could not carry a cookie; once an answer is back, a "new" is a loss.
+    def timed(accept: float, server: str, session: str, total_ms: int) -> str:
+        return f"capbench-req {T0 + accept:.3f} 0 0 {server} 200 ---- 0 0 5 {total_ms} 0 u {session}"
+    requests = haproxy_log.parse_requests("\n".join([timed(0.0, "node2", "new", 420), timed(0.14, "node1", "new", 384),
+                                                       timed(1.0, "node1", "found", 5), timed(2.0, "node3", "new", 5)]))
+    assert [round(r.end - T0, 3) for r in requests[:2]] == [0.42, 0.524]
+    assert [(round(r.received - T0, 3), r.server) for r in session_loss.lost_between(requests, T0, T0 + 3)] == [
+        (2.0, "node3")]
+    # The user kept the last session that came back, node1's (its cookie was set after node2's).
+    assert session_loss.sessions_lost(requests)["lost_from_node"] == {"node1": 1}

@@ -174,9 +174,19 @@ def test_a_duets_section_shows_its_pairs_what_the_same_instants_allowed_and_the_
                        "common": {"share_pct": 80, "intervals": {"cpu": None, "p99": summary_interval(1.41)},
                                   "pairs": [{"pair": 1, "rate_rps": 320.0, "a_slot": "node1", "b_slot": "node2",
                                              "passed": True, "a_cpu": None, "b_cpu": None, "a_p99": 21.5,
-                                             "b_p99": 30.3, "cpu_ratio": None, "p99_ratio": 1.4093}]}}
+                                             "b_p99": 30.3, "cpu_ratio": None, "p99_ratio": 1.4093}]},
+                       "profile_difference": {
+                           "rate_rps": 320.0, "a_slot": "node1", "b_slot": "node2", "per": 1000, "a_requests": 3200,
+                           "b_requests": 3190, "a_samples": 150.0, "b_samples": 210.5, "a_samples_per_s": 48.0,
+                           "b_samples_per_s": 67.1, "max_samples_per_s": 500, "min_samples": 3,
+                           "grew": {"self": [{"name": "capbench.grinder.Grinder.reverse", "a": 3.0, "b": 41.2,
+                                              "grew": 38.2, "a_at_most": True}], "total": [], "application": []}}}
     (run / "summary.json").write_text(json.dumps(summary))
     html = build.build(run, KINDS["duet"].section).read_text()
+    assert "What B spends more on than A (JDK Flight Recorder, both at 320.0/s)" in html
+    assert "A 150.0, B 210.5\n(3200 and 3190 requests)" in html and "these took 48.0 (A) and 67.1 (B)" in html
+    assert ('<td><code>capbench.grinder.Grinder.reverse</code></td><td class="num">≤3.0</td>\n'
+            '<td class="num">41.2</td><td class="num">38.2</td>') in html and "none grew" in html
     assert "both slots offered 80 % of the lower capacity" in html and "<td>30.3</td>" in html
     assert "CPU per request B/A:\ntoo few pairs measured it" in html and "p99 B/A:\n<b>1.41</b>" in html
     assert "Duet: B against A, measured together" in html and "B = CPUS=0.43" in html
@@ -197,3 +207,37 @@ def test_the_step_behind_a_median_no_step_ran_at_is_the_nearest_passed_rate():
     assert build.capacity_step("node2", median, records).step == 2
     assert build.capacity_step(None, replace(median, capacity_rps=790.0), records).step == 2  # not the evidence step
     assert build.capacity_step(None, replace(median, capacity_rps=None), records) is None
+
+
+def test_a_profiles_section_names_the_applications_methods_who_holds_what_and_the_servers_classes(tmp_path):
+    # Trimmed from node1's profiles of a WORKLOAD=session bench (2000 users of 16 kB) and of Tomcat's examples
+    # (2026-11-27).
+    run = tmp_path / RUN.name
+    shutil.copytree(RUN, run)
+    buffers = "org.apache.tomcat.util.net.SocketBufferHandler <- org.apache.tomcat.util.net.NioEndpoint$NioSocketWrapper"
+    tables = {"cpu_samples": 221, "seconds": 9.9, "old_objects": 196,
+              "cpu_application": [{"name": "SessionExample.doGet", "count": 51, "total": 51.0}],  # the examples'
+              "held_by": [{"name": buffers, "count": 176, "total": 176.0, "largest": 1.0,
+                           "stack": ["byte[]", "java.nio.HeapByteBuffer.hb",
+                                     "org.apache.tomcat.util.net.SocketBufferHandler.writeBuffer"]},
+                          {"name": "(no path to a GC root: garbage not yet collected)", "count": 20, "total": 20.0,
+                           "largest": 1.0, "stack": ["byte[]"]}]}
+    node1 = {"recording": "step-016-node1.jfr", "flame_graphs": {}, "tables": tables,
+             "heap_holders": [{"name": "byte[]", "instances": 60666, "bytes": 53443736}],
+             "heap_classes_not_the_jdks": [{"name": "org.apache.catalina.session.StandardSession",
+                                            "instances": 2000, "bytes": 176000}]}
+    (run / "profiles.json").write_text(json.dumps({"node1": {
+        "offered_rps": 7751.9, "seconds": 10, "problems": [], "nodes": {"node1": node1},
+        "unprofiled": {"step": 15, "achieved_rps": 7750.5, "p99_ms": 164.4, "passed": True},
+        "profiled": {"step": 16, "achieved_rps": 7740.0, "p99_ms": 201.0, "passed": True},
+        "overhead": {"achieved_ratio": 0.999, "p99_ratio": 1.22, "pairs": 1}}}))
+    html = build.build(run, CLUSTER).read_text()
+    own = html.split("the application's methods", 1)[1].split("</table>", 1)[0]
+    assert '<code>SessionExample.doGet</code></td><td class="num">51</td><td class="num">23.1</td>' in own
+    held = html.split("live objects, held by", 1)[1].split("</table>", 1)[0]
+    assert f'<code>{escape(buffers)}</code></td><td class="num">176</td><td class="num">90</td>' in held
+    assert "byte[] ← java.nio.HeapByteBuffer.hb ← org.apache.tomcat.util.net.SocketBufferHandler.writeBuffer" in held
+    assert "garbage not yet collected" in held
+    servers = html.split("of which classes not the JDK's", 1)[1].split("</table>", 1)[0]
+    assert ('<code>org.apache.catalina.session.StandardSession</code></td><td class="num">2000</td>'
+            '<td class="num">0.17</td>') in servers

@@ -1,0 +1,69 @@
+"""What a node's profile at capacity says, as phrases the console, the report and the bottleneck hints cite: the
+hottest method and the application's, the monitor and the class parked on that were waited on longest, the class
+allocated most, what holds the live objects sampled. The tables are profiling/JfrSummary.java's (rows of name,
+count, total, largest, by total)."""
+from __future__ import annotations
+
+
+def hottest(tables: dict) -> str | None:
+    samples, rows = tables.get("cpu_samples") or 0, tables.get("cpu_self") or []
+    if not samples or not rows:
+        return None
+    return f"{100 * rows[0]['count'] / samples:.0f} % of {samples} CPU samples in {rows[0]['name']}"
+
+
+def hottest_application(tables: dict) -> str | None:
+    samples, rows = tables.get("cpu_samples") or 0, tables.get("cpu_application") or []
+    if not samples or not rows:
+        return None
+    return f"the application's: {100 * rows[0]['count'] / samples:.0f} % under {rows[0]['name']}"
+
+
+def _longest(tables: dict, key: str, what: str) -> str | None:
+    rows = tables.get(key) or []
+    if not rows:
+        return None
+    where = f", in {rows[0]['stack'][0]}" if rows[0].get("stack") else ""  # a park's class alone is the JDK's
+    return (f"{rows[0]['total'] / 1000:.1f} s {what} {rows[0]['name']} ({rows[0]['count']} waits of 10 ms or "
+            f"more{where})")
+
+
+def longest_monitor(tables: dict) -> str | None:
+    return _longest(tables, "monitors_ms", "blocked on the monitor of")
+
+
+def longest_park(tables: dict) -> str | None:
+    return _longest(tables, "parks_ms", "parked on")
+
+
+def top_allocation(tables: dict) -> str | None:
+    rows = tables.get("allocation_bytes") or []
+    whole = sum(r["total"] for r in rows)
+    if not whole:
+        return None
+    return f"{100 * rows[0]['total'] / whole:.0f} % of the sampled allocation charged to {rows[0]['name']}"
+
+
+def top_holder(tables: dict) -> str | None:
+    rows, sampled = tables.get("held_by") or [], tables.get("old_objects") or 0
+    if not rows or not sampled or rows[0]["name"].startswith("("):  # "(no path to a GC root)" names nobody
+        return None
+    return f"{rows[0]['count']} of {sampled} live objects sampled held by {rows[0]['name']}"
+
+
+def headline(tables: dict) -> str:
+    """Everything above that the recording holds, in one line."""
+    found = [f(tables) for f in (hottest, hottest_application, longest_monitor, longest_park, top_allocation,
+                                 top_holder)]
+    return "; ".join(p for p in found if p) or "nothing recorded"
+
+
+# Which facts a bottleneck hint (analysis/hints.py's kinds) cites from the node's profile.
+CITED = {"cpu": (hottest, hottest_application), "throttled": (hottest, hottest_application),
+         "lock": (longest_monitor, longest_park), "pool": (longest_park,), "gc": (top_allocation, top_holder)}
+
+
+def cite(kind: str, tables: dict | None) -> str | None:
+    """The profile's facts behind a hint of this kind on this node, or None."""
+    found = [f(tables) for f in CITED.get(kind, ())] if tables else []
+    return "; ".join(p for p in found if p) or None

@@ -1,0 +1,99 @@
+"""What the console, the report and the hints say of a profile: the settings that turn it on, its overhead, and
+the facts a bottleneck hint cites."""
+from __future__ import annotations
+
+import pytest
+
+from analysis import profile_facts
+from analysis.hints import Hint
+from load import profile_step
+from load.bench_settings import load_settings
+from load.kinds import KINDS
+from load.setting_fields import SettingsError
+from report.profiles import cited
+
+TABLES = {"cpu_samples": 400, "cpu_self": [{"name": "capbench.grinder.Grinder.grind", "count": 284}],
+          "cpu_application": [{"name": "capbench.web.GrindServlet.doGet", "count": 360}],
+          "monitors_ms": [{"name": "capbench.grinder.SynchronizedAllocatingGrinder", "count": 312, "total": 9812.0,
+                           "largest": 95.0}],
+          # A pool of one connection: the park's class is the pool's hand-off queue, its stack names the borrow.
+          "parks_ms": [{"name": "java.util.concurrent.SynchronousQueue$TransferQueue", "count": 40, "total": 1500.0,
+                        "largest": 80.0, "stack": ["com.zaxxer.hikari.util.ConcurrentBag.borrow",
+                                                   "com.zaxxer.hikari.pool.HikariPool.getConnection"]}],
+          "allocation_bytes": [{"name": "char[]", "total": 750.0}, {"name": "java.lang.String", "total": 250.0}],
+          "old_objects": 40, "held_by": [{"name": "org.apache.catalina.session.StandardSession <- "
+                                                  "org.apache.catalina.session.StandardManager", "count": 31}]}
+
+
+@pytest.mark.parametrize(("value", "kind", "profiles"), [("auto", "variants", True), ("auto", "single", False),
+                                                         ("on", "single", True), ("off", "variants", False)])
+def test_jfr_auto_means_the_kinds_own_default(value, kind, profiles):
+    settings = load_settings({"JFR": value}, {})
+    assert profile_step.wanted(settings, KINDS[kind]) is profiles
+
+
+def test_a_jfr_value_not_allowed_is_refused_with_what_is():
+    with pytest.raises(SettingsError, match="JFR='yes'.*auto.*on.*off"):
+        load_settings({"JFR": "yes"}, {})
+
+
+def test_quick_steps_of_the_profile_are_shorter():
+    assert load_settings({"QUICK": "1"}, {}).jfr.seconds == 10
+    assert load_settings({}, {}).jfr.seconds == 60
+
+
+def test_the_overhead_is_the_profiled_step_over_its_twin():
+    found = profile_step.overhead({"achieved_rps": 500.0, "p99_ms": 100.0}, {"achieved_rps": 490.0, "p99_ms": 150.0})
+    assert found == {"achieved_ratio": 0.98, "p99_ratio": 1.5}
+    assert profile_step.overhead({"achieved_rps": 0.0, "p99_ms": None}, {"achieved_rps": 1.0, "p99_ms": 2.0}) == {
+        "achieved_ratio": None, "p99_ratio": None}
+
+
+def test_several_pairs_give_the_median_and_the_range_of_each_ratio():
+    pairs = [{"overhead": {"achieved_ratio": r, "p99_ratio": p}} for r, p in ((0.9, 2.0), (1.0, 1.0), (0.95, None))]
+    found = profile_step.overall(pairs)
+    assert found == {"pairs": 3, "achieved_ratio": 0.95, "achieved_range": [0.9, 1.0], "p99_ratio": 1.5,
+                     "p99_range": [1.0, 2.0]}
+    assert profile_step.describe_overhead(found) == (
+        "achieved 0.95× (0.9–1.0) and p99 1.5× (1.0–2.0) the unprofiled step's (median of 3 pairs, their order "
+        "alternating; lowest–highest)")
+    one = profile_step.overall(pairs[:1])
+    assert profile_step.describe_overhead(one) == "achieved 0.9× and p99 2.0× the unprofiled step's"
+
+
+def test_the_summary_keeps_where_the_files_are_not_the_tables():
+    profiles = {"node1": {"offered_rps": 500.0, "nodes": {"node1": {"recording": "r.jfr", "flame_graphs": {"cpu": "c"},
+                                                                   "tables": TABLES, "heap_holders": []}}}}
+    assert profile_step.brief(profiles) == {"node1": {"offered_rps": 500.0, "nodes": {
+        "node1": {"recording": "r.jfr", "flame_graphs": {"cpu": "c"}}}}}
+
+
+def test_the_headline_names_the_method_the_monitor_the_park_the_allocation_and_the_holder():
+    line = profile_facts.headline(TABLES)
+    assert line == ("71 % of 400 CPU samples in capbench.grinder.Grinder.grind; the application's: 90 % under "
+                    "capbench.web.GrindServlet.doGet; 9.8 s blocked on the monitor of "
+                    "capbench.grinder.SynchronizedAllocatingGrinder (312 waits of 10 ms or more); 1.5 s parked on "
+                    "java.util.concurrent.SynchronousQueue$TransferQueue (40 waits of 10 ms or more, in "
+                    "com.zaxxer.hikari.util.ConcurrentBag.borrow); 75 % of the sampled "
+                    "allocation charged to char[]; 31 of 40 live objects sampled held by "
+                    "org.apache.catalina.session.StandardSession <- org.apache.catalina.session.StandardManager")
+    assert profile_facts.headline({}) == "nothing recorded"
+    # Paths that name nobody (the recording written without them, or through the JDK's objects only) are no fact.
+    assert profile_facts.top_holder({"old_objects": 3, "held_by": [{"name": "(no path to a GC root)", "count": 3}]}) \
+        is None
+
+
+def test_a_hint_cites_its_nodes_profile_and_only_its_own_kind_of_fact():
+    lock = Hint("lock", "node1", "node1: lock-bound? 12 threads busy")
+    cpu = Hint("cpu", "node2", "node2: CPU saturated")
+    profile = {"nodes": {"node1": {"tables": TABLES}}}
+    lock_cited, cpu_cited = cited([lock, cpu], profile)
+    assert lock_cited.text.startswith("node1: lock-bound? 12 threads busy. The profile at this capacity: 9.8 s "
+                                      "blocked on the monitor of capbench.grinder.SynchronizedAllocatingGrinder")
+    assert "Grinder.grind" not in lock_cited.text
+    assert cpu_cited == cpu  # node2 was not profiled
+    assert cited([lock], None) == [lock]
+
+
+def test_no_kind_without_a_default_profiles_unasked():
+    assert [name for name, kind in KINDS.items() if kind.profiles_by_default] == ["variants"]
