@@ -151,8 +151,9 @@ class Searcher:
         if not record.passed:
             down = haproxy.still_down(IN_ROTATION[target], DOWN_WAIT_S)
             if down:
-                raise NodeDown(f"{', '.join(down)} went down (HAProxy's health checks) during step "
-                               f"{record.step} and stayed down {DOWN_WAIT_S} s")
+                # DOWN may come during the failed step or in the wait after it (a kill just after it ended).
+                raise NodeDown(f"{', '.join(down)} went down (HAProxy's health checks): still DOWN {DOWN_WAIT_S} s "
+                               f"after step {record.step} failed")
         return record
 
     def _estimate(self, target: str) -> float | None:

@@ -364,8 +364,8 @@ def together(bench, number: int, assignment: dict[str, Build], asks: list[Ask],
         if ask.phase not in ("warmup", "companion") and not records[ask.slot].passed:
             down = haproxy.still_down((ask.slot,), DOWN_WAIT_S)
             if down:
-                raise ClusterError(f"{ask.slot} went down (HAProxy's health checks) during step "
-                                   f"{records[ask.slot].step} and stayed down {DOWN_WAIT_S} s")
+                raise ClusterError(f"{ask.slot} went down (HAProxy's health checks): still DOWN {DOWN_WAIT_S} s "
+                                   f"after step {records[ask.slot].step} failed")
     return records
 
 

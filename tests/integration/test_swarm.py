@@ -146,9 +146,11 @@ def test_failover_kill_on_the_nodes_own_engine(stack_up, tmp_path):
     env = {**stack_up, "RESULTS_DIR": str(tmp_path)}
     # Swarm brings a killed node back as a new task (Compose restarts the same container): it started 1.1 s
     # after `service update --force` and answered 11 s later in the lab, 52 s into QUICK's 60 s step. The
-    # step runs 80 s so a slower start beside the Compose tests still ends inside it.
+    # step runs 80 s so a slower start beside the Compose tests still ends inside it. 90/s, not 150: on a slow
+    # hour in CI (2026-11-27) node2 and node3 could not carry 150/s beside the Compose worker's duet (585
+    # answers slower than 5 s, then both DOWN: 110 refused with no server).
     make("bench-failover", env, QUICK="1", QUICK_FAILOVER_S="80", FAULT="kill", FAULT_NODE="node1",
-         FAILOVER_RATE="150", MONITOR="off")
+         FAILOVER_RATE="90", MONITOR="off")
     run_dir = next(p for p in tmp_path.iterdir() if (p / "summary.json").exists())
     result = json.loads((run_dir / "summary.json").read_text())["failover"]
     assert "Docker engine" in result["fault_time"]["source"] and "lab" in result["fault_time"]["source"], result
