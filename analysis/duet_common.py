@@ -13,6 +13,14 @@ COMMON = "common"  # the phase of a pair's step set at the common rate
 FIGURES = {"cpu": "CPU ms per request", "p99": "p99 ms"}
 
 
+def common_rate(pct: float, a_rps: float | None, b_rps: float | None) -> float | None:
+    """pct % of the lower of the two builds' capacities, where both are compared (the common step, the duet's
+    profile); None when a build had none."""
+    if not a_rps or not b_rps:
+        return None
+    return round(min(a_rps, b_rps) * pct / 100, 1)
+
+
 def figures(record: StepRecord) -> dict[str, float | None]:
     """What one slot's common step measured: its JVM's CPU ms per request (None without PCP) and its p99."""
     cpu = ((record.host_metrics or {}).get(record.target) or {}).get("cpu_ms_per_request")

@@ -18,14 +18,6 @@ from load.progress import say
 TOP = 200
 
 
-def rate(common_pct: int, a_rps: float | None, b_rps: float | None) -> float | None:
-    """Where both builds are profiled: common_pct % of the lower capacity (all of it when 0); None when a build
-    had none."""
-    if not a_rps or not b_rps:
-        return None
-    return round(min(a_rps, b_rps) * (common_pct or 100) / 100, 1)
-
-
 def profile_both(bench, assignment: dict, rate_rps: float,
                  together: Callable[[list[Ask], int], dict]) -> None:
     """Both slots profiled at rate_rps; `together(asks, seconds)` measures one step on each slot at once (the

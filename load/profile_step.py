@@ -70,7 +70,7 @@ def profile(bench, rate: float, nodes_of: dict[str, tuple[str, ...]],
     read (tables of `top` rows), the later ones' discarded; bench.findings["profiles"][label]. A node whose JVM
     refuses to record is said and left out; the steps are recorded whatever happens."""
     own = bench.settings.jfr
-    problems: list[str] = []
+    problems: list[tuple[str, str]] = []  # (node, what went wrong)
     pids = _primed(tuple(node for nodes in nodes_of.values() for node in nodes), problems)
     pairs: dict[str, list[dict]] = {label: [] for label in nodes_of}
     read_nodes: dict[str, dict] = {}
@@ -102,7 +102,7 @@ def profile(bench, rate: float, nodes_of: dict[str, tuple[str, ...]],
         found = {"offered_rps": rate, "seconds": own.seconds, "unprofiled": own_pairs[0]["unprofiled"],
                  "profiled": own_pairs[0]["profiled"], "pairs": own_pairs, "overhead": overall(own_pairs),
                  "nodes": {node: read_nodes[node] for node in nodes if node in read_nodes},
-                 "problems": [p for p in problems if p.split(":")[0] in nodes]}
+                 "problems": [f"{node}: {text}" for node, text in problems if node in nodes]}
         bench.findings.setdefault("profiles", {})[label] = found
         say(f"{label} profiled at {rate:g}/s: {describe_overhead(found['overhead'])}"
             + (f"; {'; '.join(found['problems'])}" if found["problems"] else ""))
@@ -132,7 +132,7 @@ def describe_overhead(found: dict) -> str:
             f"(median of {found['pairs']} pairs, their order alternating; lowest–highest)")
 
 
-def _primed(nodes: tuple[str, ...], problems: list[str]) -> dict[str, str]:
+def _primed(nodes: tuple[str, ...], problems: list[tuple[str, str]]) -> dict[str, str]:
     """Each node's JVM pid, its recorder loaded (hosts/jfr.py's prime)."""
     pids: dict[str, str] = {}
     for node in nodes:
@@ -141,11 +141,11 @@ def _primed(nodes: tuple[str, ...], problems: list[str]) -> dict[str, str]:
             jfr.prime(node, pid)
             pids[node] = pid
         except (ClusterError, OSError, subprocess.TimeoutExpired) as problem:
-            problems.append(f"{node}: not recorded: {problem}")
+            problems.append((node, f"not recorded: {problem}"))
     return pids
 
 
-def _started(pids: dict[str, str], name: str, problems: list[str]) -> dict[str, str]:
+def _started(pids: dict[str, str], name: str, problems: list[tuple[str, str]]) -> dict[str, str]:
     """The nodes whose recording `name` started."""
     started = {}
     for node, pid in pids.items():
@@ -153,18 +153,18 @@ def _started(pids: dict[str, str], name: str, problems: list[str]) -> dict[str, 
             jfr.start(node, pid, name)
             started[node] = pid
         except (ClusterError, OSError, subprocess.TimeoutExpired) as problem:
-            problems.append(f"{node}: not recorded: {problem}")
+            problems.append((node, f"not recorded: {problem}"))
     return started
 
 
-def _discarded(node: str, pid: str, name: str, problems: list[str]) -> None:
+def _discarded(node: str, pid: str, name: str, problems: list[tuple[str, str]]) -> None:
     try:
         jfr.discard(node, pid, name)
     except (ClusterError, OSError, subprocess.TimeoutExpired) as problem:
-        problems.append(f"{node}: {problem}")
+        problems.append((node, str(problem)))
 
 
-def _read_node(bench, node: str, pid: str, name: str, step: StepRecord, title: str, problems: list[str],
+def _read_node(bench, node: str, pid: str, name: str, step: StepRecord, title: str, problems: list[tuple[str, str]],
                top: int) -> dict:
     """One node's recording stopped and kept, read over the profiled step's window; its heap counted by class
     (the load has stopped), the histogram's text kept beside the recording."""
@@ -182,7 +182,7 @@ def _read_node(bench, node: str, pid: str, name: str, step: StepRecord, title: s
         out["heap_holders"] = read.heap_holders(histogram)
         out["heap_classes_not_the_jdks"] = read.heap_holders(histogram, not_the_jdks=True)
     except (ClusterError, OSError, subprocess.TimeoutExpired, read.ProfileError) as problem:
-        problems.append(f"{node}: {problem}")
+        problems.append((node, str(problem)))
     return out
 
 

@@ -149,7 +149,9 @@ class Duet(Kind):
 
     def profile(self, bench, number: int, assignment: dict[str, Build], made: duet_verdict.Pair) -> None:
         """Both slots profiled as the last pair left them (load/duet_profile.py)."""
-        rate = duet_profile.rate(self.own(bench.settings).common_pct, made.a.capacity_rps, made.b.capacity_rps)
+        # DUET_COMMON_PCT=0 (no common steps) profiles at the lower capacity itself.
+        rate = duet_common.common_rate(self.own(bench.settings).common_pct or 100, made.a.capacity_rps,
+                                       made.b.capacity_rps)
         if rate is None:
             say("the duet is not profiled: a build had no capacity in the last pair")
             return
@@ -259,9 +261,8 @@ class Duet(Kind):
             results[build_.name] = duet_verdict.SlotResult(node, outcome.capacity, outcome.lowest_failure)
         made = duet_verdict.Pair(number, results["A"], results["B"], same_instant.same_instant_range(both))
         say(f"pair {number}: {said(made)}")
-        share = self.own(s).common_pct / 100
-        if share and s.monitor and made.a.capacity_rps and made.b.capacity_rps:
-            rate = round(share * min(made.a.capacity_rps, made.b.capacity_rps), 1)
+        rate = duet_common.common_rate(self.own(s).common_pct, made.a.capacity_rps, made.b.capacity_rps)
+        if rate and s.monitor:
             together(bench, number, assignment, [Ask(node, rate, duet_common.COMMON) for node in assignment])
         return made
 

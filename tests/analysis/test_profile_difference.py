@@ -2,8 +2,8 @@
 method, from two profiles recorded together."""
 from __future__ import annotations
 
+from analysis.duet_common import common_rate
 from analysis.profile_difference import grew, samples_per_s, totals
-from load.duet_profile import rate
 
 
 def rows(**counts: int) -> list[dict]:
@@ -38,4 +38,5 @@ def test_a_method_missing_from_as_cut_table_counts_at_its_last_row_and_says_so()
 def test_the_samples_per_thousand_requests_and_the_rate_both_builds_are_profiled_at():
     assert totals({"cpu_samples": 300}, 1200) == 250.0
     assert samples_per_s({"cpu_samples": 300, "seconds": 10.1}) == 29.7 and samples_per_s({"cpu_samples": 3}) is None
-    assert rate(80, 900.0, 600.0) == 480.0 and rate(0, 900.0, 600.0) == 600.0 and rate(80, None, 600.0) is None
+    assert common_rate(80, 900.0, 600.0) == 480.0 and common_rate(100, 900.0, 600.0) == 600.0
+    assert common_rate(80, None, 600.0) is None and common_rate(80, 900.0, 0) is None

@@ -13,7 +13,7 @@ def profiled(monkeypatch, nodes_of: dict[str, tuple[str, ...]], pairs: int, refu
     steps = iter(range(1, 100))
 
     def started(pids, name, problems):
-        problems += [f"{node}: not recorded: refused" for node in pids if node in refusing]
+        problems += [(node, "not recorded: refused") for node in pids if node in refusing]
         log.append(f"start {name}")
         return {node: pid for node, pid in pids.items() if node not in refusing}
 
