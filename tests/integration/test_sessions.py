@@ -75,7 +75,9 @@ def test_bench_sessions_records_the_heap_filling_until_node1s_jvm_runs_out_of_it
     large = found["sizes"]["128"]
     assert large["collapsed"] and large["why"] and large["capacity_rps"] is None, large
     assert large["heap_used_pct_max"] > 50, large  # PCP's samples of the steps before the JVM ended
-    # Tomcat's count of sessions and the heap come from the same scrapes: the peak held at least their payload.
-    assert large["heap_used_mb_max"] >= large["sessions_max"] * 128 / 1024, large
+    # Tomcat's count of sessions and the heap come from the same scrapes: the peak held nearly all their payload.
+    # Not all: the exporter reads the heap before Tomcat's count, and a session is counted from its creation,
+    # before its request sets the payload (CI, 2026-11-27: 1734 sessions, 214.4 MB held, 19 sessions short).
+    assert large["heap_used_mb_max"] >= 0.95 * large["sessions_max"] * 128 / 1024, large
     assert "node1 by session size" in done.stdout and "collapsed:" in done.stdout
     assert "node1" in compose("ps", "--status", "running", "--services", env=ENV).stdout.split()
