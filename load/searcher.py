@@ -38,6 +38,15 @@ def near_guess(guess: float | None, start_rate: float, growth: float) -> tuple[f
     return max(start_rate, round(guess * NEAR_GUESS_START, 1)), min(growth, NEAR_GUESS_GROWTH)
 
 
+def down_after_failed_step(nodes: tuple[str, ...], step: int) -> str | None:
+    """What went down, when HAProxy still holds any of `nodes` DOWN DOWN_WAIT_S after failed step `step`; else
+    None. The DOWN may have come during the step or in the wait after it (a kill just after it ended)."""
+    down = haproxy.still_down(nodes, DOWN_WAIT_S)
+    if not down:
+        return None
+    return f"{', '.join(down)} went down (HAProxy's health checks): still DOWN {DOWN_WAIT_S} s after step {step} failed"
+
+
 class NodeDown(RuntimeError):
     """A node of the target being searched went down: the search's steps no longer measure the target."""
 
@@ -149,11 +158,9 @@ class Searcher:
         behind the grinding threads), and passes them again within seconds once the step's load is gone."""
         record = self.steps.measure(target, repeat, rate, phase, label=label)
         if not record.passed:
-            down = haproxy.still_down(IN_ROTATION[target], DOWN_WAIT_S)
+            down = down_after_failed_step(IN_ROTATION[target], record.step)
             if down:
-                # DOWN may come during the failed step or in the wait after it (a kill just after it ended).
-                raise NodeDown(f"{', '.join(down)} went down (HAProxy's health checks): still DOWN {DOWN_WAIT_S} s "
-                               f"after step {record.step} failed")
+                raise NodeDown(down)
         return record
 
     def _estimate(self, target: str) -> float | None:

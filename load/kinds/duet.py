@@ -345,7 +345,7 @@ def together(bench, number: int, assignment: dict[str, Build], asks: list[Ask],
     with its build's). A failed search step whose node HAProxy then holds down ends the duet (its steps no
     longer measure the build)."""
     from load.load_hosts import START_MARGIN_S
-    from load.searcher import DOWN_WAIT_S
+    from load.searcher import down_after_failed_step
     # One load host starts both generators itself: a second is ample for two execs to reach it.
     start_at = time.time() + (START_MARGIN_S if len(bench.loads.hosts) > 1 else ONE_HOST_MARGIN_S)
     routes = {ask.slot: bench.steps.route_for(node_port(ask.slot), assignment[ask.slot].settings(bench.settings))
@@ -363,10 +363,9 @@ def together(bench, number: int, assignment: dict[str, Build], asks: list[Ask],
         records = dict(zip((ask.slot for ask in asks), pool.map(one, asks)))
     for ask in asks:
         if ask.phase not in ("warmup", "companion") and not records[ask.slot].passed:
-            down = haproxy.still_down((ask.slot,), DOWN_WAIT_S)
+            down = down_after_failed_step((ask.slot,), records[ask.slot].step)
             if down:
-                raise ClusterError(f"{ask.slot} went down (HAProxy's health checks): still DOWN {DOWN_WAIT_S} s "
-                                   f"after step {records[ask.slot].step} failed")
+                raise ClusterError(down)
     return records
 
 
