@@ -175,8 +175,9 @@ def _read_node(bench, node: str, pid: str, name: str, step: StepRecord, title: s
         path = bench.paths.profiles / f"{stem}.jfr"
         path.write_bytes(jfr.stop(node, pid, name))
         out["recording"] = path.name
-        out["tables"] = read.summarize(path, window, top)
-        out["flame_graphs"] = read.flame_graphs(path, window, bench.paths.profiles, stem, f"{node}, {title}")
+        stacks = bench.paths.profiles / f"{stem}-cpu.collapsed"
+        out["tables"] = read.summarize(path, window, stacks, top)
+        out["flame_graphs"] = read.flame_graphs(path, window, stacks, bench.paths.profiles, stem, f"{node}, {title}")
         histogram = jfr.class_histogram(node, pid)
         (bench.paths.profiles / f"{stem}-histogram.txt").write_text(histogram)
         out["heap_holders"] = read.heap_holders(histogram)

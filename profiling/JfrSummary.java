@@ -6,11 +6,13 @@
 // objects sampled when allocated and alive when the recording was dumped, by what holds them (their paths to GC
 // roots, which the dump computes when asked: hosts/jfr.py asks).
 //
-// Run by the JDK's source launcher (`java profiling/JfrSummary.java REC.jfr TOP FROM_MS TO_MS PLATFORM SERVER`):
+// Run by the JDK's source launcher (`java profiling/JfrSummary.java REC.jfr TOP FROM_MS TO_MS PLATFORM SERVER
+// [CPU_STACKS]`):
 // one file, no build, the JDK's own reader (jdk.jfr.consumer), which knows every version's format.
 // profiling/summary.py calls it, and gives it the JDK's package prefixes and the server's (Tomcat's and its
 // monitoring's): a method in neither is the application's, whose CPU samples are counted apart too.
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,6 +36,9 @@ public class JfrSummary {
     static final int PATH_SHOWN = 16; // steps of an old object's most frequent path to its GC root
     static final String DUMPED = "jdk.OldObjectSample"; // written by the dump after the window, not inside it
     static final int HOLDERS_NAMED = 2; // classes not the JDK's on that path that name who holds it
+    // How a frame ran, as flame graph tools mark it in the collapsed format (their colours); a native frame bare.
+    static final Map<String, String> FRAME_TYPE_SUFFIX =
+        Map.of("Interpreted", "_[0]", "JIT compiled", "_[j]", "Inlined", "_[i]");
 
     /** Events of one kind grouped by a key: how many, their total (ms or bytes), the largest one. */
     static final class Tally {
@@ -59,6 +64,7 @@ public class JfrSummary {
     final Map<String, Tally> exceptions = new HashMap<>();
     final Map<String, Tally> errors = new HashMap<>();
     final Map<String, Tally> heldBy = new HashMap<>();
+    final Map<String, Long> cpuStacks = new LinkedHashMap<>(); // each sample's stack, root first: the CPU graph's
     final List<String> platform; // the JDK's packages: not who holds an object
     final List<String> server; // the server's own packages (Tomcat's, its monitoring's): not the application's
     long cpuSamples;
@@ -192,10 +198,17 @@ public class JfrSummary {
         cpuSamples++;
         if (stack == null || stack.getFrames().isEmpty()) {
             tally(cpuSelf, "(no Java frame)").add(1);
+            cpuStacks.merge("(no Java frame)", 1L, Long::sum);
             return;
         }
         if (stack.isTruncated()) truncatedStacks++;
         List<RecordedFrame> frames = stack.getFrames();
+        List<String> rootFirst = new ArrayList<>();
+        for (int i = frames.size() - 1; i >= 0; i--) {
+            RecordedFrame frame = frames.get(i);
+            rootFirst.add(method(frame).replace(' ', '_') + FRAME_TYPE_SUFFIX.getOrDefault(frame.getType(), ""));
+        }
+        cpuStacks.merge(String.join(";", rootFirst), 1L, Long::sum);
         tally(cpuSelf, method(frames.get(0))).add(1);
         Set<String> seen = new HashSet<>(); // a recursive method counts once per sample
         for (RecordedFrame frame : frames) {
@@ -322,10 +335,13 @@ public class JfrSummary {
     // A recording's file holds whole chunks, which may begin before it started (the JVM's earlier recordings):
     // only the events that ended inside the window asked for are counted, and the old objects the dump after it
     // wrote (at its end).
+    // With a seventh argument, the CPU samples' stacks are written to that file as well, one line per stack (its
+    // frames from the root, separated by ';', then the number of samples): the format flame graph tools read,
+    // from which the CPU graph is drawn (the converter, given the recording, adds the JDK's native-method samples).
     public static void main(String[] args) throws IOException {
-        if (args.length != 6) {
+        if (args.length != 6 && args.length != 7) {
             System.err.println("usage: java JfrSummary.java RECORDING.jfr TOP FROM_EPOCH_MS TO_EPOCH_MS "
-                + "PLATFORM_PREFIXES SERVER_PREFIXES (each comma-separated: java.,jdk.)");
+                + "PLATFORM_PREFIXES SERVER_PREFIXES [CPU_STACKS_OUT] (prefixes comma-separated: java.,jdk.)");
             System.exit(2);
         }
         JfrSummary summary = new JfrSummary(List.of(args[4].split(",")), List.of(args[5].split(",")));
@@ -337,6 +353,11 @@ public class JfrSummary {
                 boolean dumped = event.getEventType().getName().equals(DUMPED);
                 if (!event.getEndTime().isBefore(from) && (dumped || !event.getEndTime().isAfter(to))) summary.read(event);
             }
+        }
+        if (args.length == 7) {
+            StringBuilder lines = new StringBuilder();
+            summary.cpuStacks.forEach((stack, count) -> lines.append(stack).append(' ').append(count).append('\n'));
+            Files.writeString(Path.of(args[6]), lines);
         }
         System.out.println(json(summary.summary(Integer.parseInt(args[1]))));
     }

@@ -15,11 +15,12 @@ SUMMARY_SOURCE = Path(__file__).resolve().parent / "JfrSummary.java"
 # The Makefile fetches it (JFR_CONVERTER); its version is pinned there.
 CONVERTER = ROOT / ".capbench" / "tools" / "jfr-converter" / "jfr-converter.jar"
 TOP = 20  # rows of each table
-# The graphs drawn from a recording: its file's suffix → the converter's options (and --dot: class names as the
-# tables write them). CPU samples without a filter: the converter's --cpu keeps only a thread state the JDK's own
-# recorder does not write (an empty graph). Unfiltered, the graph also draws the JDK's native-method samples
-# (threads inside native code: the poller's EPoll.wait, the acceptor's accept), which the tables leave out.
-FLAME_GRAPHS = {"cpu": [], "alloc": ["--alloc", "--total"], "lock": ["--lock", "--total"]}
+# The graphs drawn from a recording by the converter: its file's suffix → the converter's options (and --dot: class
+# names as the tables write them). The CPU graph is drawn from the stacks JfrSummary.java counted instead: given
+# the recording, the converter's --cpu keeps only a thread state the JDK's own recorder does not write (an empty
+# graph), and unfiltered it draws the JDK's native-method samples too (threads inside native code: the poller's
+# EPoll.wait, the acceptor's accept; 617 of 825 samples in a 10-s step of v1), waits the tables leave out.
+FLAME_GRAPHS = {"alloc": ["--alloc", "--total"], "lock": ["--lock", "--total"]}
 PRIMITIVES = {"Z": "boolean", "B": "byte", "C": "char", "S": "short", "I": "int", "J": "long", "F": "float",
               "D": "double"}  # an array's element in the JVM's names
 # The JDK's packages: their classes never name who holds an object (JfrSummary.java is given them too).
@@ -46,28 +47,31 @@ def _ms(epoch_s: float) -> str:
     return str(round(epoch_s * 1000))
 
 
-def summarize(recording: Path, window: tuple[float, float], top: int = TOP) -> dict:
-    """The recording's tables (profiling/JfrSummary.java says which) over the window (epoch seconds, from, to)."""
+def summarize(recording: Path, window: tuple[float, float], cpu_stacks: Path, top: int = TOP) -> dict:
+    """The recording's tables (profiling/JfrSummary.java says which) over the window (epoch seconds, from, to);
+    its CPU samples' stacks written to cpu_stacks (the collapsed format: the CPU flame graph's)."""
     done = subprocess.run([_java(), str(SUMMARY_SOURCE), str(recording), str(top), *map(_ms, window),
-                           ",".join(PLATFORM), ",".join(SERVER)],
+                           ",".join(PLATFORM), ",".join(SERVER), str(cpu_stacks)],
                           capture_output=True, timeout=300, check=False)
     if done.returncode != 0:
         raise ProfileError(f"{recording.name}: {done.stderr.decode(errors='replace').strip()[-500:]}")
     return json.loads(done.stdout)
 
 
-def flame_graphs(recording: Path, window: tuple[float, float], out_dir: Path, stem: str,
+def flame_graphs(recording: Path, window: tuple[float, float], cpu_stacks: Path, out_dir: Path, stem: str,
                  title: str) -> dict[str, str]:
     """The recording's flame graphs over the window (epoch seconds) as self-contained pages in out_dir (kind →
-    file name)."""
+    file name): CPU from the stacks summarize() wrote to cpu_stacks, allocation and locks from the recording."""
     if not CONVERTER.is_file():
         raise ProfileError(f"{CONVERTER} is missing: make setup fetches it")
     out_dir.mkdir(parents=True, exist_ok=True)
     drawn = {}
-    for kind, options in FLAME_GRAPHS.items():
+    drawn_from = {"cpu": [str(cpu_stacks)],
+                  **{kind: [*options, "--dot", "--from", _ms(window[0]), "--to", _ms(window[1]), str(recording)]
+                     for kind, options in FLAME_GRAPHS.items()}}
+    for kind, arguments in drawn_from.items():
         page = out_dir / f"{stem}-{kind}.html"
-        done = subprocess.run([_java(), "-jar", str(CONVERTER), *options, "--dot", "--title", f"{title}: {kind}",
-                               "--from", _ms(window[0]), "--to", _ms(window[1]), str(recording), str(page)],
+        done = subprocess.run([_java(), "-jar", str(CONVERTER), "--title", f"{title}: {kind}", *arguments, str(page)],
                               capture_output=True, timeout=300, check=False)
         if done.returncode != 0 or not page.is_file():
             raise ProfileError(f"{recording.name}: the {kind} flame graph: "

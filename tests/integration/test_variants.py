@@ -129,6 +129,9 @@ def test_quick_bench_single_profiles_v1_at_its_capacity(second_cluster, tmp_path
     tables = read["tables"]
     # Only the profiled step is counted (its window), not the recorder's settling before it.
     assert tables["cpu_samples"] > 0 and tables["allocation_bytes"] and 2 < tables["seconds"] <= 5.5
+    # The CPU graph's stacks are the table's samples (no native-method waits).
+    stacks = (run_dir / "profiles" / read["recording"].replace(".jfr", "-cpu.collapsed")).read_text()
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in stacks.splitlines()) == tables["cpu_samples"]
     # v1 serialises every request on its one Grinder: the longest waits are for that monitor, in the servlet.
     monitor = tables["monitors_ms"][0]
     assert monitor["name"] == "capbench.grinder.SynchronizedAllocatingGrinder", tables["monitors_ms"]

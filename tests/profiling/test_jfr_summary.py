@@ -3,6 +3,7 @@ Recorder, started and written by hosts/jfr.py as on a node, then read by JfrSumm
 converter."""
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -49,8 +50,13 @@ def recording(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def tables(recording) -> dict:
-    return summary.summarize(recording, WHOLE)
+def cpu_stacks(recording) -> Path:
+    return recording.with_name("contended-cpu.collapsed")
+
+
+@pytest.fixture(scope="module")
+def tables(recording, cpu_stacks) -> dict:
+    return summary.summarize(recording, WHOLE, cpu_stacks)
 
 
 def names(rows: list[dict]) -> list[str]:
@@ -104,28 +110,41 @@ def test_live_objects_are_named_by_what_holds_them_on_their_path_from_a_gc_root(
     assert "Contended$Registry.kept" in held["stack"] and held["stack"][-1].startswith("GC root: ")
 
 
-def test_flame_graphs_are_pages_that_name_the_program(recording, tmp_path):
-    drawn = summary.flame_graphs(recording, WHOLE, tmp_path, "contended", "a test")
+def test_the_cpu_graphs_stacks_are_the_tables_samples_root_first(tables, cpu_stacks):
+    # One line a stack, its count last: the samples the tables count, and no others (the JDK's native-method
+    # samples, such as the main thread waiting on its input, are not CPU).
+    lines = [line.rsplit(" ", 1) for line in cpu_stacks.read_text().splitlines()]
+    assert sum(int(count) for _, count in lines) == tables["cpu_samples"]
+    # Each frame marked with how it ran (compiled, inlined, interpreted: the graph's colours).
+    spinning = [[re.sub(r"_\[[0ij]\]$", "", f) for f in frames.split(";")] for frames, _ in lines
+                if re.search(r";Contended\.spin_\[[0ij]\]$", frames)]
+    assert spinning and all(frames.index("Contended.work") < len(frames) - 1 for frames in spinning)
+
+
+def test_flame_graphs_are_pages_that_name_the_program(recording, cpu_stacks, tables, tmp_path):
+    drawn = summary.flame_graphs(recording, WHOLE, cpu_stacks, tmp_path, "contended", "a test")
     assert set(drawn) == {"cpu", "alloc", "lock"}
     cpu = (tmp_path / drawn["cpu"]).read_text()
     # The pages keep their names prefix-compressed ("Contended.work", then a mark and "spin"): the ends are whole.
-    assert cpu.startswith("<!DOCTYPE html>") and "spin'" in cpu
+    assert cpu.startswith("<!DOCTYPE html>") and "spin'" in cpu and "a test: cpu" in cpu
     assert "Shared'" in (tmp_path / drawn["lock"]).read_text()
 
 
 def test_only_the_window_asked_for_is_read(recording, tmp_path):
     # A window in 2001 (epoch seconds): nothing of this recording ended in it.
     before = (1e9, 1e9 + 1)
-    assert summary.summarize(recording, before)["cpu_samples"] == 0
-    drawn = summary.flame_graphs(recording, before, tmp_path, "empty", "a test")
+    stacks = tmp_path / "empty-cpu.collapsed"
+    assert summary.summarize(recording, before, stacks)["cpu_samples"] == 0 and stacks.read_text() == ""
+    drawn = summary.flame_graphs(recording, before, stacks, tmp_path, "empty", "a test")
     assert "spin'" not in (tmp_path / drawn["cpu"]).read_text()
+    assert "Shared'" not in (tmp_path / drawn["lock"]).read_text()
 
 
 def test_a_file_that_is_not_a_recording_is_a_clear_error(tmp_path):
     bad = tmp_path / "not.jfr"
     bad.write_text("no recording here")
     with pytest.raises(summary.ProfileError, match="not.jfr"):
-        summary.summarize(bad, WHOLE)
+        summary.summarize(bad, WHOLE, tmp_path / "not-cpu.collapsed")
 
 
 # The first rows of a node's `jattach PID jcmd GC.class_histogram` (captured from node1 of the cluster, after a
