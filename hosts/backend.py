@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib
 import os
 import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -24,6 +26,24 @@ class ClusterError(RuntimeError):
 
 class BackendError(ValueError):
     """BACKEND names no backend: what was given, what is allowed."""
+
+
+PAUSE_ATTEMPTS = 3
+
+
+def paused(pause: Callable[[], object], unpause: Callable[[], object]) -> None:
+    """A container frozen by `pause` (a docker pause, which raises ClusterError with Docker's answer), again when
+    the kernel could not freeze every process in time (runc: "unable to freeze", seen in CI on a loaded
+    machine), the half-frozen container thawed first by `unpause`; any other refusal is raised at once."""
+    for attempt in range(1, PAUSE_ATTEMPTS + 1):
+        try:
+            pause()
+            return
+        except ClusterError as problem:
+            if "unable to freeze" not in str(problem) or attempt == PAUSE_ATTEMPTS:
+                raise
+            unpause()
+            time.sleep(1)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from hosts import haproxy, jvm
-from hosts.backend import ClusterError, Done
+from hosts.backend import ClusterError, Done, paused
 from hosts.table import print_table
 from hosts.topology import DATABASE, HOSTS, NODES, ROOT
 
@@ -39,7 +39,6 @@ def compose(*args: str, stdin: bytes | None = None, timeout: float = 120, check:
 # re-created since (new settings) is looked up again.
 _containers: dict[tuple[str, str], str] = {}
 GONE = ("No such container", "is not running")
-PAUSE_ATTEMPTS = 3
 
 
 def _project() -> str:
@@ -132,7 +131,8 @@ class Compose:
         if event == "kill":
             compose("kill", "--signal", "SIGKILL", node, timeout=60)
         elif event == "pause":
-            self._paused(node)
+            paused(lambda: compose("pause", node, timeout=120), lambda: compose("unpause", node, timeout=120,
+                                                                                check=False))
         else:
             compose(event, node, timeout=120)
         after = time.time()
@@ -140,20 +140,6 @@ class Compose:
         if at is not None:
             return Done(at, 0.0, f"Docker's {event} event")
         return Done((before + after) / 2, round((after - before) / 2, 3), "the middle of the docker call")
-
-    @staticmethod
-    def _paused(node: str) -> None:
-        """`compose pause`, again when the kernel could not freeze every process in time (runc: "unable to
-        freeze", seen once in CI on a loaded machine): the half-frozen container is thawed first."""
-        for attempt in range(1, PAUSE_ATTEMPTS + 1):
-            try:
-                compose("pause", node, timeout=120)
-                return
-            except ClusterError as problem:
-                if "unable to freeze" not in str(problem) or attempt == PAUSE_ATTEMPTS:
-                    raise
-                compose("unpause", node, timeout=120, check=False)
-                time.sleep(1)
 
     @staticmethod
     def _docker_event(node: str, event: str, since: float) -> float | None:

@@ -47,13 +47,14 @@ def requests_in_nodes(rows: list[dict[str, str]] | None = None) -> int:
 
 def parse_server_states(text: str) -> dict[str, dict[str, str]]:
     """`show servers state`: per server, whether its checks hold it running and whether it is in maintenance
-    ("up": yes|no, "admin": maint|ready), and its address."""
+    ("up": yes|no, "admin": maint|ready), its address and the weight it was given (srv_uweight)."""
     states = {}
     for line in text.splitlines()[2:]:  # a format version, then the header
         row = line.split()
-        if len(row) > 6:
+        if len(row) > 7:
             states[row[3]] = {"up": "yes" if row[5] == RUNNING else "no",
-                              "admin": "maint" if int(row[6]) & MAINT_BIT else "ready", "address": row[4]}
+                              "admin": "maint" if int(row[6]) & MAINT_BIT else "ready", "address": row[4],
+                              "weight": row[7]}
     return states
 
 

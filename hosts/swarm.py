@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from hosts import haproxy, jvm, stack, stats_tunnel, swarm_hosts, swarm_images
-from hosts.backend import ClusterError, Done
+from hosts.backend import ClusterError, Done, paused
 from hosts.compose import GONE, pcp_tools_here
 from hosts.table import print_table
 from hosts.topology import HOSTS, NODES, ROOT
@@ -273,7 +273,12 @@ class Swarm:
             if container is None:
                 raise ClusterError(f"{node} has no running task to {fault}")
             event = {"kill": "kill", "freeze": "pause" if action == "inject" else "unpause"}[fault]
-            docker(engine, *(["kill", "--signal", "SIGKILL"] if event == "kill" else [event]), container, timeout=60)
+            if event == "pause":
+                paused(lambda: docker(engine, "pause", container, timeout=60),
+                       lambda: docker(engine, "unpause", container, timeout=60, check=False))
+            else:
+                docker(engine, *(["kill", "--signal", "SIGKILL"] if event == "kill" else [event]), container,
+                       timeout=60)
             where = f"container={container}"
         after = time.time()
         at = self._event_time(engine, where, event, before, wait_s=60 if event == "start" else 2)

@@ -14,9 +14,9 @@ DATA = Path(__file__).parent / "data"
 
 def test_server_states_say_who_is_up_and_who_is_in_maintenance():
     states = haproxy.parse_server_states((DATA / "show-servers-state.txt").read_text())
-    assert states == {"node1": {"up": "yes", "admin": "ready", "address": "10.89.1.3"},
-                      "node2": {"up": "yes", "admin": "ready", "address": "10.89.1.2"},
-                      "node3": {"up": "yes", "admin": "ready", "address": "10.89.1.4"}}
+    assert states == {"node1": {"up": "yes", "admin": "ready", "address": "10.89.1.3", "weight": "5"},
+                      "node2": {"up": "yes", "admin": "ready", "address": "10.89.1.2", "weight": "4"},
+                      "node3": {"up": "yes", "admin": "ready", "address": "10.89.1.4", "weight": "3"}}
     # node2 put in maintenance (HAProxy then reports it stopped too), node3's container stopped.
     states = haproxy.parse_server_states((DATA / "show-servers-state-maint-down.txt").read_text())
     assert {node: (s["up"], s["admin"]) for node, s in states.items()} == {

@@ -18,6 +18,7 @@ import urllib.request
 import pytest
 
 from conftest import IT_ENV as ENV, PROJECT, ROOT, compose, it_up, run
+from hosts import haproxy
 from hosts.compose import SERVICES
 from hosts.topology import NODES
 
@@ -72,10 +73,10 @@ def test_status_shows_each_nodes_quota_memory_heap_and_gc():
         assert row[7] == "Serial" and row[8] == "1", out
 
 
-def servers_state() -> dict[str, tuple[int, int, int]]:
-    """HAProxy's view of each node: operational state (2: UP), admin state (0: in rotation), weight."""
-    rows = [line.split() for line in lb_api("show servers state nodes").splitlines()[2:] if line.strip()]
-    return {row[3]: (int(row[5]), int(row[6]), int(row[7])) for row in rows}
+def servers_state() -> dict[str, tuple[str, str, str]]:
+    """HAProxy's view of each node: up (yes|no), admin (ready|maint), weight."""
+    states = haproxy.parse_server_states(lb_api(f"show servers state {haproxy.BACKEND}"))
+    return {node: (state["up"], state["admin"], state["weight"]) for node, state in states.items()}
 
 
 def test_requests_through_haproxy_reach_every_node_in_proportion_to_its_weight():
@@ -83,7 +84,7 @@ def test_requests_through_haproxy_reach_every_node_in_proportion_to_its_weight()
     # Every node UP and in rotation first: the bench before this test may leave a node still passing its checks
     # (in two CI runs node1 got 11 of 60 here, node2 and node3 4:3 of the rest, as if it was out half the time).
     deadline = time.monotonic() + 30
-    while any(state[:2] != (2, 0) for state in servers_state().values()):
+    while any(state[:2] != ("yes", "ready") for state in servers_state().values()):
         assert time.monotonic() < deadline, f"a node not UP in rotation after 30 s: {servers_state()}"
         time.sleep(0.5)
     before = servers_state()
@@ -92,7 +93,7 @@ def test_requests_through_haproxy_reach_every_node_in_proportion_to_its_weight()
     for node in NODES:
         expected = 60 * weights[node] / sum(weights.values())
         assert abs(counts[node] - expected) <= 3, \
-            f"{dict(counts)} against weights {weights}; HAProxy's (state, admin, weight) before: {before}, " \
+            f"{dict(counts)} against weights {weights}; HAProxy's (up, admin, weight) before: {before}, " \
             f"after: {servers_state()}"
 
 
