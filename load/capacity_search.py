@@ -180,8 +180,10 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
         return outcome("invalid", None, str(invalid) + (f" (the server passed up to {low:g}/s)" if low else ""))
     except _OutOfSteps:
         low, high = bracket()
-        if low is None:
-            return outcome("none-passed", None, f"no step passed in {max_steps} steps")
+        if low is None:  # nothing passed, or every pass was taken away by a failure at or below it
+            return outcome("none-passed", None, f"out of steps ({max_steps}): every rate that passed failed when "
+                           f"measured again, down to {high:g}/s" if any(passed for _, _, passed in tried)
+                           else f"no step passed in {max_steps} steps")
         if high is None:
             return outcome("lower-bound", low, f"every step passed, up to {low:g}/s: the capacity is higher")
         if high / low - 1 > precision_pct / 100:

@@ -97,6 +97,12 @@ def test_a_duet_gate_holds_the_same_build_and_refuses_a_tolerance_below_its_band
     searches = json.loads((run_dir / "summary.json").read_text())["targets"]
     for build in ("A", "B"):
         for search in searches[build]["searches"]:
+            if search["capacity_rps"] is None:
+                # A slot the machine gave no capacity in a pair (CI, a slow hour: B passed 288.2 and 324.2/s, then
+                # failed both when confirmed, out of 24 steps): that pair has no ratio, and the verdict the others.
+                assert search["status"] == "none-passed", search
+                assert check["pairs"][search["repeat"] - 1]["ratio"] is None, check
+                continue
             assert_capacity_from_the_steps(steps, build, search["capacity_rps"], repeat=search["repeat"],
                                            set_aside=len(search["set_aside_rps"]))
     # Measured together: every search step of one slot began within a second of a step of the other.

@@ -137,6 +137,20 @@ def test_a_server_that_dies_mid_search_ends_it_without_a_capacity_and_without_a_
 def test_nothing_passes():
     outcome = find_capacity(Server(0.5), start_rate=8, growth=2, precision_pct=5, max_steps=40)
     assert outcome.status == "none-passed" and outcome.capacity is None
+    assert outcome.reason == "no rate down to 1/s met the SLO"
+
+
+def test_out_of_steps_with_every_pass_failed_again_says_so():
+    # A machine slowing under the search (CI, a slow hour: a duet's slot passed 288.2 and 324.2/s, then failed both
+    # when confirmed): steps passed, and none stands.
+    # 50 and 100 pass; 200 fails twice; the confirms of 100 and 50 fail: no step left to come down with.
+    server = DiesAfter(1000.0, alive_steps=2)
+    outcome = find_capacity(server, start_rate=50, growth=2, precision_pct=100, max_steps=6)
+    assert server.rates == [50, 100, 200, 200, 100, 50]
+    assert outcome.status == "none-passed" and outcome.capacity is None
+    assert outcome.reason == "out of steps (6): every rate that passed failed when measured again, down to 50/s"
+    outcome = find_capacity(Server(0.5), start_rate=800, growth=2, precision_pct=5, max_steps=3)
+    assert outcome.reason == "no step passed in 3 steps"
 
 
 def test_generator_falling_behind_stops_without_a_capacity():
