@@ -26,6 +26,9 @@ from report.sections import Figure, ReportSection, RunResults
 from rundata.run import RunRecord, node_cpus
 
 DUMPS_PER_STEP = 4  # thread dumps of each node in rotation during an evidence step
+# An evidence step lasts at least this long, whatever the search's steps: a dump (jattach, one per node at once)
+# takes most of a second on a small CPU quota, so four of them need a second apart each.
+EVIDENCE_MIN_S = DUMPS_PER_STEP + 1
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ def gather_evidence(bench, target: str, label: str) -> None:
     pids = {node: jvm.java_pid(node) for node in nodes}
     dumps: dict[str, list[str]] = {node: [] for node in nodes}
     errors: list[str] = []
-    step_s = bench.settings.step_s
+    step_s = max(bench.settings.step_s, EVIDENCE_MIN_S)
 
     def sample(node: str) -> None:
         """Dumps at 1/5, 2/5, 3/5, 4/5 of the step (DUMPS_PER_STEP = 4), each node on its own thread."""
@@ -61,7 +64,7 @@ def gather_evidence(bench, target: str, label: str) -> None:
     samplers = [threading.Thread(target=sample, args=(node,), daemon=True) for node in nodes]
     for sampler in samplers:
         sampler.start()
-    record = bench.steps.measure(target, 0, capacity, "evidence", label=label)
+    record = bench.steps.measure(target, 0, capacity, "evidence", label=label, duration_s=step_s)
     for sampler in samplers:
         sampler.join(timeout=60)
     locks = {}

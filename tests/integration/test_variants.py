@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from conftest import assert_capacity_from_the_steps, only_run, run, steps_of
+from conftest import SEARCH_FOR_TESTS, assert_capacity_from_the_steps, only_run, run, steps_of
 from hosts.topology import NODES
+from load.kinds.variants import EVIDENCE_MIN_S
 
 
 def test_quick_bench_usl_sweeps_closed_loops_and_fits(second_cluster, tmp_path):
@@ -45,12 +46,11 @@ def test_quick_bench_usl_sweeps_closed_loops_and_fits(second_cluster, tmp_path):
 
 
 def test_quick_bench_variants_records_capacities_gc_and_locks(second_cluster, tmp_path):
-    # QUICK's own 5 s steps: an evidence step spreads four thread dumps of each node in rotation over it. The
-    # profiles at capacity (JFR=auto is on here) cost four minutes of CI beside the other worker: the test below
-    # profiles one capacity instead.
+    # The tests' 3 s steps for the searches; an evidence step lasts 5 s all the same, its four thread dumps of
+    # each node a second apart. The profiles at capacity (JFR=auto is on here) cost four minutes of CI beside the
+    # other worker: the test below profiles one capacity instead.
     done = run(["make", "--no-print-directory", "bench-variants", "QUICK=1", "VARIANTS=v1 v3"],
-               env={**second_cluster, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha", "QUICK_STEP_S": "5",
-                    "JFR": "off"},
+               env={**second_cluster, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha", "JFR": "off"},
                timeout=1800)
     run_dir = only_run(tmp_path)
     summary = json.loads((run_dir / "summary.json").read_text())
@@ -67,6 +67,11 @@ def test_quick_bench_variants_records_capacities_gc_and_locks(second_cluster, tm
         for where, nodes in (("node1", NODES[:1]), ("cluster", NODES)):
             evidence = v["evidence"][where]
             assert evidence["offered_rps"] == v[f"{where}_rps"] and not evidence["dump_errors"]
+            # The evidence step lasts its own 5 s, the search's later steps the tests' 3 s.
+            [step] = [s for s in steps if s["step"] == evidence["step"]]
+            assert step["duration_s"] == EVIDENCE_MIN_S, step["duration_s"]
+            assert {s["duration_s"] for s in steps if s["label"] == f"{where} {variant}"
+                    and s["phase"] == "search"} >= {int(SEARCH_FOR_TESTS["QUICK_STEP_S"])}
             for node in nodes:
                 dumps = evidence["thread_dumps"][node]
                 assert dumps["dumps"] == 4 and dumps["unreadable"] == 0 and dumps["request_threads"] >= 1
