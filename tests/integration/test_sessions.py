@@ -60,10 +60,12 @@ def test_bench_sessions_records_the_heap_filling_until_node1s_jvm_runs_out_of_it
     while the search adds users; its figures say how full it was; node1 is started afresh after. oha picks a user
     at random for each request, so n requests bring about 10 000 × (1 − e^(−n/10 000)) users and they stay: the
     warm-up (200/s for 5 s) brings about 950, the first rate (400/s) the rest within its 5 s, on any machine.
-    Those seconds give PCP (a sample a second) several samples of a heap filling at about 40 MB/s before the JVM
-    stops answering them. (At 256 kB the warm-up alone brought the heap to the edge and the next samples came
-    from a JVM already lost in GC: the last one seen showed 46 %; at 1 MB the JVM died within the first seconds of
-    its warm-up, the last sample showing 14 %.) A size that fits has a capacity found as every search's is
+    How many of those seconds PCP (a sample a second) still saw depends on when the JVM, its half core busy with
+    requests and GC, stopped answering the scrapes: the last sample showed 69 % of the heap in CI on 2026-11-27
+    (1734 sessions) and 46.6 % on 2026-11-28 (926, the warm-up's users); so what is asserted is that the figures
+    hold at least the warm-up's users and the heap their payload takes. (At 256 kB the warm-up alone brought the
+    heap to the edge and the next samples came from a JVM already lost in GC; at 1 MB the JVM died within the
+    first seconds of its warm-up, the last sample showing 14 %.) A size that fits has a capacity found as every search's is
     (bench-sessions' table of sizes: its unit test); measuring one here took two minutes of the suite."""
     done = run(["make", "--no-print-directory", "bench-sessions"], timeout=1500,
                env={**ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha",
@@ -74,7 +76,9 @@ def test_bench_sessions_records_the_heap_filling_until_node1s_jvm_runs_out_of_it
     assert 250 < found["heap_max_mb"] <= 320 and found["users"] == 10000, found
     large = found["sizes"]["128"]
     assert large["collapsed"] and large["why"] and large["capacity_rps"] is None, large
-    assert large["heap_used_pct_max"] > 50, large  # PCP's samples of the steps before the JVM ended
+    # PCP's samples of the steps before the JVM ended: at least the warm-up's users (about 950), and the heap's
+    # share stated beside its megabytes.
+    assert large["sessions_max"] > 500 and large["heap_used_pct_max"] is not None, large
     # Tomcat's count of sessions and the heap come from the same scrapes: the peak held nearly all their payload.
     # Not all: the exporter reads the heap before Tomcat's count, and a session is counted from its creation,
     # before its request sets the payload (CI, 2026-11-27: 1734 sessions, 214.4 MB held, 19 sessions short).
