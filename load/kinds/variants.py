@@ -26,8 +26,8 @@ from report.sections import Figure, ReportSection, RunResults
 from rundata.run import RunRecord, node_cpus
 
 DUMPS_PER_STEP = 4  # thread dumps of each node in rotation during an evidence step
-# An evidence step lasts at least this long, whatever the search's steps: a dump (jattach, one per node at once)
-# takes most of a second on a small CPU quota, so four of them need a second apart each.
+# An evidence step lasts at least this long, whatever the search's steps: its dumps, a fifth of the step apart,
+# stay a second apart, the spacing the QUICK steps of 5 s gave them, for which they were made and tested.
 EVIDENCE_MIN_S = DUMPS_PER_STEP + 1
 
 
