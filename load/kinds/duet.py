@@ -5,6 +5,7 @@ requests sent to both slots from the same start; the builds change slots from on
 faster slot favours each build equally. Each pair gives the ratio B/A; make gate judges it (GATE_MODE=duet)."""
 from __future__ import annotations
 
+import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -123,7 +124,8 @@ class Duet(Kind):
     def run(self, bench) -> None:
         a, b = (side.with_image() for side in builds(bench.settings))
         twins = Twins(bench.cluster_settings(), lambda nodes, env: bench.with_monitoring_paused(
-            lambda: backend().recreate(nodes, {**bench.cluster_env, **env}, fresh=True)), backend().set_cpus)
+            lambda: backend().recreate(nodes, {**bench.cluster_env, **env}, fresh=True)),
+            backend().set_cpus if backend().live_cpus else None)
         bench.steps.progress.whole_lines = True
         pairs: list[duet_verdict.Pair] = []
         bench.findings["duet"] = {"builds": [a.as_dict(), b.as_dict()], "slots": list(SLOTS), "pairs": [],
@@ -221,17 +223,17 @@ class Duet(Kind):
                 "the pair starts anyway")
 
     @staticmethod
-    def start(bench, builds_) -> tuple[float, float]:
-        """Where both builds' searches start and how fast they grow (shared_start, below), from their
-        capacities in the pairs so far, or where their warm-up's climbs stopped."""
+    def starts(bench, builds_) -> tuple[list[float], float]:
+        """Where each build's search starts and how fast both grow (grid_starts, below), from their capacities
+        in the pairs so far, or where their warm-up's climbs stopped."""
         s = bench.settings
-        return shared_start([bench.capacity(b.name) or bench.findings["duet"].get("guess", {}).get(b.name)
-                             for b in builds_], s.start_rate, s.growth)
+        return grid_starts([bench.capacity(b.name) or bench.findings["duet"].get("guess", {}).get(b.name)
+                            for b in builds_], s.start_rate, s.growth)
 
     def pair(self, bench, number: int, assignment: dict[str, Build]) -> duet_verdict.Pair:
         s = bench.settings
-        plan = SearchPlan(*self.start(bench, assignment.values()), s.precision_pct, s.max_steps)
-        plans = {node: plan for node in assignment}
+        starts, growth = self.starts(bench, assignment.values())
+        plans = {node: SearchPlan(start, growth, s.precision_pct, s.max_steps) for node, start in zip(assignment, starts)}
         set_aside: dict[str, list[float]] = {node: [] for node in assignment}
 
         def reopened(node: str, outcome) -> None:
@@ -301,15 +303,28 @@ class Duet(Kind):
             print("\n".join(duet_common.console_lines(duet["common"])))
 
 
-def shared_start(found: list[float | None], start_rate: float, growth: float) -> tuple[float, float]:
-    """One start and growth for both builds' searches: near the lower capacity found so far, else START_RATE and
-    GROWTH. Each from its own capacity (the median of its pairs so far), the two searches walked the same path
-    scaled by those capacities' ratio, ended in the same step of it and handed one pair's ratio on to the next (an
-    A/A duet, 2026-11-27: pair 1 gave B/A 1.027, then B started 1.028× A's rate and ended 1.028× it three pairs in
-    a row). On one grid each pair's ratio is its own, and both slots meet the same rates at the same
-    instants."""
-    from load.searcher import near_guess  # the harness's, not make help's, imports
-    return near_guess(min((rate for rate in found if rate), default=None), start_rate, growth)
+def grid_starts(found: list[float | None], start_rate: float, growth: float) -> tuple[list[float], float]:
+    """Each build's start and the growth both searches take: every start a point of one grid (START_RATE times
+    a power of the near-guess growth), the one nearest to where the harness starts near a guess (load/searcher.py)
+    below the build's own capacity found so far (a build without one: the lower capacity found); with none found,
+    START_RATE and GROWTH. Each from its own capacity but not on one grid, the two searches walked one path scaled
+    by those capacities' ratio, ended in the same step of it and handed one pair's ratio on to the next (an A/A
+    duet, 2026-11-27: B started 1.028× A's rate and ended 1.028× it three pairs in a row); on one grid each
+    pair's ratio is its own. Both from the lower capacity, a build far faster than the other climbed and the
+    other came down from START_RATE in every pair (a build at a fifth of the other's capacity: a dozen steps a
+    pair, its first three at twice its capacity), which a start near its own capacity spares."""
+    from load.capacity_search import MIN_RATE
+    from load.searcher import NEAR_GUESS_GROWTH, NEAR_GUESS_START  # the harness's, not make help's, imports
+    known = [rate for rate in found if rate]
+    if not known:
+        return [start_rate] * len(found), growth
+    step = min(growth, NEAR_GUESS_GROWTH)
+
+    def on_grid(capacity: float) -> float:
+        power = round(math.log(capacity * NEAR_GUESS_START / start_rate, step))
+        return max(MIN_RATE, round(start_rate * step ** power, 1))
+
+    return [on_grid(rate or min(known)) for rate in found], step
 
 
 def both_judged(assignment: dict[str, Build], asks: list[Ask], records: dict) -> same_instant.Together | None:
