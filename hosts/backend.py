@@ -62,6 +62,8 @@ class Backend(Protocol):
     setup: str | None
     # Whether it runs the shared database host (hosts/topology.py's DATABASE) beside the others.
     database: bool
+    # Whether set_cpus changes a running node's CPU quota (else a node gets another quota only by re-creation).
+    live_cpus: bool
 
     def exec(self, host: str, argv: list[str], stdin: bytes | None = None, timeout: float = 120,
              check: bool = True, user: str | None = None) -> subprocess.CompletedProcess:

@@ -74,6 +74,7 @@ class Compose:
     built = "images"
     setup = None  # make setup is this backend's setup
     database = True
+    live_cpus = True  # docker update --cpus
 
     @staticmethod
     def running() -> bool:

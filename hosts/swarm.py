@@ -52,6 +52,7 @@ class Swarm:
     built = "images"  # built here, then sent to the machines that run them (hosts/swarm_images.py)
     setup = None
     database = False  # not deployed to the swarm yet (hosts/stack.py)
+    live_cpus = False  # a service's CPU limit changes only with a new task
 
     def __init__(self) -> None:
         self.hosts = swarm_hosts.load()

@@ -29,6 +29,7 @@ class Vagrant:
     built = "artifacts"  # the VMs install the WAR, oha and the JMX agent from the checkout
     setup = "vagrant-setup"  # Vagrant, libvirt, QEMU, the box
     database = False  # no VM for it yet (db/README.md)
+    live_cpus = False  # a VM's CPUs are its own
 
     def __init__(self) -> None:
         if len(LOAD_HOSTS) > 1:  # the Vagrantfile has one load VM, and emulated VMs could not carry more here

@@ -150,10 +150,10 @@ class Twins:
     """The slots' nodes: what each runs with now, and re-creating one when its build needs other settings.
     `recreate(nodes, env)` re-creates nodes at once with the cluster's settings `env` over the run's (monitoring
     paused);
-    `set_cpus(node, cpus)` changes a running node's CPU quota where the backend can (False where not): builds that
-    differ in CPUS alone then swap slots without a re-creation, and the JVMs keep what they compiled."""
+    `set_cpus(node, cpus)` changes a running node's CPU quota (None where the backend cannot): builds that differ
+    in CPUS alone then swap slots without a re-creation, and the JVMs keep what they compiled."""
 
-    def __init__(self, configured: dict[str, str], recreate, set_cpus=lambda node, cpus: False):
+    def __init__(self, configured: dict[str, str], recreate, set_cpus=None):
         self.configured = configured
         self.recreate = recreate
         self.set_cpus = set_cpus
@@ -185,15 +185,24 @@ class Twins:
         self._recreate(wanted)
         return RE_CREATED
 
-    def _recreate(self, wanted: dict[str, dict[str, str]]) -> None:
-        """The nodes re-created at once with their settings (together where the backend can)."""
-        self.recreate(tuple(wanted), {f"{node.upper()}_{k}": v for node, want in wanted.items()
-                                      for k, v in want.items()})
-        self.running.update(wanted)
+    def _recreate(self, wanted: dict[str, dict[str, str]], alike: bool = True) -> None:
+        """The nodes re-created at once with their settings (together where the backend can). Where running
+        quotas can change, `alike` nodes all start on the largest of their quotas and then each gets its own:
+        JVMs started alike size their collector's and compiler's threads alike, as they keep them through every
+        swap of quotas; and a JVM starts slowly on a small quota (two nodes at once, one on 0.15 core: 40-43 s,
+        both on 0.5: 23 s, 2026-11-28)."""
+        cpus = max((want["CPUS"] for want in wanted.values()), key=float) if self.set_cpus and alike else None
+        started = {node: {**want, "CPUS": cpus or want["CPUS"]} for node, want in wanted.items()}
+        self.recreate(tuple(started), {f"{node.upper()}_{k}": v for node, start in started.items()
+                                       for k, v in start.items()})
+        self.running.update(started)
+        self._quotas_alone(wanted)
 
     def _quotas_alone(self, wanted: dict[str, dict[str, str]]) -> bool:
         """Where only the CPU quotas differ, each changed on the running node; False (nothing changed) where the
         backend cannot."""
+        if self.set_cpus is None:
+            return False
         if any({k: v for k, v in want.items() if k != "CPUS"}
                != {k: v for k, v in self.running[node].items() if k != "CPUS"} for node, want in wanted.items()):
             return False
@@ -214,4 +223,4 @@ class Twins:
                 say(f"duet: {node} back to the cluster's settings")
                 back[node] = own
         if back:
-            self._recreate(back)
+            self._recreate(back, alike=False)  # as the cluster starts them

@@ -84,15 +84,18 @@ def test_twins_take_node1s_settings_and_recreate_only_what_differs():
 
 def test_builds_that_differ_in_cpus_alone_swap_by_changing_the_running_quotas():
     made, set_live = [], []
-    twins = Twins(SMALL, lambda nodes, env: made.extend(nodes),
+    twins = Twins(SMALL, lambda nodes, env: made.append((nodes, env.get("NODE1_CPUS"), env.get("NODE2_CPUS"))),
                   lambda node, cpus: set_live.append((node, cpus)) is None)
     a, b = build("A", ""), build("B", "CPUS=0.43")
-    assert twins.place({"node1": a, "node2": b}, fresh=True) and made == ["node1", "node2"]
+    # Both JVMs start alike, on the larger quota; then node2 gets B's while running.
+    assert twins.place({"node1": a, "node2": b}, fresh=True) and made == [(("node1", "node2"), "0.5", "0.5")]
+    assert set_live == [("node2", "0.43")]
+    set_live.clear()
     assert twins.place({"node1": b, "node2": a}) == QUOTAS  # swapped: the quotas change, the JVMs stay
-    assert set_live == [("node1", "0.43"), ("node2", "0.5")] and made == ["node1", "node2"]
+    assert set_live == [("node1", "0.43"), ("node2", "0.5")] and len(made) == 1
     set_live.clear()
     twins.restore()  # node1 back to 0.5 while running; node2's memory and heap differ: re-created
-    assert set_live == [("node1", "0.5")] and made == ["node1", "node2", "node2"]
+    assert set_live == [("node1", "0.5")] and made[1:] == [(("node2",), None, "0.4")]
 
 
 def test_where_quotas_cannot_change_while_running_the_nodes_are_re_created():
@@ -141,3 +144,13 @@ def test_each_slots_image_follows_its_build_and_goes_back_to_the_clusters():
     assert (made[-1]["NODE1_IMAGE"], made[-1]["NODE2_IMAGE"]) == ("capbench-node-app:0123456789abcdef", "")
     twins.restore()
     assert made[-1]["NODE1_IMAGE"] == "" and "NODE2_IMAGE" in made[-1]
+
+
+def test_nodes_going_back_to_the_cluster_start_on_their_own_quotas():
+    made = []
+    twins = Twins(SMALL, lambda nodes, env: made.append((nodes, env.get("NODE1_CPUS"), env.get("NODE2_CPUS"))),
+                  lambda node, cpus: True)
+    b = build("B", "HEAP=200m")
+    twins.place({"node1": b, "node2": b}, fresh=True)  # both differ from the cluster's: both go back
+    twins.restore()
+    assert made[-1] == (("node1", "node2"), "0.5", "0.4")

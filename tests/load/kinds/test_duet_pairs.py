@@ -38,7 +38,8 @@ def run(monkeypatch, b_words: str, quotas_live: bool, profiling: bool = False) -
     made: list[tuple] = []
     monkeypatch.setattr(duet_kind, "builds", lambda settings: (build("A", ""), build("B", b_words)))
     monkeypatch.setattr(duet_kind, "backend", lambda: SimpleNamespace(
-        recreate=lambda nodes, env, fresh: made.append(nodes), set_cpus=lambda node, cpus: quotas_live))
+        recreate=lambda nodes, env, fresh: made.append(nodes), set_cpus=lambda node, cpus: quotas_live,
+        live_cpus=quotas_live))
     kind = Recorded()
     monkeypatch.setattr(duet_kind.profile_step, "load_recorders", lambda nodes: kind.log.append(f"load {nodes}"))
     bench = SimpleNamespace(settings=SimpleNamespace(kinds={"duet": SimpleNamespace(pairs=3)}), cluster_env={},
