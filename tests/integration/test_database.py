@@ -195,14 +195,22 @@ def test_quick_pool_sweep_resumes_after_an_interruption_and_recommends_by_its_ru
     for point in points:
         summary = json.loads((point / "summary.json").read_text())
         node1 = summary["targets"]["node1"]
-        assert_capacity_from_the_steps(steps_of(point), "node1", node1["capacity_rps"])
-        at_capacity = node1["metrics_at_capacity"]
         size = int(point.parent.name.split("POOLSIZE=")[1].split("_")[0])
         assert rows[f"POOLSIZE={size}"]["capacity_rps"] == node1["capacity_rps"]
+        if node1["capacity_rps"] is None:
+            # A point the machine gave no capacity (CI, a slow hour: one connection served 30/s at 100-300 ms a
+            # request and its search ran out of its 24 steps at 5.7..7.5/s): the run says why, the row stays
+            # empty, and the rule ranks the points that have one.
+            [search] = node1["searches"]
+            assert search["status"] in ("unresolved", "none-passed") and search["reason"], search
+            continue
+        assert_capacity_from_the_steps(steps_of(point), "node1", node1["capacity_rps"])
+        at_capacity = node1["metrics_at_capacity"]
         assert at_capacity["node1"]["db_pool_size"] == size, at_capacity["node1"]
         assert at_capacity["db"]["cpu_pct_of_quota"] > 0 and at_capacity["db"]["transactions_per_s"] > 0
     analysis = tune_json["analysis"]
-    capacities = {label: row["capacity_rps"] for label, row in rows.items()}
+    capacities = {label: row["capacity_rps"] for label, row in rows.items() if row["capacity_rps"] is not None}
+    assert capacities, rows
     best = max(capacities, key=capacities.get)
     within = [label for label, x in capacities.items() if x >= capacities[best] * (1 - analysis["band_pct"] / 100)]
     fewest = min(within, key=lambda label: int(label.split("=")[1]))
