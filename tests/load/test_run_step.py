@@ -7,6 +7,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from load.drivers import Envelope
+
 RUN_STEP = Path(__file__).resolve().parents[2] / "load" / "run-step"
 
 
@@ -25,5 +27,5 @@ def test_a_rename_under_way_when_the_tool_ends_is_finished_before_run_step_retur
     left = sorted(p.name for p in step.iterdir())
     time.sleep(1)
     assert sorted(p.name for p in step.iterdir()) == left == ["envelope", "pid", "stderr", "stdout"]
-    envelope = dict(line.split("=", 1) for line in (step / "envelope").read_text().splitlines())
-    assert envelope["exit"] == "0" and int(envelope["tool_cpu_ns"]) >= 0, envelope
+    envelope = Envelope.parse((step / "envelope").read_text())
+    assert envelope.exit_status == 0 and envelope.tool_cpu_s is not None and envelope.tool_cpu_s >= 0, envelope
