@@ -29,14 +29,14 @@ export BACKEND
 # What a bench needs built first: the images, or on VMs the artifacts that `vagrant up` copies to them.
 BUILT := $(shell BACKEND='$(BACKEND)' $(HOSTCTL) built)
 
-.PHONY: help setup artifacts images up down status stats logs test test-fast test-unit test-python test-load \
+.PHONY: help setup wrk2 artifacts images up down status stats logs test test-fast test-unit test-python test-load \
 	test-config test-integration test-claims lint node-maint node-ready tune report compare history gate gate-aa gate-ready baseline vagrant-setup \
 	vagrant-box docs \
 	swarm-lab swarm-lab-down
 
 help: ## list the targets
 	@echo "capbench — a horizontal-scaling capacity testbed for Java servers"
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-17s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z0-9-]*:.*## / {printf "  make %-17s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 	@python3 -m load.kinds 2>/dev/null || echo "  make bench-KIND        (make setup, then make help lists the bench kinds)"
 
 setup: ## install what is missing (Docker, Compose, base image, Python tools, oha) and build the images (BACKEND=vagrant: VM tools too)
@@ -79,6 +79,9 @@ vagrant-setup: ## VMs: Vagrant, vagrant-libvirt, libvirt and QEMU/KVM where miss
 
 vagrant-box: ## VMs: build a Debian 12 libvirt box from Debian packages and add it as debian/bookworm64
 	@cluster/vagrant/box.sh
+
+wrk2: ## build wrk2 from its pinned commit into .capbench/tools/wrk2/ (downloaded, or WRK2_SRC=folder; sha256 checked)
+	load/install-wrk2.sh
 
 artifacts: $(WAR) $(OHA) $(JMX_AGENT) ## build what the hosts install: the WAR, oha and the JMX exporter agent
 

@@ -39,13 +39,13 @@ def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False):
                                 f"starting at {min(levels)}: each load host needs a connection of "
                                 f"every level; use LOAD_HOSTS=1, or levels of at least {len(LOAD_HOSTS)} connections")
         return OhaDriver(), None
-    wrk2 = find_wrk2(environ.get("WRK2"))
+    wrk2 = find_wrk2(environ.get("WRK2"), built=settings.loadgen == "wrk2")
     if environ.get("WRK2") and not (wrk2.is_file() and os.access(wrk2, os.X_OK)):
         raise SettingsError(f"WRK2='{environ['WRK2']}' is not an executable file: give the path of a wrk2 "
                             "binary (DEVELOPERS.md says how to build one), or unset it to use oha")
     if settings.loadgen == "wrk2" and wrk2 is None:
-        raise SettingsError("LOADGEN='wrk2' but no wrk2 binary: set WRK2=/path/to/wrk2 or put wrk2 on PATH "
-                            "(DEVELOPERS.md), or use LOADGEN=oha or auto")
+        raise SettingsError("LOADGEN='wrk2' but no wrk2 binary: run make wrk2, set WRK2=/path/to/wrk2 or put "
+                            "wrk2 on PATH (DEVELOPERS.md), or use LOADGEN=oha or auto")
     if settings.loadgen == "wrk2" or (settings.loadgen == "auto" and wrk2 is not None):
         return Wrk2Driver(), wrk2
     return OhaDriver(), None

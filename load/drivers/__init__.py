@@ -105,12 +105,19 @@ class Driver(Protocol):
         """A command printing the tool's version on the load host."""
 
 
-def find_wrk2(wrk2_env: str | None) -> Path | None:
-    """The user's wrk2 binary: WRK2=/path, else wrk2 on PATH."""
+# Where `make wrk2` builds it (load/install-wrk2.sh).
+BUILT_WRK2 = Path(__file__).resolve().parents[2] / ".capbench" / "tools" / "wrk2" / "wrk2"
+
+
+def find_wrk2(wrk2_env: str | None, built: bool = False) -> Path | None:
+    """The user's wrk2 binary: WRK2=/path, else wrk2 on PATH; with `built` (LOADGEN=wrk2 asked for it), else the one
+    `make wrk2` built. LOADGEN=auto does not pick that one: it would lengthen every step to wrk2's 20 s."""
     if wrk2_env:
         return Path(wrk2_env)
     found = shutil.which("wrk2")
-    return Path(found) if found else None
+    if found:
+        return Path(found)
+    return BUILT_WRK2 if built and BUILT_WRK2.is_file() else None
 
 
 def tool_failure(name: str, files: dict[str, bytes], envelope: Envelope) -> DriverError:

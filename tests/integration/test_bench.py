@@ -18,6 +18,7 @@ import pytest
 
 from conftest import (
     IT_ENV as ENV,
+    NO_WRK2,
     ROOT,
     assert_capacity_from_the_steps,
     compose,
@@ -163,8 +164,7 @@ def test_interrupted_bench_keeps_its_steps_and_is_marked_partial(tmp_path):
     assert all(int(row[6]) % 2 == 0 for row in rows)
 
 
-@pytest.mark.skipif(not os.environ.get("WRK2"), reason="no wrk2 binary: set WRK2=/path/to/wrk2 to run the wrk2 "
-                    "bench (DEVELOPERS.md says how to build one by hand)")
+@NO_WRK2
 def test_quick_bench_single_with_wrk2(tmp_path):
     run(["make", "--no-print-directory", "bench-single", "QUICK=1", "LOADGEN=wrk2"],
         env={**ENV, "RESULTS_DIR": str(tmp_path)}, timeout=1800)

@@ -5,12 +5,11 @@ request due accounted for. wrk2's runs when a binary is given (WRK2=…)."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 
 import pytest
 
-from conftest import IT_ENV as ENV, PROJECT, it_up, run
+from conftest import IT_ENV as ENV, NO_WRK2, PROJECT, it_up, run
 
 pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
 
@@ -21,8 +20,6 @@ def cluster_up() -> None:
     up): an earlier test may have left a node down or the cluster at other settings."""
     it_up()
 LOAD_CONTAINER = f"{PROJECT}-load-1"
-NO_WRK2 = pytest.mark.skipif(not os.environ.get("WRK2"), reason="no wrk2 binary: set WRK2=/path/to/wrk2 to run "
-                             "the wrk2 case (DEVELOPERS.md says how to build one by hand)")
 DRIVERS = ["oha", pytest.param("wrk2", marks=NO_WRK2)]
 # oha's starved load host is load2 of test_load_hosts.py (the same check, its reason naming the host).
 STARVED_DRIVERS = [pytest.param("wrk2", marks=NO_WRK2)]

@@ -85,6 +85,17 @@ def test_every_bad_value_reported_at_once():
     assert len(str(refused.value).splitlines()) == 3
 
 
+def test_the_wrk2_make_wrk2_built_is_used_when_wrk2_is_asked_for_not_by_auto(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    (tmp_path / "tools").mkdir()
+    built = tmp_path / "tools" / "wrk2"
+    built.write_text("#!/bin/sh\n")
+    built.chmod(0o755)
+    monkeypatch.setattr("load.drivers.BUILT_WRK2", built)
+    assert choose_driver(settings(LOADGEN="wrk2"), {})[1] == built
+    assert choose_driver(settings(), {})[0].name == "oha"
+
+
 def test_wrk2_steps_must_outlast_its_calibration():
     with pytest.raises(SettingsError, match="STEP_S='10' is too short for wrk2: its first 10 s are calibration"):
         check_for_driver(settings(STEP_S="10"), "wrk2")
@@ -94,6 +105,7 @@ def test_wrk2_steps_must_outlast_its_calibration():
 
 def test_driver_choice(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no wrk2 on PATH
+    monkeypatch.setattr("load.drivers.BUILT_WRK2", tmp_path / "wrk2")  # nor one make wrk2 built
     assert choose_driver(settings(), {})[0].name == "oha"
     with pytest.raises(SettingsError, match="LOADGEN='wrk2' but no wrk2 binary"):
         choose_driver(settings(LOADGEN="wrk2"), {})
