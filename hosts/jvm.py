@@ -31,3 +31,16 @@ def java_pid(node: str) -> str:
 def thread_dump(node: str, pid: str) -> str:
     """One thread dump of the node's JVM (jattach, the JVM's attach API: what jcmd Thread.print prints)."""
     return backend().exec(node, ["jattach", pid, "threaddump"], timeout=30).stdout.decode(errors="replace")
+
+
+def sessions(node: str, expire: bool = False) -> dict:
+    """The HTTP sessions each application on the node's Tomcat holds and their timeout (the Grinder's /state, from
+    Tomcat's Manager MBeans, asked on the node's loopback: nothing else may); expire: every one of them ended
+    first. {"contexts", "active", "expired", "<context>.active", "<context>.timeout_s", ...}."""
+    url = f"http://127.0.0.1:8080{grinder_path()}/state" + ("?expire=all" if expire else "")
+    argv = ["curl", "-fsS", "--max-time", "60", *(["-X", "POST"] if expire else []), url]
+    done = backend().exec(node, argv, check=False, timeout=90)
+    if done.returncode != 0:
+        raise ClusterError(f"{node}'s sessions could not be {'expired' if expire else 'read'} ({url}): "
+                           f"{(done.stderr or done.stdout).decode(errors='replace').strip()[:200]}")
+    return json.loads(done.stdout)

@@ -15,6 +15,12 @@ final class Json {
         return this;
     }
 
+    /** This object's fields, then `other`'s. */
+    Json merge(Json other) {
+        fields.putAll(other.fields);
+        return this;
+    }
+
     @Override
     public String toString() {
         StringBuilder out = new StringBuilder("{");

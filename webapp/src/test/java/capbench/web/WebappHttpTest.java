@@ -160,6 +160,43 @@ class WebappHttpTest {
     }
 
     @Test
+    void stateCountsEverySessionWithItsTimeoutAndExpiresThemAll() throws Exception {
+        getWithCookie("/session?kb=4&user=u-state1", "JSESSIONID=u-state1");
+        getWithCookie("/session?kb=4&user=u-state2", "JSESSIONID=u-state2");
+        HttpResponse<String> held = get("/state");
+        assertEquals(200, held.statusCode(), held.body());
+        long active = number(held.body(), "\"active\":");
+        assertTrue(active >= 2, held.body());
+        assertTrue(held.body().contains("\"/.timeout_s\":1800"), held.body());  // web.xml's 30 minutes, in s
+        HttpResponse<String> expired = CLIENT.send(HttpRequest.newBuilder(URI.create(base + "/state?expire=all"))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, expired.statusCode(), expired.body());
+        assertEquals(active, number(expired.body(), "\"expired\":"), expired.body());
+        assertEquals(0, number(expired.body(), "\"active\":"), expired.body());
+        // The user comes back to a new session: the old one is gone.
+        HttpResponse<String> again = getWithCookie("/session?kb=4&user=u-state1", "JSESSIONID=u-state1");
+        assertEquals("new", again.headers().firstValue("X-Session").orElse(""));
+        HttpResponse<String> wrong = CLIENT.send(HttpRequest.newBuilder(URI.create(base + "/state?expire=some"))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(400, wrong.statusCode());
+    }
+
+    @Test
+    void stateIsForThisHostsLoopbackOnly() {
+        assertTrue(StateServlet.fromLoopback("127.0.0.1"));
+        assertTrue(StateServlet.fromLoopback("::1"));
+        assertTrue(!StateServlet.fromLoopback("10.89.1.5"), "the balancer's address");
+        assertTrue(!StateServlet.fromLoopback(null));
+    }
+
+    private static long number(String body, String key) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(key) + "(\\d+)")
+                .matcher(body);
+        assertTrue(m.find(), key + " in " + body);
+        return Long.parseLong(m.group(1));
+    }
+
+    @Test
     void healthIsOk() throws Exception {
         HttpResponse<String> response = get("/health");
         assertEquals(200, response.statusCode());
