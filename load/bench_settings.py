@@ -29,6 +29,7 @@ SCENARIOS = ("session", "single")
 WORKLOADS = ("grind", "query", "session")
 LOADGENS = ("auto", "oha", "wrk2")
 JFR_MODES = ("auto", "on", "off")
+STATE_BETWEEN = ("carry", "expire", "restart")
 MAX_CONNECTIONS = 4000  # HAProxy's frontend maxconn (haproxy/haproxy.cfg)
 # wrk2 spends its first 10 s calibrating and resets its latency histogram after them; 10 s more are measured.
 WRK2_CALIBRATION_S = 10
@@ -115,6 +116,14 @@ class BenchSettings:
     step_s: int = setting("STEP_S", "20", integer(1, 3600),
                           "each step's length (s); wrk2 needs at least 20: its first 10 s calibrate", quick="5")
     warmup_s: int = setting("WARMUP_S", "20", integer(0, 3600), "the warm-up before each search (s)", quick="5")
+    hold_s: int = setting("HOLD_S", "60", integer(0, 3600),
+                          "the capacity a search found is offered this long, in windows of STEP_S each judged "
+                          "by the SLO, before it is reported (\"held 60 s\"); a rate that does not hold is a "
+                          "failure and the search goes on below; 0: one confirm step instead", quick="15")
+    state_between: str = setting("STATE_BETWEEN", "expire", choice(STATE_BETWEEN),
+                                 "the nodes' state before each target's search: expire, every HTTP session of "
+                                 "every application ended through Tomcat's Manager; restart, the nodes re-created "
+                                 "(a fresh JVM); carry, whatever the steps before left behind")
     max_steps: int = setting("MAX_STEPS", "24", integer(2, 200), "the most steps a search may take")
     repeats: int = setting("REPEATS", "1", integer(1, 20), "how often each search runs")
     slo: Slo = nested(Slo)
@@ -125,6 +134,11 @@ class BenchSettings:
     kinds: dict[str, Any] = field(default_factory=dict)
     # SCENARIO_FILE read and checked (load_settings); None without one.
     user_scenario: scenarios.UserScenario | None = None
+
+    @property
+    def hold_windows(self) -> int:
+        """The hold's windows, each one step of STEP_S (at least one); 0 without a hold."""
+        return max(1, round(self.hold_s / self.step_s)) if self.hold_s > 0 else 0
 
     def problems(self) -> list[str]:
         if self.workload == "session" and self.scenario != "session":

@@ -19,6 +19,12 @@ Besides the capacity, the outcome carries an interval of what the search saw: fr
 failed at or below the capacity (a failed confirm, a recheck that failed again) up to the highest rate that
 passed above the lowest failure (a server that is not monotonic there), and at least the bisection bracket.
 When every step agrees it is the bracket; when they disagree, it shows how far.
+
+**The hold.** With `hold_windows`, the candidate is not confirmed by one step but held: offered for that many
+consecutive windows (steps of `window_s`), each judged by the SLO. A server whose state grows under load (sessions,
+caches, a heap that fills) passes a rate for one step and fails it a minute later; only a rate it carries for the
+whole hold is reported as found ("held 60 s"). A hold that fails ("did not hold: failed after 35 s") is a failure
+at that rate, and the search goes on below it.
 """
 from __future__ import annotations
 
@@ -55,6 +61,8 @@ class SearchOutcome:
     lowest_failure: float | None
     tried: list[tuple[float, str, bool]] = field(default_factory=list)  # (rate, phase, passed)
     warnings: list[str] = field(default_factory=list)
+    held_s: float | None = None  # how long the capacity was held (the whole hold); None: no hold was asked
+    holds_failed: list[dict] = field(default_factory=list)  # each failed hold: rate, held_s (before it failed)
 
     @property
     def interval(self) -> tuple[float, float] | None:
@@ -72,7 +80,7 @@ class SearchOutcome:
                 "lowest_failure_rps": self.lowest_failure, "steps": len(self.tried),
                 "interval_rps": list(interval) if interval else None,
                 "tried": [{"rate": r, "phase": p, "passed": ok} for r, p, ok in self.tried],
-                "warnings": self.warnings}
+                "warnings": self.warnings, "held_s": self.held_s, "holds_failed": self.holds_failed}
 
 
 class _OutOfSteps(Exception):
@@ -84,15 +92,17 @@ class _Invalid(Exception):
 
 
 def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, growth: float,
-                  precision_pct: float, max_steps: int) -> SearchOutcome:
-    """Runs steps through `measure(rate, phase)` (phase: search | recheck | confirm | repeat) and returns the
-    capacity."""
+                  precision_pct: float, max_steps: int, hold_windows: int = 0, window_s: float = 0.0) -> SearchOutcome:
+    """Runs steps through `measure(rate, phase)` (phase: search | recheck | confirm | hold | repeat | retry) and
+    returns the capacity. hold_windows > 0: the candidate is held for that many windows of `window_s` each (phase
+    hold) in place of the one confirm step."""
     tried: list[tuple[float, str, bool]] = []
     passes: list[float] = []
     failures: list[float] = []
     invalid_reason: list[str] = []
     warnings: list[str] = []
     tried_verdicts: list[Verdict] = []
+    holds_failed: list[dict] = []
 
     def step(rate: float, phase: str) -> bool:
         rate = round(rate, 1)
@@ -121,6 +131,18 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
         raise _Invalid(f"the step at {rate:g}/s is invalid {1 + INVALID_RETRIES} times in a row: "
                        f"{invalid_reason[-1]}")
 
+    def hold(rate: float) -> bool:
+        """The candidate offered for hold_windows windows in a row; the first window that fails ends the hold."""
+        for window in range(hold_windows):
+            if not step(rate, "hold"):
+                held = round(window * window_s, 1)
+                holds_failed.append({"rate": rate, "held_s": held})
+                warnings.append(f"{rate:g}/s did not hold: failed after {held:g} s of {hold_windows * window_s:g} s "
+                                "(passed in the search, failed when offered longer: the server changed under the "
+                                "load); the search went on below it")
+                return False
+        return True
+
     def vote(rate: float, first: bool) -> bool:
         """Near the knee a step whose windows disagree saw a transient: the rate is measured again, up to three
         times in all, and the majority decides (the steps that disagree widen the interval)."""
@@ -139,9 +161,15 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
         return (max(below) if below else None), high
 
     def outcome(status: str, capacity: float | None, reason: str) -> SearchOutcome:
+        held_s = None
+        if hold_windows and capacity is not None and capacity in confirmed:
+            held_s = round(hold_windows * window_s, 1)
+            reason += f"; held {held_s:g} s"
         return SearchOutcome(status=status, capacity=capacity, reason=reason,
-                             lowest_failure=min(failures) if failures else None, tried=tried, warnings=warnings)
+                             lowest_failure=min(failures) if failures else None, tried=tried, warnings=warnings,
+                             held_s=held_s, holds_failed=holds_failed)
 
+    confirmed: set[float] = set()  # candidates confirmed (or held) once: each is measured so at most once
     try:
         rate = start_rate
         rechecked = False
@@ -158,7 +186,6 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
             warnings.append(f"{round(rate, 1):g}/s failed, then passed when measured again (a transient: JIT "
                             "compilation, a first GC, nodes not yet warm); the search went on above it")
             rate *= growth
-        confirmed: set[float] = set()
         while True:
             low, high = bracket()
             if low is None:  # nothing passed below the lowest failure (the first step, or a failed confirm
@@ -172,7 +199,10 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
                 break
             else:
                 confirmed.add(low)
-                step(low, "confirm")  # a failure here lowers the bracket and the bisection goes on
+                if hold_windows:
+                    hold(low)  # a failed window lowers the bracket and the bisection goes on
+                else:
+                    step(low, "confirm")  # a failure here lowers the bracket and the bisection goes on
         low, high = bracket()
         return outcome("found", low, f"passed at {low:g}/s, failed at {high:g}/s")
     except _Invalid as invalid:

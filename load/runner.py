@@ -64,6 +64,8 @@ class Bench:
         self.monitoring = Monitoring(Monitor(run_id, paths.pcp) if wanted else None, paths)
         self.lb_events = LbEvents(time.time())
         self.balancer = Balancer(self.monitoring, self.lb_events, self.cluster_env)
+        self.searcher.recreate_nodes = lambda nodes: self.with_monitoring_paused(
+            lambda: backend().recreate(nodes, self.cluster_env, fresh=True))
 
     @property
     def settings(self) -> BenchSettings:

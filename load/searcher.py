@@ -10,6 +10,7 @@ from hosts import haproxy
 from hosts.backend import ClusterError
 from hosts.cluster_settings import grinder_path
 from hosts.topology import IN_ROTATION, NODES
+from load import node_state
 from load.capacity_search import find_capacity
 from load.loadhost import LoadHost
 from load.measuring import StepRunner
@@ -61,6 +62,8 @@ class Searcher:
         self.progress = progress
         self.searches: dict[str, list[dict]] = {}  # per label, each repeat's search
         self.skipped: dict[str, str] = {}  # per label, why its search did not run (its nodes were down)
+        # STATE_BETWEEN=restart: re-creates nodes with the run's settings, monitoring paused (set by the Bench)
+        self.recreate_nodes = None
 
     def route(self, target: str) -> None:
         """Puts exactly the target's nodes in rotation and checks that they, and only they, answer."""
@@ -120,6 +123,7 @@ class Searcher:
             return
         if target != "lb":
             self.warm_every_node()
+            node_state.before_warmup(s.state_between, label, IN_ROTATION[target], self.recreate_nodes)
         self.route(target)
         # The routing check's requests end well before the warm-up starts: the request counts of each step
         # (metrics/) run from a sample before it to one after it, and must hold only its traffic.
@@ -136,16 +140,17 @@ class Searcher:
             previous = [x["capacity_rps"] for x in done if x["capacity_rps"]]
             guess = previous[-1] if previous else estimate
             start, growth = near_guess(guess, s.start_rate, s.growth)
+            state = node_state.before_search(s.state_between, label, IN_ROTATION[target]) if target != "lb" else None
             try:
                 outcome = find_capacity(lambda rate, phase: self.search_step(target, label, repeat, rate, phase),
-                                        start, growth, s.precision_pct, s.max_steps)
+                                        start, growth, s.precision_pct, s.max_steps, s.hold_windows, s.step_s)
             except NodeDown as down:  # the search's steps no longer measure the target: end it, go on
                 done.append({"repeat": repeat, "start_rps": start, "status": "node-down", "capacity_rps": None,
-                             "reason": str(down)})
+                             "reason": str(down), "state_before": state})
                 self.progress.search_done()
                 say(f"warning: {label}'s search ended: {down}")
                 return
-            done.append({"repeat": repeat, "start_rps": start, **outcome.as_dict()})
+            done.append({"repeat": repeat, "start_rps": start, **outcome.as_dict(), "state_before": state})
             self.progress.search_done()
             capacity = f"{outcome.capacity:g}/s" if outcome.capacity else "none"
             say(f"{label} capacity {capacity} ({outcome.status}: {outcome.reason})")

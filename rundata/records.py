@@ -19,8 +19,8 @@ ERROR_KINDS = ("connect", "read", "write", "timeout", "status", "slow", "other")
 # The kinds where no response came back (status and slow ones did get a response).
 SOCKET_ERROR_KINDS = ("connect", "read", "write", "timeout", "other")
 # The phases of a capacity search's steps (load/capacity_search.py): grow, measure a first failure again, bisect,
-# confirm the capacity, vote at an unsteady knee, and measure again a step the load host made invalid.
-SEARCH_PHASES = ("search", "recheck", "confirm", "repeat", "retry")
+# confirm or hold the capacity, vote at an unsteady knee, and measure again a step the load host made invalid.
+SEARCH_PHASES = ("search", "recheck", "confirm", "hold", "repeat", "retry")
 # Steps at a capacity already found, outside its search: thread dumps (bench-variants' evidence), and the profile's
 # pair (load/profile_step.py). No capacity figure is taken from them.
 AT_CAPACITY_PHASES = ("evidence", "unprofiled", "profiled")

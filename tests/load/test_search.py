@@ -285,3 +285,49 @@ def test_before_any_failure_an_unsteady_pass_is_not_measured_again():
         return Verdict(passed=rate <= 500, unsteady=rate == 200)
     outcome = find_capacity(server, start_rate=100, growth=2, precision_pct=5, max_steps=40)
     assert [r for r, p, _ in outcome.tried][:2] == [100, 200] and "repeat" not in [p for _, p, _ in outcome.tried]
+
+
+class Degrading:
+    """A server whose capacity falls with every step it serves above `floor`, as a heap filling with sessions
+    does: `capacity` at first, `loss` less after each step."""
+
+    def __init__(self, capacity: float, loss: float, floor: float):
+        self.capacity, self.loss, self.floor = capacity, loss, floor
+        self.phases: list[str] = []
+
+    def __call__(self, rate: float, phase: str) -> Verdict:
+        self.phases.append(phase)
+        passed = rate <= self.capacity
+        self.capacity = max(self.floor, self.capacity - self.loss)
+        return Verdict(passed=passed)
+
+
+def test_a_steady_server_holds_its_capacity_for_every_window():
+    server = Server(480.0)
+    outcome = find_capacity(server, start_rate=50, growth=2, precision_pct=5, max_steps=40, hold_windows=3,
+                            window_s=20)
+    assert outcome.status == "found" and 480 * 0.95 <= outcome.capacity <= 480
+    assert outcome.tried[-3:] == [(outcome.capacity, "hold", True)] * 3
+    assert "confirm" not in [phase for _, phase, _ in outcome.tried]
+    assert outcome.held_s == 60 and outcome.holds_failed == [] and outcome.reason.endswith("held 60 s")
+    assert outcome.as_dict()["held_s"] == 60
+
+
+def test_a_capacity_that_does_not_hold_is_not_reported_and_the_search_goes_below():
+    server = Degrading(capacity=800, loss=40, floor=300)
+    outcome = find_capacity(server, start_rate=100, growth=2, precision_pct=5, max_steps=40, hold_windows=3,
+                            window_s=20)
+    assert outcome.holds_failed, outcome.tried
+    first = outcome.holds_failed[0]
+    assert first["held_s"] in (0, 20, 40)
+    assert any(w.startswith(f"{first['rate']:g}/s did not hold: failed after {first['held_s']:g} s of 60 s")
+               for w in outcome.warnings)
+    # What is reported was held for the whole hold, at a rate the degraded server still carries.
+    assert outcome.status == "found" and outcome.held_s == 60
+    assert outcome.capacity < first["rate"] and outcome.capacity <= server.capacity
+    assert outcome.tried[-3:] == [(outcome.capacity, "hold", True)] * 3
+
+
+def test_without_a_hold_the_search_confirms_once():
+    outcome = find_capacity(Server(480.0), start_rate=50, growth=2, precision_pct=5, max_steps=40)
+    assert outcome.held_s is None and outcome.tried[-1][1] == "confirm"

@@ -1,0 +1,54 @@
+"""The nodes' state before each search (STATE_BETWEEN): an application's sessions, caches and heap grow with every
+request, so a search that starts where the one before it ended measures that search's leftovers too. expire ends
+every HTTP session of every application on the target's nodes (Tomcat's Manager, through the Grinder's /state on
+each node's loopback) just before the search; restart re-creates the nodes (a fresh JVM) before the target's
+warm-up; carry leaves them as they are and only records what they hold. Each search records what its nodes held
+when it started (`state_before`), and the applications' session timeout (docs/guides/stateful.md)."""
+from __future__ import annotations
+
+from typing import Callable
+
+from hosts import jvm
+from hosts.backend import ClusterError
+from load.progress import say
+
+
+def before_warmup(mode: str, target: str, nodes: tuple[str, ...], recreate: Callable[[tuple[str, ...]], None]) -> None:
+    """restart: the target's nodes re-created, so the warm-up that follows warms a fresh JVM."""
+    if mode != "restart":
+        return
+    say(f"state: re-creating {', '.join(nodes)} before {target}'s search (STATE_BETWEEN=restart)")
+    recreate(nodes)
+
+
+def before_search(mode: str, label: str, nodes: tuple[str, ...]) -> dict:
+    """expire: every session on the nodes ended now; every mode: what they hold now, per node. A node whose
+    sessions cannot be read is recorded with why (a restart or carry still runs the search)."""
+    state: dict = {"mode": mode, "nodes": {}}
+    for node in nodes:
+        try:
+            held = jvm.sessions(node, expire=mode == "expire")
+        except (ClusterError, ValueError) as problem:
+            if mode == "expire":
+                raise
+            state["nodes"][node] = {"unread": str(problem)}
+            continue
+        state["nodes"][node] = {"active": held.get("active"), "expired": held.get("expired"),
+                                "contexts": contexts(held)}
+    if mode == "expire":
+        ended = {node: s["expired"] for node, s in state["nodes"].items()}
+        if any(ended.values()):
+            say(f"state: {label}'s search starts with no sessions: ended "
+                + ", ".join(f"{n} on {node}" for node, n in ended.items()))
+    return state
+
+
+def contexts(held: dict) -> dict[str, dict]:
+    """Per application (its context path, "/" for ROOT): sessions active, expired, and their timeout (s), from
+    /state's answer ("<context>.active", "<context>.timeout_s", "<context>.expired")."""
+    found: dict[str, dict] = {}
+    for key, value in held.items():
+        context, dot, field = key.rpartition(".")
+        if dot and context and field in ("active", "expired", "timeout_s"):
+            found.setdefault(context, {})[field] = value
+    return found
