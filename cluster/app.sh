@@ -18,9 +18,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/load-settings.sh"
 
 staged=$root/.capbench/app
 BASE_IMAGE=capbench-node:latest
-# How long a trial node may take to deploy the application and answer: a JVM, Tomcat and the Grinder start in
-# about 15 s within the smallest node's quota here; the rest is the application's.
-TRIAL_S=90
+# How long a trial node (node1's quota) may take to deploy the application and answer: APP_START_S, scaled for a
+# quota under half a core (cluster/settings.sh's start_s). A JVM, Tomcat and the Grinder start in about 15 s within
+# the smallest node's quota here; the rest is the application's.
+TRIAL_S=$(start_s "$NODE1_CPUS")
 # How long the application may answer other than 200 once Tomcat is serving (an application that starts lazily).
 SETTLE_S=10
 say() { echo "capbench: $*" >&2; }
@@ -81,7 +82,7 @@ image() {
 # Passed once for an image and its settings, it is not run again (.capbench/app/trial-passed).
 # trial IMAGE
 trial() {
-    local image=$1 passed want name address started status=000 grinder=000 serving_since= key env_args=()
+    local image=$1 passed want name address started status=000 grinder=000 serving_since= key env_args=() doing
     want="$(docker image inspect --format '{{.Id}}' "$image") $APP_HEALTH $APP_JAVA_OPTS"
     want+=" $NODE1_HEAP $NODE1_GC $NODE1_MEM $NODE1_CPUS"
     passed=$staged/trial-passed
@@ -127,11 +128,17 @@ trial() {
             refuse "APP_WAR='$APP_WAR' failed to deploy on a trial node" "$name"
         fi
         if [ $(( $(date +%s) - started )) -ge "$TRIAL_S" ]; then
+            doing=$(tomcat_doing "$(docker logs "$name" 2>&1)" "$TRIAL_S")
+            if [ "$status" = 000 ]; then
+                refuse "APP_WAR='$APP_WAR' did not start on a trial node with node1's $NODE1_CPUS CPU within" \
+                    "$TRIAL_S s: $doing; give it longer with APP_START_S (now $APP_START_S)" "$name"
+            fi
             if [ "$status" != 200 ]; then
-                refuse "APP_HEALTH=$APP_HEALTH did not answer 200 within $TRIAL_S s on a trial node: last status $status" "$name"
+                refuse "APP_HEALTH=$APP_HEALTH did not answer 200 within $TRIAL_S s on a trial node: it answered" \
+                    "$status ($doing)" "$name"
             fi
             refuse "the Grinder's $GRINDER_PATH/health did not answer 200 within $TRIAL_S s on a trial node:" \
-                "last status $grinder" "$name"
+                "last status $grinder ($doing)" "$name"
         fi
         sleep 1
     done
@@ -153,6 +160,9 @@ refuse() {
     if [ -n "$lines" ]; then
         echo "---- the trial node's Tomcat log (SEVERE, exceptions; the last 20 lines):" >&2
         echo "$lines" >&2
+    else
+        echo "---- the trial node's Tomcat log (the last 10 lines):" >&2
+        docker logs "$name" 2>&1 | tail -n 10 >&2 || true
     fi
     docker rmi "$CANDIDATE" >/dev/null 2>&1 || true  # a refused build is not kept
     say "the cluster was not touched"

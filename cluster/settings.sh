@@ -230,6 +230,32 @@ check_app() {
             "- . _ ~ / ? = & % : @ + , (no spaces or quotes), like /examples/index.html"
     fi
     check_app_java_opts
+    # Unset where a node's provisioning checks the application it installs (only the machine that starts it waits).
+    [ -z "${APP_START_S+set}" ] || check_int APP_START_S 1 3600
+}
+
+# start_s CPUS: APP_START_S for a node of CPUS (0: no quota), scaled by 0.5 / CPUS below half a core.
+start_s() {
+    awk -v s="${APP_START_S:-90}" -v c="$1" 'BEGIN { if (c > 0 && c < 0.5) s = s * 0.5 / c; printf "%d\n", s + 0.5 }'
+}
+
+# tomcat_doing LOG_LINES SECONDS: what a Tomcat that has not answered yet was doing, in one sentence, from its log:
+# still deploying an archive (deployment started, not finished), deployed but its connector not open, or serving.
+tomcat_doing() {
+    local lines=$1 seconds=$2 archive
+    archive=$(grep -oE 'Deploying web application archive \[[^]]+\]' <<<"$lines" | tail -n 1 \
+        | sed -E 's/.*\[(.*)\]/\1/' || true)
+    if [ -z "$lines" ]; then
+        echo "its Tomcat had logged nothing after $seconds s"
+    elif ! grep -q 'Deploying web application archive' <<<"$lines"; then
+        echo "its Tomcat was still starting (no application deployed yet) after $seconds s"
+    elif ! grep -qF "Deployment of web application archive [$archive] has finished" <<<"$lines"; then
+        echo "its Tomcat was still deploying $(basename "$archive") after $seconds s"
+    elif ! grep -q 'Starting ProtocolHandler' <<<"$lines"; then
+        echo "its Tomcat had deployed its applications but not opened its connector after $seconds s"
+    else
+        echo "its Tomcat was serving after $seconds s"
+    fi
 }
 
 # war_is_webapp FILE: a zip (a .war is one) with an entry under WEB-INF/.

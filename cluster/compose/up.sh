@@ -7,8 +7,15 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 compose=$here/compose.sh
 timeout=${UP_TIMEOUT:-300}
-# shellcheck source=cluster/topology.sh
-source "$here/../topology.sh"
+# shellcheck source=cluster/load-settings.sh
+source "$here/../load-settings.sh"
+# The nodes may take APP_START_S each, scaled for the smallest quota (cluster/settings.sh's start_s), if longer.
+node_timeout=$timeout
+for node in "${CAPBENCH_NODES[@]}"; do
+    cpus_var=${node^^}_CPUS
+    node_start=$(start_s "${!cpus_var}")
+    [ "$node_start" -le "$node_timeout" ] || node_timeout=$node_start
+done
 
 # A user's application (APP_WAR): its node image built and tried on a trial node before any node is re-created
 # with it; refused (exit 2) with its Tomcat log lines, the cluster untouched. Nothing without one.
@@ -42,16 +49,27 @@ recreate_nodes() {
 }
 if "$compose" up --detach --no-build --no-deps db \
     && recreate_nodes \
-    && "$compose" up --detach --no-build --no-deps --wait --wait-timeout "$timeout" "${CAPBENCH_NODES[@]}" \
+    && "$compose" up --detach --no-build --no-deps --wait --wait-timeout "$node_timeout" "${CAPBENCH_NODES[@]}" \
     && "$compose" up --detach --no-build --remove-orphans --wait --wait-timeout "$timeout"; then
     echo "capbench: all services healthy in $(( $(date +%s) - started )) s"
     exit 0
 fi
 
-echo "capbench: the cluster did not become healthy within $timeout s" >&2
+starting=()
 for service in $("$compose" ps --all --format '{{.Service}} {{.Health}} {{.State}}' \
         | awk '$2 != "healthy" {print $1}'); do
     echo "---- $service: last 30 log lines" >&2
     "$compose" logs --no-color --tail 30 "$service" >&2 || true
+    if [[ " ${CAPBENCH_NODES[*]} " == *" $service "* ]]; then
+        cpus_var=${service^^}_CPUS
+        starting+=("$service ($(tomcat_doing "$("$compose" logs --no-color "$service" 2>&1)" "$node_timeout"), its" \
+            "CPU quota ${!cpus_var})")
+    fi
 done
+if [ ${#starting[@]} -gt 0 ]; then
+    echo "capbench: not healthy within $node_timeout s: ${starting[*]}; give the nodes longer with APP_START_S" \
+        "(now $APP_START_S s for half a core), then make up again" >&2
+    exit 2
+fi
+echo "capbench: the cluster did not become healthy within $timeout s" >&2
 exit 1

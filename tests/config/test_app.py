@@ -178,3 +178,19 @@ def test_the_node_provisioning_step_deploys_the_app_beside_the_grinder(tmp_path)
     with_app, without = done.stdout.split("capbench: node webapps: the Grinder at /")
     assert "capbench.war\nshop#v2.war\n" in with_app and "web.xml" in with_app, done.stdout
     assert "ROOT.war\n" in without and "capbench.war" not in without and "web.xml" not in without, done.stdout
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-1", "1h"])
+def test_a_start_time_that_is_not_whole_seconds_is_refused(value):
+    assert refused({"APP_START_S": value}) == [
+        f"capbench: APP_START_S='{value}' is not allowed: use an integer from 1 to 3600"]
+
+
+def test_the_start_time_is_scaled_for_a_quota_under_half_a_core_and_tomcat_named_when_it_runs_out():
+    script = ('source cluster/settings.sh; APP_START_S=90; start_s 0.3; start_s 0.5; start_s 0; '
+              'tomcat_doing "$(printf "a\\nDeploying web application archive [/w/shop.war]\\n")" 150; '
+              'tomcat_doing "$(printf "Deploying web application archive [/w/shop.war]\\nDeployment of web '
+              'application archive [/w/shop.war] has finished in [100] ms\\nStarting ProtocolHandler\\n")" 9')
+    done = run(["bash", "-c", script])
+    assert done.stdout.splitlines() == ["150", "90", "90", "its Tomcat was still deploying shop.war after 150 s",
+                                        "its Tomcat was serving after 9 s"]
