@@ -19,6 +19,9 @@ named, so a reader can see why a hint fired or did not:
   lock waits      backends waited for a lock (≥ DB_LOCK_WAITS on average): contended writes serialise;
   GC-bound        ≥ GC_BOUND_PCT of the time in GC pauses;
   LB queueing     HAProxy queued requests for a server (its maxconn reached) or for the backend;
+  memory-bound by state  the target degraded during its search (analysis/state_drift.py): a rate it carried
+                  failed later while its sessions or live heap grew with the time spent in GC, not with the
+                  rate; the search's own steps are the evidence, not the step at capacity;
   generator-bound the generator sent more than GENERATOR_LATE_PCT of the intended requests behind its own
                   schedule, or the load machine's CPU was nearly all busy: the step measured the generator as
                   well as the server. (Sends that waited for a busy connection are the server's doing: they are
@@ -50,10 +53,20 @@ GENERATOR_MACHINE_CPU_PCT = GENERATOR_CPU_PCT
 
 @dataclass(frozen=True)
 class Hint:
-    kind: str  # cpu | throttled | lock | pool | database | db-locks | gc | lb-queue | generator
+    kind: str  # cpu | throttled | lock | pool | database | db-locks | gc | lb-queue | generator | state
     host: str
     text: str
     figures: dict = field(default_factory=dict)
+
+
+def state_hint(degraded: dict | None) -> Hint | None:
+    """The memory-bound-by-state rule, for a target whose summary says it degraded (TargetSummary.degraded)."""
+    if not degraded or not str(degraded.get("cause", "")).startswith("memory-bound"):
+        return None
+    nodes = degraded.get("nodes") or {}
+    return Hint("state", ", ".join(nodes) or "?", f"memory-bound by state — {degraded['sentence']}",
+                {f"{node} {name}": " → ".join(f"{v:g}" if v is not None else "?" for v in values)
+                 for node, changes in nodes.items() for name, values in changes.items()})
 
 
 def hints_for(host_metrics: dict | None, result: StepResult | None = None) -> list[Hint]:

@@ -32,6 +32,14 @@ def print_capacities(summary: dict) -> None:
         print(f"{name:<{width}}{cap:>12}{len(t['repeats']):>10}{span:>22}{seen:>22}")
         for low, high in t.get("unresolved") or []:
             print(f"{'':<{width}}  a search ran out of steps between {low:g} and {high:g}/s (not in the capacity)")
+        if t.get("degraded"):
+            print(f"{'':<{width}}  DEGRADED: {t['degraded']['sentence']}")
+        held = [s.get("held_s") for s in t.get("searches") or [] if s.get("held_s")]
+        failed = [f"{h['rate']:g}/s after {h['held_s']:g} s" for s in t.get("searches") or []
+                  for h in s.get("holds_failed") or []]
+        if held or failed:
+            print(f"{'':<{width}}  " + (f"held {min(held):g} s" if held else "no capacity held")
+                  + (f"; did not hold: {', '.join(failed)}" if failed else ""))
 
 
 def print_host_figures(summary: dict) -> None:

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import time
 
-from hosts.topology import IN_ROTATION
+from analysis import memory_capacity, state_drift
+from hosts.topology import IN_ROTATION, NODES
 from load.profile_step import brief
 from load.progress import say
 from load.searcher import DOWN_WAIT_S
 from rundata import jsonl
 from rundata.generators import load_hosts
 from rundata.records import read_steps
-from rundata.summary import SUMMARY_SCHEMA, metrics_at, target_summary
+from rundata.run import RunRecord
+from rundata.summary import SUMMARY_SCHEMA, metrics_at, of_label, target_summary
 
 
 def summarize(bench, status: str, error: str | None, started: float) -> dict:
@@ -40,6 +42,7 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
         summary["monitoring"] = bench.monitoring.monitor.summary()
         for label, target in targets.items():
             target["metrics_at_capacity"] = metrics_at(steps, label, target["capacity_rps"])
+    state_findings(summary, steps, bench.paths.run_json)
     shares = load_hosts(steps, targets)
     if shares:
         summary["load_hosts"] = shares
@@ -54,6 +57,43 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
         summary["profiles"] = brief(profiles)
     summary["elapsed_s"] = round(time.time() - started, 1)
     return summary
+
+
+def state_findings(summary: dict, steps: list, run_json) -> None:
+    """Each target's status (found, degraded, none) with what degraded it, and each node's memory capacity
+    where its steps held sessions; said on the console as they are found."""
+    nodes = RunRecord.read(run_json).nodes if run_json.exists() else {}
+    heap_mb = {node: (info or {}).get("heap_max_bytes", 0) / 2**20 or None for node, info in (nodes or {}).items()}
+    for label, target in summary["targets"].items():
+        found = state_drift.diagnose(label, [r for r in steps if of_label(r, label)], heap_mb)
+        if found is not None and found["cause"] not in ("unexplained", "unknown"):
+            target["status"], target["degraded"] = "degraded", found
+            say(found["sentence"])
+        else:
+            if found is not None:
+                say(f"warning: {found['sentence']}")
+            target["status"] = "found" if target["capacity_rps"] is not None else "none"
+    timeouts = session_timeouts(summary["targets"])
+    capacities = {node: memory_capacity.of_node(steps, node, heap_mb.get(node), timeouts.get(node)) for node in NODES}
+    capacities = {node: m for node, m in capacities.items() if m is not None}
+    if capacities:
+        summary["memory_capacity"] = capacities
+        for node, m in capacities.items():
+            say(f"memory capacity: {memory_capacity.sentence(node, m)}")
+
+
+def session_timeouts(targets: dict) -> dict[str, float]:
+    """Per node, the session timeout (s) of the application that held the most sessions, as the searches read it
+    before they started (load/node_state.py)."""
+    found: dict[str, tuple[int, float]] = {}
+    for target in targets.values():
+        for search in target.get("searches") or []:
+            for node, state in ((search.get("state_before") or {}).get("nodes") or {}).items():
+                for context, c in (state.get("contexts") or {}).items():
+                    held = (c.get("active") or 0) + (c.get("expired") or 0)
+                    if c.get("timeout_s") and held >= found.get(node, (-1, 0))[0]:
+                        found[node] = (held, c["timeout_s"])
+    return {node: timeout for node, (_, timeout) in found.items()}
 
 
 def disturbances(records: list[dict], events: list[dict], until: float) -> tuple[dict, dict]:

@@ -74,6 +74,10 @@ def _peak(metric, keep=lambda i: True, factor: float = 1.0):
     return lambda w: scaled(peak(w.rows(metric, keep)), factor)
 
 
+def _low(metric, keep=lambda i: True, factor: float = 1.0):
+    return lambda w: scaled(min((v for v in w.rows(metric, keep) if v is not None), default=None), factor)
+
+
 def _growth(values: list[float | None]) -> float | None:
     """How much a cumulative value grew from the window's first sample to its last."""
     present = [v for v in values if v is not None]
@@ -127,6 +131,9 @@ NODE = (
     Figure("heap_used_mb_mean", _mean(OM + "jvm_memory_used_bytes", _label("area", "heap"), 1 / MB), 1, "heap MB",
            "MB"),
     Figure("heap_used_mb_max", _peak(OM + "jvm_memory_used_bytes", _label("area", "heap"), 1 / MB), 1),
+    # The heap's lowest sample in the step: with young collections every second or more often (the Grinder's
+    # garbage, a web application's), it is close to what survives them, the live heap that sessions and caches hold.
+    Figure("heap_floor_mb", _low(OM + "jvm_memory_used_bytes", _label("area", "heap"), 1 / MB), 1),
     Figure("heap_committed_mb", _peak(OM + "jvm_memory_committed_bytes", _label("area", "heap"), 1 / MB), 1),
     Figure("alloc_mb_per_s", _mean(OM + "jvm_memory_pool_allocated_bytes_total",
                                    lambda i: bool(YOUNG_POOLS.search(labels(i).get("pool", ""))), 1 / MB), 1,

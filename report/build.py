@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, select_autoescape
 
-from analysis import calibration, efficiency, hints, usl_fit
+from analysis import calibration, efficiency, hints, memory_capacity, usl_fit
 from metrics.catalogue import SHOWN
 from report import figures, profiles
 from report.sections import Figure, ReportSection, RunResults
@@ -142,12 +142,17 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
         up = next_step_up(None, cap, own)
         metrics = at.host_metrics if at else None
         found = profiles.cited(hints.hints_for(metrics, at.result) if at else [], recorded.get(target))
+        state = hints.state_hint(t.degraded)
+        found = [state, *found] if state else found
         hint_blocks.append({"target": target, "step": at, "hints": [asdict(h) for h in found],
                             "monitored": metrics is not None, "next_up": up,
                             "nodes": {node: [f.get(x.name) for x in SHOWN] for node, f in serving_nodes(metrics).items()}})
         if at and at.result.latency_ms:
             spectra[f"{target} at {cap:g}/s"] = spectrum_of(at)  # overhead runs: "node1 monitor on" etc.
         rows.append({"target": target, "capacity": cap, "repeats": t.repeats, "spread_pct": t.spread_pct,
+                     "status": t.status, "degraded": (t.degraded or {}).get("sentence"),
+                     "held_s": min((x["held_s"] for x in t.searches if x.get("held_s")), default=None),
+                     "holds_failed": [h for x in t.searches for h in x.get("holds_failed") or []],
                      "p99": at.result.latency_ms.get("p99") if at else None, "step": at.step if at else None,
                      **calibrated(cap if grinding else None, name, machine, cpus)})
     made += section.figures(results, fig_dir)
@@ -163,7 +168,9 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
                                              [p["throughput_rps"] for p in usl_info["points"]], usl_info["fit"],
                                              fig_dir / "usl.png", usl_info["what"])))
     loader = ChoiceLoader([DictLoader({"kind.html": section.template}), FileSystemLoader(TEMPLATE_DIR)])
-    env = Environment(loader=loader, autoescape=select_autoescape(["html"]))
+    # A figure left None by a run that broke off reads "not measured" (its reason is said where one is known).
+    env = Environment(loader=loader, autoescape=select_autoescape(["html"]),
+                      finalize=lambda value: "not measured" if value is None else value)
     html = env.get_template("template.html").render(
         workload=workload.describe(run.settings),
         run=run, summary=summary, rows=rows, hint_blocks=hint_blocks, usl=usl_info,
@@ -171,6 +178,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
         noise_pct=noise_band_pct(run, summary), **section.values(results),
         figures=[{"title": title, "src": _inline(path), "file": path.name} for title, path in made],
         profile=profile_rows(run), thresholds=thresholds(), shown=[f.heading for f in SHOWN],
+        memory=[memory_capacity.sentence(node, m) for node, m in (summary.memory_capacity or {}).items()],
         profiles=profiles.blocks(results))
     out = run_dir / "report.html"
     tmp = out.with_suffix(".html.tmp")

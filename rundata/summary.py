@@ -29,6 +29,10 @@ class TargetSummary:
                                "lowest_failure_rps, tried, warnings", default_factory=list)
     metrics_at_capacity: dict | None = doc("the host figures at the capacity (metrics_at), with the step they "
                                            "come from; None: not monitored", default=None)
+    status: str = doc("found: a capacity (held, with HOLD_S); degraded: the target changed during its search, a "
+                      "rate it carried failed later (`degraded` says why); none: no capacity", default="")
+    degraded: dict | None = doc("a degraded target: sentence, cause, the rate carried and its step, per node each "
+                                "state series that grew [before, after] (analysis/state_drift.py)", default=None)
 
     def to_json(self) -> dict:
         data = asdict(self)
@@ -76,6 +80,8 @@ class Summary:
     efficiency: float | None = doc("cluster: E = X_cluster / ΣX_i", default=None)
     efficiency_caveat: str | None = doc("cluster: E's one-line caveat above 1 or below 0.5", default=None)
     cluster_over_node1: float | None = doc("cluster: X_cluster / X_node1", default=None)
+    not_measured: dict[str, str] | None = doc("cluster: for each of the four figures above that is missing, why "
+                                              "(analysis/not_measured.py)", default=None)
     balancing: dict | None = doc("cluster: each balancing choice's capacity and E", default=None)
     balance_hint: dict | None = doc("cluster: what the nodes' shares say about the weights", default=None)
     variants: dict | None = doc("variants: each variant's capacities and evidence", default=None)
@@ -88,6 +94,9 @@ class Summary:
     scaleout: dict | None = doc("scaleout: points (one per N) and the USL fit over N", default=None)
     sessions: dict | None = doc("sessions: node1's capacity and heap by session size", default=None)
     tune_point: dict | None = doc("make tune: the point this run measured", default=None)
+    memory_capacity: dict | None = doc("per node that held sessions: kB of live heap per session, the sessions its "
+                                       "heap holds, the session timeout, the new users/s it sustains "
+                                       "(analysis/memory_capacity.py)", default=None)
     # A kind adds entries of its own without a field here: its module writes them and its report section reads
     # them back with section().
     others: dict[str, Any] = doc("a kind's own entries this class names no field for, by key (section())",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis import balance, efficiency
+from analysis import balance, efficiency, not_measured
 from analysis.balance import capacity_weights
 from hosts.backend import ClusterError
 from hosts.topology import NODES
@@ -36,14 +36,16 @@ class ClusterSettings(KindSettings):
 
 
 # Its part of report.html (report/sections.py): E and the balancing choices.
-REPORT = """<p class="big">ΣX<sub>i</sub> = {{ summary.sum_nodes_rps }}/s · X<sub>cluster</sub> = {{ summary.cluster_rps }}/s ·
- <b>E = X<sub>cluster</sub> / ΣX<sub>i</sub> = {{ summary.efficiency }}</b> · X<sub>cluster</sub> / X<sub>node1</sub> = {{ summary.cluster_over_node1 }}</p>
+REPORT = """{% set why = summary.section("not_measured") or {} %}
+{% macro shown(key, unit="") %}{% if summary[key] is not none %}{{ summary[key] }}{{ unit }}{% else %}<span class="missing">{{ why.get(key, "not measured") }}</span>{% endif %}{% endmacro %}
+<p class="big">ΣX<sub>i</sub> = {{ shown("sum_nodes_rps", "/s") }} · X<sub>cluster</sub> = {{ shown("cluster_rps", "/s") }} ·
+ <b>E = X<sub>cluster</sub> / ΣX<sub>i</sub> = {{ shown("efficiency") }}</b> · X<sub>cluster</sub> / X<sub>node1</sub> = {{ shown("cluster_over_node1") }}</p>
 {% set e_caveat = summary.efficiency_caveat or caveat(summary.efficiency) %}{% if e_caveat %}<p class="hint caveat">Note on E: {{ e_caveat }}.</p>{% endif %}
 {% if summary.balance_hint %}<p class="hint">Balance: {{ summary.balance_hint.text }}.</p>{% endif %}
 {% if choices %}
 <h2 id="balancing">Balancing choices</h2>
 <p>The cluster measured under each balancing choice in this run, against the sum of the nodes' capacities
-ΣX<sub>i</sub> = {{ summary.sum_nodes_rps }}/s. Heterogeneous nodes under equal weights get equal shares, so the
+ΣX<sub>i</sub> = {{ shown("sum_nodes_rps", "/s") }}. Heterogeneous nodes under equal weights get equal shares, so the
 slowest node saturates first; weights in proportion to the measured capacities, or leastconn (which sends each
 request to the node with the fewest in progress), let each node take what it can.</p>
 <table>
@@ -176,6 +178,11 @@ class Cluster(Kind):
             if cluster is None:  # WEIGHTS=auto: the cluster's capacity is the one under capacity weights
                 cluster = summary["balancing"].get("weighted", {}).get("capacity_rps")
         summary.update({"sum_nodes_rps": node_sum, "cluster_rps": cluster, **gains(cluster)})
+        missing = {"sum_nodes_rps": list(NODES), "cluster_rps": ["cluster"], "efficiency": [*NODES, "cluster"],
+                   "cluster_over_node1": [NODES[0], "cluster"]}
+        why = {key: not_measured.why_missing(summary, labels) for key, labels in missing.items() if summary[key] is None}
+        if why:
+            summary["not_measured"] = why
         self._balance_hint(bench, summary)
 
     @staticmethod
@@ -199,10 +206,13 @@ class Cluster(Kind):
 
     def console(self, summary: dict) -> None:
         print_capacities(summary)
-        print(f"{'ΣX_i':<10}{figure(summary['sum_nodes_rps'], '/s'):>12}")
-        print(f"{'X_cluster':<10}{figure(summary['cluster_rps'], '/s'):>12}")
-        print(f"E = X_cluster / ΣX_i = {figure(summary['efficiency'])}    "
-              f"X_cluster / X_node1 = {figure(summary['cluster_over_node1'])}")
+        why = summary.get("not_measured") or {}
+
+        def shown(key: str, unit: str = "") -> str:
+            return figure(summary[key], unit) if summary[key] is not None else why.get(key, "not measured")
+        print(f"{'ΣX_i':<10}{shown('sum_nodes_rps', '/s'):>12}")
+        print(f"{'X_cluster':<10}{shown('cluster_rps', '/s'):>12}")
+        print(f"E = X_cluster / ΣX_i = {shown('efficiency')}    X_cluster / X_node1 = {shown('cluster_over_node1')}")
         if efficiency.caveat(summary["efficiency"]):
             print(f"note: {efficiency.caveat(summary['efficiency'])}")
         if summary.get("balance_hint"):

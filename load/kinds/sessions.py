@@ -112,11 +112,6 @@ class Sessions(Kind):
         found = bench.findings.get("sessions", {})
         heap_max = found.get("heap_max_mb")
         sizes = {}
-        # Every node warmed together first, with sessions that keep nothing: warmed by the run's first search, they
-        # would get the first size's sessions, which can fill every node's heap, node2's and node3's too, before
-        # node1 is measured. Each size's node1 is started afresh after it and warmed alone.
-        bench.steps.change_settings(replace(bench.settings, session_kb=0))
-        bench.searcher.warm_every_node()
         for kb in self.own(bench.settings).session_sizes:
             label = label_of(kb)
             target = summary["targets"].get(label, {})

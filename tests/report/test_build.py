@@ -241,3 +241,30 @@ def test_a_profiles_section_names_the_applications_methods_who_holds_what_and_th
     servers = html.split("of which classes not the JDK's", 1)[1].split("</table>", 1)[0]
     assert ('<code>org.apache.catalina.session.StandardSession</code></td><td class="num">2000</td>'
             '<td class="num">0.17</td>') in servers
+
+
+@pytest.mark.parametrize("how", ["interrupted", "node lost"])
+def test_a_partial_run_or_a_lost_node_shows_why_a_figure_is_missing_never_none(tmp_path, how):
+    from analysis import not_measured
+    run = tmp_path / RUN.name
+    shutil.copytree(RUN, run)
+    data = json.loads((run / "summary.json").read_text())
+    if how == "interrupted":  # stopped by Ctrl-C after the nodes, before the cluster's search
+        data.update(status="partial", error="interrupted")
+        del data["targets"]["cluster"]
+        expected = "not measured: the run was interrupted before cluster&#39;s search"
+    else:  # node2's machine lost: its search skipped, the run went on
+        data["skipped"] = {"node2": "node2 down (HAProxy's health checks) for 30 s"}
+        del data["targets"]["node2"]
+        expected = "not measured: node2&#39;s search was skipped (node2 down"
+    sums = {"sum_nodes_rps": ["node1", "node2", "node3"], "cluster_rps": ["cluster"],
+            "efficiency": ["node1", "node2", "node3", "cluster"], "cluster_over_node1": ["node1", "cluster"]}
+    for key, labels in sums.items():
+        if any(label not in data["targets"] for label in labels):
+            data[key] = None
+    data["not_measured"] = {key: not_measured.why_missing(data, labels) for key, labels in sums.items()
+                            if data[key] is None}
+    (run / "summary.json").write_text(json.dumps(data))
+    html = build.build(run, CLUSTER).read_text()
+    assert "None" not in html
+    assert expected in html

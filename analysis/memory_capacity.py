@@ -1,0 +1,75 @@
+"""The memory capacity of an application (seed 002's question): how many sessions a node's heap holds, and so how
+many new users a second it sustains. From every monitored step of a node in which it held sessions: the live heap
+(the step's lowest heap sample, metrics/catalogue.py's heap_floor_mb) against the sessions held (sessions_max),
+fitted by least squares. Its slope is the heap one session keeps (kB per session, with its standard error); the
+sessions the heap holds are those that fill it to HEAP_FULL_PCT of its maximum, past which the collector runs
+nearly all the time (the petclinic of seed 002, the stateful application of docs/findings.md); a session lives
+for the application's timeout after its user's last request, so the heap sustains sessions held / timeout new
+users per second."""
+from __future__ import annotations
+
+import math
+import statistics
+
+from rundata.records import StepRecord
+from rundata.summary import node_figures
+
+HEAP_FULL_PCT = 80.0  # the live heap past which the collector takes most of the time (an assumption, stated)
+MIN_POINTS = 4  # steps with sessions
+MIN_SESSIONS_SPAN = 100  # between the fewest and the most sessions held: less says nothing about a slope
+
+
+def fit(points: list[tuple[float, float]]) -> tuple[float, float, float | None]:
+    """(slope, intercept, slope's standard error) of y over x; the error None with fewer than three points."""
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    slope, intercept = statistics.linear_regression(xs, ys)
+    if len(points) < 3:
+        return slope, intercept, None
+    residual = sum((y - (intercept + slope * x)) ** 2 for x, y in points) / (len(points) - 2)
+    spread = sum((x - statistics.fmean(xs)) ** 2 for x in xs)
+    return slope, intercept, math.sqrt(residual / spread) if spread else None
+
+
+def of_node(steps: list[StepRecord], node: str, heap_max_mb: float | None, timeout_s: float | None) -> dict | None:
+    """The node's memory capacity from its steps; None where they held too few sessions to fit a slope."""
+    points = []
+    for record in steps:
+        figures = node_figures(record.host_metrics).get(node) or {}
+        sessions, heap = figures.get("sessions_max"), figures.get("heap_floor_mb")
+        if sessions is not None and heap is not None and sessions > 0:
+            points.append((float(sessions), float(heap)))
+    if len(points) < MIN_POINTS or max(p[0] for p in points) - min(p[0] for p in points) < MIN_SESSIONS_SPAN:
+        return None
+    slope_mb, base_mb, error_mb = fit(points)
+    result = {"kb_per_session": round(slope_mb * 1024, 2),
+              "kb_per_session_se": round(error_mb * 1024, 2) if error_mb is not None else None,
+              "base_heap_mb": round(base_mb, 1), "points": len(points),
+              "sessions_seen_max": int(max(p[0] for p in points)), "heap_max_mb": heap_max_mb,
+              "timeout_s": timeout_s, "sessions_heap_holds": None, "new_users_per_s": None}
+    if slope_mb <= 0 or heap_max_mb is None:
+        result["why_not"] = ("the live heap did not grow with the sessions held" if slope_mb <= 0
+                             else "the node's maximum heap is not known (its /info did not answer)")
+        return result
+    holds = max(0.0, (heap_max_mb * HEAP_FULL_PCT / 100 - base_mb) / slope_mb)
+    result["sessions_heap_holds"] = int(holds)
+    if timeout_s:
+        result["new_users_per_s"] = round(holds / timeout_s, 2)
+    else:
+        result["why_not"] = "the application's session timeout was not read (STATE_BETWEEN's /state)"
+    return result
+
+
+def sentence(node: str, m: dict) -> str:
+    """One line for the console and the report."""
+    error = f" ± {m['kb_per_session_se']:g}" if m.get("kb_per_session_se") is not None else ""
+    line = (f"{node}: {m['kb_per_session']:g}{error} kB of live heap per session ({m['points']} steps, up to "
+            f"{m['sessions_seen_max']} sessions)")
+    if m.get("sessions_heap_holds") is not None:
+        line += (f"; its {m['heap_max_mb']:.0f} MB heap holds about {m['sessions_heap_holds']} sessions "
+                 f"(to {HEAP_FULL_PCT:g} % full)")
+    if m.get("new_users_per_s") is not None:
+        line += (f"; with a {m['timeout_s'] / 60:g}-minute session timeout it sustains about "
+                 f"{m['new_users_per_s']:g} new users/s")
+    elif m.get("why_not"):
+        line += f"; no sustainable rate of new users: {m['why_not']}"
+    return line

@@ -1,0 +1,39 @@
+"""The memory capacity of an application: kB of live heap per session from the steps' figures, the sessions a
+heap holds, and the new users a second it sustains with its session timeout."""
+from __future__ import annotations
+
+import pytest
+
+from analysis import memory_capacity
+from step_records import a_step
+
+
+def steps_with(points: list[tuple[float, float]]) -> list:
+    return [a_step(i + 1, host_metrics={"node1": {"grind_requests_per_s": 1.0, "sessions_max": s,
+                                                  "heap_floor_mb": h}}) for i, (s, h) in enumerate(points)]
+
+
+def test_kb_per_session_sessions_held_and_new_users_per_second():
+    # 40 MB of base heap and 64 kB a session (0.0625 MB), with a little noise either way.
+    points = [(s, 40 + s * 0.0625 + (0.5 if i % 2 else -0.5)) for i, s in enumerate((200, 800, 1500, 2500, 3200))]
+    m = memory_capacity.of_node(steps_with(points), "node1", heap_max_mb=320.0, timeout_s=1800)
+    assert m["kb_per_session"] == pytest.approx(64, abs=1)
+    assert 0 < m["kb_per_session_se"] < 1
+    assert m["points"] == 5 and m["sessions_seen_max"] == 3200
+    holds = (320 * 0.8 - 40) / 0.0625  # 3456 sessions fill the heap to 80 %
+    assert m["sessions_heap_holds"] == pytest.approx(holds, rel=0.03)
+    assert m["new_users_per_s"] == pytest.approx(holds / 1800, rel=0.03)
+    line = memory_capacity.sentence("node1", m)
+    assert "kB of live heap per session (5 steps, up to 3200 sessions)" in line
+    assert "with a 30-minute session timeout it sustains about" in line
+
+
+def test_too_few_sessions_give_no_figure():
+    assert memory_capacity.of_node(steps_with([(1, 40), (2, 40), (3, 41), (4, 40)]), "node1", 320.0, 1800) is None
+    assert memory_capacity.of_node(steps_with([(100, 40), (900, 90)]), "node1", 320.0, 1800) is None
+
+
+def test_without_the_timeout_the_sustainable_rate_says_why():
+    points = [(s, 40 + s * 0.01) for s in (100, 500, 900, 1300)]
+    m = memory_capacity.of_node(steps_with(points), "node1", 320.0, None)
+    assert m["new_users_per_s"] is None and "timeout was not read" in memory_capacity.sentence("node1", m)

@@ -1,0 +1,60 @@
+"""A target that degraded during its search, named with its cause from its steps' own figures: the stateful
+application of the findings (sessions and live heap growing with time while the rate fell), a noisy stateless
+server that is not called degraded, and a search that never drifted."""
+from __future__ import annotations
+
+from analysis import hints, state_drift
+from step_records import a_step
+
+
+def node(sessions: float, heap_floor: float, gc: float, threads: float = 40) -> dict:
+    return {"node1": {"grind_requests_per_s": 0.0, "sessions_max": sessions, "heap_floor_mb": heap_floor,
+                      "gc_time_pct": gc, "threads_live": threads}}
+
+
+# The trial of docs/findings.md (2026-11-28): node1 of a stateful application at half a core, 320 MB of heap.
+STATEFUL = [
+    a_step(9, offered_rps=400, passed=True, host_metrics=node(2267, 180, 1.1)),
+    a_step(10, offered_rps=800, passed=False, host_metrics=node(6022, 230, 8.3)),
+    a_step(13, offered_rps=500, passed=False, host_metrics=node(13303, 262, 24.4)),
+    a_step(16, offered_rps=400, passed=False, phase="hold", host_metrics=node(15558, 270, 69.3)),
+    a_step(19, offered_rps=225, passed=False, host_metrics=node(17048, 290, 75.0)),
+    a_step(23, offered_rps=125, passed=False, host_metrics=node(18316, 288, 77.7)),
+    a_step(24, offered_rps=112.5, passed=True, host_metrics=node(13820, 250, 3.9)),
+]
+
+
+def test_a_heap_filling_with_sessions_is_named_as_the_cause():
+    found = state_drift.diagnose("node1", STATEFUL, {"node1": 320.0})
+    assert found["cause"] == "memory-bound by its sessions"
+    assert found["rate"] == 400 and found["step"] == 9
+    assert found["nodes"]["node1"]["sessions_max"] == [2267, 18316]
+    assert found["nodes"]["node1"]["gc_time_pct"] == [1.1, 77.7]
+    assert found["sentence"] == ("node1 degraded during its search: sessions held 2 267 → 18 316, live heap 180 → "
+                                 "290 MB of 320 MB, GC 1.1 → 78 %: memory-bound by its sessions; ≥ 400/s was "
+                                 "carried at step 9 and not kept")
+    hint = hints.state_hint(found)
+    assert hint.kind == "state" and hint.text.startswith("memory-bound by state — node1 degraded")
+    assert hint.figures["node1 sessions_max"] == "2267 → 18316"
+
+
+def test_a_noisy_stateless_server_is_not_called_degraded():
+    # The Grinder's v3: a pass, then a failure at the same rate with the same state (its pool grew, as any
+    # overloaded step's does): no state series explains it.
+    steps = [a_step(5, offered_rps=700, passed=True, host_metrics=node(0, 40, 3.0, 30)),
+             a_step(6, offered_rps=700, passed=False, phase="hold", host_metrics=node(0, 42, 4.5, 90))]
+    found = state_drift.diagnose("node1", steps, {"node1": 320.0})
+    assert found["cause"] == "unexplained" and "no state series grew" in found["sentence"]
+    assert hints.state_hint(found) is None
+
+
+def test_without_figures_the_cause_is_unknown():
+    steps = [a_step(5, offered_rps=700, passed=True), a_step(6, offered_rps=600, passed=False)]
+    assert state_drift.diagnose("node1", steps, {})["cause"] == "unknown"
+
+
+def test_a_monotonic_search_did_not_drift():
+    steps = [a_step(1, offered_rps=100, passed=True, host_metrics=node(10, 40, 1)),
+             a_step(2, offered_rps=200, passed=False, host_metrics=node(5000, 300, 80)),
+             a_step(3, offered_rps=150, passed=True, host_metrics=node(6000, 300, 2))]
+    assert state_drift.diagnose("node1", steps, {"node1": 320.0}) is None

@@ -1,0 +1,23 @@
+"""STATE_BETWEEN's record of the nodes' state: /state's answer read per application, and the session timeout of
+the application that held the most sessions, for the memory capacity."""
+from __future__ import annotations
+
+from load import node_state
+from load.run_summary import session_timeouts
+
+# What the Grinder's /state answered on a node with a user's application at /shop beside it (expire=all).
+ANSWER = {"contexts": 2, "active": 0, "expired": 1502, "/shop.active": 0, "/shop.timeout_s": 600,
+          "/shop.expired": 1500, "/capbench.active": 0, "/capbench.timeout_s": 1800, "/capbench.expired": 2}
+
+
+def test_each_applications_sessions_and_timeout():
+    assert node_state.contexts(ANSWER) == {"/shop": {"active": 0, "timeout_s": 600, "expired": 1500},
+                                          "/capbench": {"active": 0, "timeout_s": 1800, "expired": 2}}
+    assert node_state.contexts({"contexts": 1, "active": 3, "/.active": 3, "/.timeout_s": 1800}) == {
+        "/": {"active": 3, "timeout_s": 1800}}
+
+
+def test_the_timeout_is_that_of_the_application_holding_the_sessions():
+    state = {"mode": "expire", "nodes": {"node1": {"contexts": node_state.contexts(ANSWER)}, "node2": {"unread": "x"}}}
+    targets = {"node1": {"searches": [{"state_before": state}]}, "cluster": {"searches": [{"state_before": None}]}}
+    assert session_timeouts(targets) == {"node1": 600}
