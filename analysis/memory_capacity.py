@@ -1,7 +1,7 @@
 """The memory capacity of an application (seed 002's question): how many sessions a node's heap holds, and so how
 many new users a second it sustains. From every monitored step of a node in which it held sessions: the live heap
 (the step's lowest heap sample, metrics/catalogue.py's heap_floor_mb) against the sessions held (sessions_max),
-fitted by least squares. Its slope is the heap one session keeps (kB per session, with its standard error); the
+fitted by least squares, over the steps the node served requests in. Its slope is the heap one session keeps (kB per session, with its standard error); the
 sessions the heap holds are those that fill it to HEAP_FULL_PCT of its maximum, past which the collector runs
 nearly all the time (the petclinic of seed 002, the stateful application of docs/findings.md); a session lives
 for the application's timeout after its user's last request, so the heap sustains sessions held / timeout new
@@ -12,11 +12,12 @@ import math
 import statistics
 
 from rundata.records import StepRecord
-from rundata.summary import node_figures
+from rundata.summary import serving_nodes
 
 HEAP_FULL_PCT = 80.0  # the live heap past which the collector takes most of the time (an assumption, stated)
 MIN_POINTS = 4  # steps with sessions
 MIN_SESSIONS_SPAN = 100  # between the fewest and the most sessions held: less says nothing about a slope
+MIN_T = 3.0  # the slope at least this many standard errors: a node beside the search (its warm-up steps) is not
 
 
 def fit(points: list[tuple[float, float]]) -> tuple[float, float, float | None]:
@@ -31,10 +32,11 @@ def fit(points: list[tuple[float, float]]) -> tuple[float, float, float | None]:
 
 
 def of_node(steps: list[StepRecord], node: str, heap_max_mb: float | None, timeout_s: float | None) -> dict | None:
-    """The node's memory capacity from its steps; None where they held too few sessions to fit a slope."""
+    """The node's memory capacity from the steps it served in; None where they held too few sessions to fit a
+    slope. (An idle node's live heap drifts with its own housekeeping, not with the sessions it keeps.)"""
     points = []
     for record in steps:
-        figures = node_figures(record.host_metrics).get(node) or {}
+        figures = serving_nodes(record.host_metrics).get(node) or {}
         sessions, heap = figures.get("sessions_max"), figures.get("heap_floor_mb")
         if sessions is not None and heap is not None and sessions > 0:
             points.append((float(sessions), float(heap)))
@@ -46,9 +48,11 @@ def of_node(steps: list[StepRecord], node: str, heap_max_mb: float | None, timeo
               "base_heap_mb": round(base_mb, 1), "points": len(points),
               "sessions_seen_max": int(max(p[0] for p in points)), "heap_max_mb": heap_max_mb,
               "timeout_s": timeout_s, "sessions_heap_holds": None, "new_users_per_s": None}
-    if slope_mb <= 0 or heap_max_mb is None:
-        result["why_not"] = ("the live heap did not grow with the sessions held" if slope_mb <= 0
-                             else "the node's maximum heap is not known (its /info did not answer)")
+    if slope_mb <= 0 or error_mb is None or slope_mb < MIN_T * error_mb:
+        result["why_not"] = "its live heap did not follow the sessions it held closely enough to count them"
+        return result
+    if heap_max_mb is None:
+        result["why_not"] = "the node's maximum heap is not known (its /info did not answer)"
         return result
     holds = max(0.0, (heap_max_mb * HEAP_FULL_PCT / 100 - base_mb) / slope_mb)
     result["sessions_heap_holds"] = int(holds)
@@ -64,6 +68,8 @@ def sentence(node: str, m: dict) -> str:
     error = f" ± {m['kb_per_session_se']:g}" if m.get("kb_per_session_se") is not None else ""
     line = (f"{node}: {m['kb_per_session']:g}{error} kB of live heap per session ({m['points']} steps, up to "
             f"{m['sessions_seen_max']} sessions)")
+    if m.get("sessions_heap_holds") is None and m.get("why_not"):
+        return line + f"; not a memory capacity: {m['why_not']}"
     if m.get("sessions_heap_holds") is not None:
         line += (f"; its {m['heap_max_mb']:.0f} MB heap holds about {m['sessions_heap_holds']} sessions "
                  f"(to {HEAP_FULL_PCT:g} % full)")

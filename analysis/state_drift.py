@@ -70,16 +70,19 @@ def drift(steps: list[StepRecord]) -> tuple[StepRecord, list[StepRecord]] | None
     return None
 
 
-def diagnose(label: str, steps: list[StepRecord], heap_max_mb: dict[str, float]) -> dict | None:
+def diagnose(label: str, steps: list[StepRecord], heap_max_mb: dict[str, float],
+             nodes: tuple[str, ...] | None = None) -> dict | None:
     """{"sentence", "cause", "rate", "step", "nodes": {node: {series: [before, after]}}} for a target whose steps
-    drifted (drift()), the cause named where a state series grew; None for a monotonic search."""
+    drifted (drift()), the cause named where a state series of one of its `nodes` (default: every node) grew;
+    None for a monotonic search."""
     found = drift(steps)
     if found is None:
         return None
     passed, later = found
     rate = passed.result.offered_rps
     kept = f"≥ {rate:g}/s was carried at step {passed.step} and not kept"
-    before_nodes = node_figures(passed.host_metrics)
+    before_nodes = {node: figures for node, figures in node_figures(passed.host_metrics).items()
+                    if nodes is None or node in nodes}
     if not before_nodes or not any(node_figures(r.host_metrics) for r in later):
         return {"sentence": f"{label} degraded during its search: {kept}; its cause is unknown (no PCP figures: "
                             "MONITOR=off)", "cause": "unknown", "rate": rate, "step": passed.step, "nodes": {}}

@@ -37,3 +37,18 @@ def test_without_the_timeout_the_sustainable_rate_says_why():
     points = [(s, 40 + s * 0.01) for s in (100, 500, 900, 1300)]
     m = memory_capacity.of_node(steps_with(points), "node1", 320.0, None)
     assert m["new_users_per_s"] is None and "timeout was not read" in memory_capacity.sentence("node1", m)
+
+
+def test_only_the_steps_a_node_served_in_count():
+    # node2 idle beside node1's search: its sessions stay, its live heap drifts; no slope is made of that.
+    steps = [a_step(i + 1, host_metrics={"node2": {"grind_requests_per_s": 0.0, "session_requests_per_s": 0.0,
+                                                   "sessions_max": 100 + i * 60, "heap_floor_mb": 40 + i}})
+             for i in range(6)]
+    assert memory_capacity.of_node(steps, "node2", 248.0, 1800) is None
+
+
+def test_a_slope_within_its_noise_is_not_a_memory_capacity():
+    points = [(100, 40), (300, 48), (500, 41), (700, 47), (900, 43)]
+    m = memory_capacity.of_node(steps_with(points), "node1", 320.0, 1800)
+    assert m["sessions_heap_holds"] is None and m["new_users_per_s"] is None
+    assert "not a memory capacity: its live heap did not follow" in memory_capacity.sentence("node1", m)

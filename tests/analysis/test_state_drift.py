@@ -58,3 +58,13 @@ def test_a_monotonic_search_did_not_drift():
              a_step(2, offered_rps=200, passed=False, host_metrics=node(5000, 300, 80)),
              a_step(3, offered_rps=150, passed=True, host_metrics=node(6000, 300, 2))]
     assert state_drift.diagnose("node1", steps, {"node1": 320.0}) is None
+
+
+def test_only_the_targets_own_nodes_are_read():
+    # node2, idle beside node1's search, grew its live heap: it is not node1's cause.
+    idle = {"node2": {"grind_requests_per_s": 0.0, "sessions_max": 600, "heap_floor_mb": 68, "gc_time_pct": 1}}
+    later = {"node2": {**idle["node2"], "heap_floor_mb": 90}}
+    steps = [a_step(16, offered_rps=5600, passed=True, host_metrics={**node(4000, 290, 16.0), **idle}),
+             a_step(21, offered_rps=5600, passed=False, phase="hold", host_metrics={**node(4000, 291, 17.0), **later})]
+    found = state_drift.diagnose("node1", steps, {"node1": 309.0, "node2": 248.0}, ("node1",))
+    assert found["cause"] == "unexplained" and found["nodes"] == {}
