@@ -119,7 +119,8 @@ def history_line(run: RunRecord, summary: Summary) -> HistoryLine:
         usl={k: fit.get(k) for k in ("sigma", "kappa", "lam", "peak_n", "r_squared")} if fit else None,
         # bench-scaleout's curve: E(N) at each N (its X(N) are the capacities of its targets N=1, N=2, …).
         scaleout={str(p["n"]): p["efficiency"] for p in summary.scaleout["points"]} if summary.scaleout else None,
-        calibration=calibration.of(summary) or calibration.of(run))
+        calibration=calibration.of(summary) or calibration.of(run),
+        degraded={t: v.degraded["cause"] for t, v in targets.items() if v.degraded} or None)
 
 
 def _usl_fit(summary: Summary) -> dict:

@@ -107,7 +107,7 @@ def diagnose(label: str, steps: list[StepRecord], heap_max_mb: dict[str, float],
                 of = (f" of {heap_max_mb[node]:.0f} MB" if series.name.startswith("heap") and heap_max_mb.get(node)
                       else "")
                 words.append(f"{series.words} {_fmt(a, '')} → {_fmt(b, series.unit)}{of}")
-        parts.append((f"{node}: " if len(grown) > 1 or node != label else "") + ", ".join(words))
+        parts.append((f"{node}: " if len(grown) > 1 or node != label.split()[0] else "") + ", ".join(words))
     return {"sentence": f"{label} degraded during its search: {'; '.join(parts)}: {cause}; {kept}",
             "cause": cause, "rate": rate, "step": passed.step, "nodes": grown}
 

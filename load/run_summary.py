@@ -65,7 +65,9 @@ def state_findings(summary: dict, steps: list, run_json) -> None:
     nodes = RunRecord.read(run_json).nodes if run_json.exists() else {}
     heap_mb = {node: (info or {}).get("heap_max_bytes", 0) / 2**20 or None for node, info in (nodes or {}).items()}
     for label, target in summary["targets"].items():
-        found = state_drift.diagnose(label, [r for r in steps if of_label(r, label)], heap_mb)
+        own = [r for r in steps if of_label(r, label)]
+        served = {node for r in own for node in IN_ROTATION.get(r.target, ())}
+        found = state_drift.diagnose(label, own, heap_mb, tuple(served) or None)
         if found is not None and found["cause"] not in ("unexplained", "unknown"):
             target["status"], target["degraded"] = "degraded", found
             say(found["sentence"])

@@ -57,7 +57,8 @@ class Bench:
         self.profiling = profile_step.wanted(settings, kind)
         planned = kind.planned_searches(settings) if searches is None else searches
         progress = Progress(planned, settings.step_s, StepRunner.SETTLE_AFTER_PASS_S,
-                            kind.steps_per_search(settings) or STEPS_PER_SEARCH_GUESS)
+                            kind.steps_per_search(settings)
+                            or STEPS_PER_SEARCH_GUESS + max(0, settings.hold_windows - 1))  # the hold's windows
         self.steps = StepRunner(settings, driver, self.loads, run_id, f"{WORK_DIR}/{run_id}", paths, progress)
         self.searcher = Searcher(self.steps, self.loads.first, progress)
         wanted = settings.monitor or kind.always_monitored

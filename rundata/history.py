@@ -37,6 +37,8 @@ class HistoryLine:
                            default=None)
     scaleout: dict[str, float] | None = doc("bench-scaleout's E(N) by N", default=None)
     calibration: dict | None = doc("the run's calibration (None: a run from before calibration)", default=None)
+    degraded: dict[str, str] | None = doc("per search label that degraded during its search, its cause "
+                                          "(analysis/state_drift.py)", default=None)
 
     def to_json(self) -> dict:
         return {"schema": HISTORY_SCHEMA, **asdict(self)}

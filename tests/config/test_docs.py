@@ -19,7 +19,7 @@ PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 CODE = ("*.py", "*.sh", "*.env", "*.yaml", "*.yml", "*.cfg", "*.xml", "*.java", "Makefile", "Vagrantfile", "*.lua")
 # Capitalised words in backticks that are not ours: HTTP methods and headers, signals, states, other tools' variables.
 NOT_SETTINGS = {"GET", "POST", "HEAD", "PUT", "PATCH", "DELETE", "SIGKILL", "SIGTERM", "SIGSTOP", "SIGCONT", "JSESSIONID", "DOWN", "UP", "MAINT",
-                "BLOCKED", "WAITING", "RUNNABLE", "NOTE", "PASS", "FAIL", "FELL", "README", "CPU", "GC", "E", "N", "X",
+                "BLOCKED", "WAITING", "RUNNABLE", "NOTE", "PASS", "FAIL", "FELL", "DEGRADED", "README", "CPU", "GC", "E", "N", "X",
                 "PCP", "KILL", "PARTIAL", "KEY", "VALUE", "UTC", "META", "DOCKER_HOST",
                 "ROOT"}  # Tomcat's name of the context at /
 
