@@ -2,6 +2,8 @@
 the application that held the most sessions, for the memory capacity."""
 from __future__ import annotations
 
+import pytest
+
 from load import node_state
 from load.run_summary import session_timeouts
 
@@ -21,3 +23,25 @@ def test_the_timeout_is_that_of_the_application_holding_the_sessions():
     state = {"mode": "expire", "nodes": {"node1": {"contexts": node_state.contexts(ANSWER)}, "node2": {"unread": "x"}}}
     targets = {"node1": {"searches": [{"state_before": state}]}, "cluster": {"searches": [{"state_before": None}]}}
     assert session_timeouts(targets) == {"node1": 600}
+
+
+def test_each_mode_does_what_it_says_before_a_search(monkeypatch):
+    asked = []
+
+    def sessions(node, expire=False):
+        asked.append((node, expire))
+        if node == "node3":
+            raise node_state.ClusterError("node3's sessions could not be read")
+        return ANSWER if expire else {"contexts": 1, "active": 7, "/.active": 7, "/.timeout_s": 1800}
+    monkeypatch.setattr(node_state.jvm, "sessions", sessions)
+    recreated = []
+    node_state.before_warmup("expire", "cluster", ("node1", "node2"), recreated.append)
+    node_state.before_warmup("restart", "cluster", ("node1", "node2"), recreated.append)
+    assert recreated == [("node1", "node2")]  # only restart re-creates, before the warm-up
+    carried = node_state.before_search("carry", "node1", ("node1", "node3"))
+    assert asked == [("node1", False), ("node3", False)]
+    assert carried["nodes"]["node1"]["active"] == 7 and "could not be read" in carried["nodes"]["node3"]["unread"]
+    expired = node_state.before_search("expire", "node1", ("node1",))
+    assert asked[-1] == ("node1", True) and expired["nodes"]["node1"]["expired"] == 1502
+    with pytest.raises(node_state.ClusterError):  # a search that cannot start from no sessions does not start
+        node_state.before_search("expire", "node3", ("node3",))
