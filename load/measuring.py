@@ -4,6 +4,7 @@ SCENARIO_FILE's requests) goes to the load hosts first. Part of the Bench (load/
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -151,9 +152,11 @@ class StepRunner:
                         ramp_s=min(self.RAMP_S, (duration_s or s.step_s) / 5) if phase in self.RAMPED_PHASES else 0.0)
         if scenario is not None:
             first = scenario.requests[0]
+            # A user's cookies last the whole search (label and repeat), as a returning visitor's do.
+            jar = f"{self.work_dir}/cookies-{re.sub(r'[^A-Za-z0-9]+', '_', label or target)}-{repeat}"
             plan = replace(plan, url=scenario.url(first, "lb", port), requests_file=self.requests_file,
                            success=scenario.success, method=first.method, headers=first.headers,
-                           body_file=self.body_file)
+                           body_file=self.body_file, cookie_jar=jar)
         began = self.progress.begin(target, phase, number, rate, plan.duration_s, connections)
         step_dir = f"{self.work_dir}/step-{number:03d}"
         result, files_by_host = self.loads.send(self.driver, plan, step_dir,

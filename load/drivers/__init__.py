@@ -39,6 +39,9 @@ class StepPlan:
     method: str = "GET"
     headers: tuple[tuple[str, str], ...] = ()
     body_file: str | None = None
+    # wrk2 with a scenario and users: where its users' cookies are kept across the steps of one search (capbench.lua's
+    # JAR_PREFIX); None: a user's cookies last one step.
+    cookie_jar: str | None = None
 
 
 @dataclass(frozen=True)

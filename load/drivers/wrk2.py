@@ -36,9 +36,11 @@ class Wrk2Driver:
 
     def argv(self, plan: StepPlan) -> list[str]:
         threads = thread_count(plan.threads, plan.connections, plan.rate)
-        # capbench.lua's arguments: USERS_FILE ('-': no users) SESSION_REQUESTS [REQUESTS_FILE].
+        # capbench.lua's arguments: USERS_FILE ('-': no users) SESSION_REQUESTS [REQUESTS_FILE [JAR_PREFIX]].
         if plan.requests_file:
             script_args = ["--", plan.users_file or "-", str(plan.session_requests), plan.requests_file]
+            if plan.cookie_jar and plan.users_file:
+                script_args.append(plan.cookie_jar)
         else:
             script_args = ["--", plan.users_file, str(plan.session_requests)] if plan.users_file else []
         return [self.binary, "-t", str(threads), "-c", str(plan.connections), "-d", f"{plan.duration_s}s",

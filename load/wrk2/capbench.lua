@@ -1,11 +1,15 @@
 -- capbench's script for a wrk2 binary the user supplies: builds each request for the scenario, and at the end
 -- writes the results as JSON (wrk2's done() reporter) to $CAPBENCH_STEP_DIR/wrk2.json.
---   wrk2 ... -s capbench.lua URL -- USERS_FILE SESSION_REQUESTS [REQUESTS_FILE]
+--   wrk2 ... -s capbench.lua URL -- USERS_FILE SESSION_REQUESTS [REQUESTS_FILE [JAR_PREFIX]]
 -- With a users file: the study's user, SESSION_REQUESTS requests in succession with one user id, then a new
 -- random id from the file. Without arguments: every request is the URL as given.
 -- With a requests file (SCENARIO_FILE, as load/drivers/wrk2.py's scenario_table writes it): each request is
 -- one of the file's, drawn by weight; a user (USERS_FILE '-': none) keeps the cookies the application sets
--- and sends them back, and responses whose status is not in the file's success list are counted.
+-- and sends them back, and responses whose status is not in the file's success list are counted. With a
+-- JAR_PREFIX a user's cookies outlive the step: each thread appends every change of a user's cookies to the file
+-- JAR_PREFIX-<thread>, and every thread of the next step (a new wrk2 process) reads all of them first, so a user
+-- who comes back in a later step of the same search brings the session the application gave them, as in
+-- production, instead of starting a new one at every step.
 
 local slow_us = 5000 * 1000  -- the study counts responses slower than 5 s as failures
 
@@ -29,6 +33,9 @@ local current_user = nil
 local scenario = nil
 -- Each user's cookies (name -> value), in this thread: a user drawn again sends what the application set.
 local jars = {}
+-- JAR_PREFIX's file of this thread, open for appending (nil: cookies last one step).
+local jar_out = nil
+local MAX_THREADS = 64  -- the harness's THREADS limit: the files a step's threads may have written
 -- wrk2 does not say which request a response answers, so each request names its user in USER_HEADER and the
 -- balancer echoes it into the response (haproxy/haproxy.cfg), which gives a Set-Cookie to that user. Where no
 -- echo comes back (a server reached without our balancer), the oldest user waiting takes it: right while
@@ -119,7 +126,29 @@ local function scenario_response(status, headers, body)
    if set_cookie ~= nil then
       jars[user] = jars[user] or {}
       remember(jars[user], set_cookie)
+      if jar_out ~= nil then jar_out:write(user, "\t", cookie_header(jars[user]) or "", "\n") end
    end
+end
+
+-- Every user's cookies as the threads of the search's earlier steps left them: each line of JAR_PREFIX-<n> is
+-- "user<TAB>name=value; name=value", the user's whole jar after a change (an empty one: removed); later lines win.
+function read_jars(prefix)
+   local found = {}
+   for n = 1, MAX_THREADS do
+      local file = io.open(prefix .. "-" .. n, "r")
+      if file ~= nil then
+         for line in file:lines() do
+            local user, header = string.match(line, "^([^\t]+)\t(.*)$")
+            if user ~= nil then
+               local jar = {}
+               for name, value in string.gmatch(header, "([^=;%s]+)=([^;]*)") do jar[name] = value end
+               found[user] = next(jar) ~= nil and jar or nil
+            end
+         end
+         file:close()
+      end
+   end
+   return found
 end
 
 local function read_users(path)
@@ -136,6 +165,11 @@ function init(args)
    if args[3] then
       scenario = load_scenario(args[3])
       if args[1] ~= "-" then users = read_users(args[1]) end
+      if users ~= nil and args[4] then
+         jars = read_jars(args[4])
+         jar_out = assert(io.open(args[4] .. "-" .. (thread_id or 1), "a"))
+         jar_out:setvbuf("line")  -- each change on disk as it happens: wrk2 ends without closing the thread's state
+      end
       session_requests = tonumber(args[2])
       not_success = 0
       response = scenario_response

@@ -75,6 +75,11 @@ def test_wrk2_gets_the_scenario_and_its_users_as_script_arguments():
         "/opt/capbench/load/wrk2/capbench.lua", "http://lb:8080/a", "--", "/w/users.txt", "10", "/w/requests.lua"]
     single = Wrk2Driver("wrk2").argv(plan(requests_file="/w/requests.lua", success=(200,)))
     assert single[single.index("--") + 1:] == ["-", "10", "/w/requests.lua"]
+    kept = Wrk2Driver("wrk2").argv(plan(users_file="/w/users.txt", requests_file="/w/requests.lua", success=(200,),
+                                        cookie_jar="/w/cookies-node1-1"))
+    assert kept[kept.index("--") + 1:] == ["/w/users.txt", "10", "/w/requests.lua", "/w/cookies-node1-1"]
+    no_users = Wrk2Driver("wrk2").argv(plan(requests_file="/w/requests.lua", success=(200,), cookie_jar="/w/c"))
+    assert no_users[no_users.index("--") + 1:] == ["-", "10", "/w/requests.lua"]  # no users, no cookies kept
 
 
 def wrk2_report(**more) -> dict:
@@ -201,6 +206,43 @@ print(request())                                                        -- u1 ag
     assert [r["headers"].get("Cookie") for r in sent] == [
         None, "JSESSIONID=ABC.node1", None, "JSESSIONID=XYZ.node2", "JSESSIONID=ABC.node1; theme=dark",
         "JSESSIONID=ABC.node1"]
+
+
+@needs_luajit
+def test_lua_a_users_cookies_outlive_the_step_within_a_search(tmp_path):
+    requests, users = put_scenario(tmp_path, "requests:\n  - {path: /a}\n", users=["u1", "u2"])
+    jar = json.dumps(str(tmp_path / "cookies-node1-1"))
+    # Step 1, thread 2 (a wrk2 process): u1 gets a session, u2 a session and then a theme, later removed.
+    run_lua(tmp_path, f"""
+thread_id = 2
+init({{[0] = "http://lb:8080/a", {json.dumps(users)}, "1", {json.dumps(requests)}, {jar}}})
+local draws = {{1, 1, 1, 2, 1, 2}}
+local n = 0
+math.random = function(high) n = n + 1; return high == 1 and 1 or draws[n] end
+request(); request(); request()
+response(200, {{["x-capbench-user"] = "u1", ["set-cookie"] = "JSESSIONID=ONE.node1"}}, "")
+response(200, {{["x-capbench-user"] = "u2", ["set-cookie"] = "JSESSIONID=TWO.node1"}}, "")
+response(200, {{["x-capbench-user"] = "u2", ["set-cookie"] = "theme=a=b"}}, "")
+""")
+    # Step 2, another process, thread 1: both users come back with the session the application gave them.
+    sent = run_lua(tmp_path, f"""
+thread_id = 1
+init({{[0] = "http://lb:8080/a", {json.dumps(users)}, "1", {json.dumps(requests)}, {jar}}})
+local draws = {{1, 1, 1, 2}}
+local n = 0
+math.random = function(high) n = n + 1; return high == 1 and 1 or draws[n] end
+print(request())
+print(request())
+""")
+    assert [r["headers"].get("Cookie") for r in sent] == ["JSESSIONID=ONE.node1", "JSESSIONID=TWO.node1; theme=a=b"]
+    assert (tmp_path / "cookies-node1-1-2").read_text().splitlines()[0] == "u1\tJSESSIONID=ONE.node1"
+    # Without a jar (a new search), a user starts without cookies.
+    fresh = run_lua(tmp_path, f"""
+init({{[0] = "http://lb:8080/a", {json.dumps(users)}, "1", {json.dumps(requests)}}})
+math.random = function(high) return 1 end
+print(request())
+""")
+    assert fresh[0]["headers"].get("Cookie") is None
 
 
 @needs_luajit
