@@ -45,6 +45,7 @@ def test_a_noisy_stateless_server_is_not_called_degraded():
              a_step(6, offered_rps=700, passed=False, phase="hold", host_metrics=node(0, 42, 4.5, 90))]
     found = state_drift.diagnose("node1", steps, {"node1": 320.0})
     assert found["cause"] == "unexplained" and "no state series grew" in found["sentence"]
+    assert "not a server that degraded" in found["sentence"]
     assert hints.state_hint(found) is None
 
 
@@ -68,3 +69,22 @@ def test_only_the_targets_own_nodes_are_read():
              a_step(21, offered_rps=5600, passed=False, phase="hold", host_metrics={**node(4000, 291, 17.0), **later})]
     found = state_drift.diagnose("node1", steps, {"node1": 309.0, "node2": 248.0}, ("node1",))
     assert found["cause"] == "unexplained" and found["nodes"] == {}
+
+
+def test_what_an_overload_does_to_a_stateless_server_is_not_growth_with_time():
+    # The Grinder's v3 cluster on 2026-11-28: 2390.6/s passed, then failed in its hold; the failures' live heap was
+    # higher than the pass's (requests queued in an overloaded step hold heap), as it had been in the overloads
+    # before the pass, and GC stayed low. Once called "degraded"; it is not.
+    def nodes(heap1: float, heap3: float, gc: float) -> dict:
+        return {"node1": {"grind_requests_per_s": 1.0, "sessions_max": 0, "heap_floor_mb": heap1, "gc_time_pct": gc},
+                "node3": {"grind_requests_per_s": 1.0, "sessions_max": 0, "heap_floor_mb": heap3, "gc_time_pct": gc}}
+    steps = [a_step(40, offered_rps=4000, passed=False, target="cluster", host_metrics=nodes(88, 140, 1.4)),
+             a_step(64, offered_rps=2390.6, passed=True, target="cluster", host_metrics=nodes(49, 96, 0.9)),
+             a_step(65, offered_rps=2390.6, passed=False, target="cluster", phase="hold",
+                    host_metrics=nodes(83, 136, 1.2))]
+    found = state_drift.diagnose("cluster", steps, {"node1": 309.0, "node3": 186.0})
+    assert found["cause"] == "unexplained", found
+    # The live heap alone, even past every overload, explains no failure without more GC.
+    alone = [steps[1], a_step(65, offered_rps=2390.6, passed=False, target="cluster", phase="hold",
+                              host_metrics=nodes(150, 170, 1.2))]
+    assert state_drift.diagnose("cluster", alone, {})["cause"] == "unexplained"
