@@ -21,7 +21,7 @@ passed above the lowest failure (a server that is not monotonic there), and at l
 When every step agrees it is the bracket; when they disagree, it shows how far.
 
 **The hold.** With `hold_windows`, the candidate is not confirmed by one step but held: offered for that many
-consecutive windows (steps of `window_s`), each judged by the SLO. A server whose state grows under load (sessions,
+consecutive windows (steps of `window_s`, with no pause between them), each judged by the SLO, none voted on. A server whose state grows under load (sessions,
 caches, a heap that fills) passes a rate for one step and fails it a minute later; only a rate it carries for the
 whole hold is reported as found ("held 60 s"). A hold that fails ("did not hold: failed after 35 s") is a failure
 at that rate, and the search goes on below it.
@@ -107,7 +107,8 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
     def step(rate: float, phase: str) -> bool:
         rate = round(rate, 1)
         passed = measured(rate, phase)
-        if failures and getattr(tried_verdicts[-1], "unsteady", False):
+        # A hold's windows are not voted on: a window that failed is what the hold asks about.
+        if phase != "hold" and failures and getattr(tried_verdicts[-1], "unsteady", False):
             passed = vote(rate, passed)
         if phase == "confirm" and not passed:
             warnings.append(f"{rate:g}/s passed, then failed when measured again: the server is noisy or not "

@@ -331,3 +331,22 @@ def test_a_capacity_that_does_not_hold_is_not_reported_and_the_search_goes_below
 def test_without_a_hold_the_search_confirms_once():
     outcome = find_capacity(Server(480.0), start_rate=50, growth=2, precision_pct=5, max_steps=40)
     assert outcome.held_s is None and outcome.tried[-1][1] == "confirm"
+
+
+def test_a_hold_window_that_failed_is_not_voted_on():
+    # Unsteady near the knee: the confirm step's failure would be measured again and the majority decide; a
+    # hold's failed window is the answer to what the hold asks.
+    rates = []
+
+    def server(rate, phase):
+        rates.append((rate, phase))
+        if phase == "hold" and sum(1 for _, p in rates if p == "hold") == 2:
+            return Verdict(passed=False, unsteady=True)
+        return Verdict(passed=rate <= 480, unsteady=rate > 480)
+    outcome = find_capacity(server, start_rate=50, growth=2, precision_pct=5, max_steps=60, hold_windows=3,
+                            window_s=20)
+    failed = outcome.holds_failed[0]
+    assert failed["held_s"] == 20
+    after = rates[[i for i, (_, p) in enumerate(rates) if p == "hold"][1] + 1]
+    assert after[1] != "repeat", rates  # no vote after the failed window
+    assert outcome.held_s == 60 and outcome.capacity < failed["rate"]
