@@ -1,8 +1,9 @@
 """A target that degraded during its search: a rate it carried, and later failed at that rate or below (a hold
 that did not hold, a confirm that failed, a lower rate failing after a higher one passed). The rate cannot
-explain that; the node's state can. From the steps' own PCP figures, each state series is compared between the
-last step that carried the highest rate (P) and the steps that failed after it at that rate or below: what grew
-there grew with time, not with the rate. A series counts as grown when it passes its rule in GROWN (below); the
+explain that; the node's state can. From the steps' own PCP figures, each state series is compared between a
+step that carried a rate failed later (P) and the steps that failed after it at that rate or below: what grew
+there grew with time, not with the rate. Each such P is tried, earliest first (a heap that fills is seen across
+the longest time), and the first that names a cause is said. A series counts as grown when it passes its rule in GROWN (below); the
 cause is said in one sentence, and the hint rule "memory-bound by state" fires when the heap or the sessions grew
 together with the time spent in GC.
 
@@ -55,43 +56,28 @@ def _fmt(value: float | None, unit: str) -> str:
     return f"{value:,.0f}".replace(",", " ") + unit if abs(value) >= 10 else f"{value:.1f}{unit}"
 
 
-def drift(steps: list[StepRecord]) -> tuple[StepRecord, list[StepRecord], list[StepRecord]] | None:
-    """The step P that carried the highest rate later failed, the failed steps before it (the search's overloads,
-    above the capacity), and the failed steps after it at P's rate or below; None when every failure came above
-    every earlier pass (a monotonic search)."""
+def drifts(steps: list[StepRecord]) -> list[tuple[StepRecord, list[StepRecord], list[StepRecord]]]:
+    """Each step P whose rate a later step failed at or below, earliest first, with the failed steps before P (the
+    search's overloads, above the capacity) and the failed steps after P at its rate or below; none for a
+    monotonic search (every failure above every earlier pass)."""
     searched = sorted((r for r in steps if r.phase in SEARCH_PHASES and r.valid), key=lambda r: r.step)
-    for i, failed in enumerate(searched):
-        if failed.passed:
-            continue
-        carried = [r for r in searched[:i] if r.passed and r.result.offered_rps >= failed.result.offered_rps]
-        if carried:
-            best = max(r.result.offered_rps for r in carried)
-            passed = [r for r in carried if r.result.offered_rps == best][-1]
-            later = [r for r in searched if r.step > passed.step and not r.passed
-                     and r.result.offered_rps <= best]
-            return passed, [r for r in searched if r.step < passed.step and not r.passed], later
-    return None
+    found = []
+    for i, passed in enumerate(searched):
+        rate = passed.result.offered_rps
+        later = [r for r in searched[i + 1:] if not r.passed and r.result.offered_rps <= rate]
+        if passed.passed and later:
+            found.append((passed, [r for r in searched[:i] if not r.passed], later))
+    return found
 
 
-def diagnose(label: str, steps: list[StepRecord], heap_max_mb: dict[str, float],
-             nodes: tuple[str, ...] | None = None) -> dict | None:
-    """{"sentence", "cause", "rate", "step", "nodes": {node: {series: [before, after]}}} for a target whose steps
-    drifted (drift()), the cause named where a state series of one of its `nodes` (default: every node) grew;
-    None for a monotonic search."""
-    found = drift(steps)
-    if found is None:
-        return None
-    passed, overloaded, later = found
-    rate = passed.result.offered_rps
-    kept = f"≥ {rate:g}/s was carried at step {passed.step} and not kept"
-    carried = f"{rate:g}/s was carried at step {passed.step} and failed later"
-    before_nodes = {node: figures for node, figures in node_figures(passed.host_metrics).items()
-                    if nodes is None or node in nodes}
-    if not before_nodes or not any(node_figures(r.host_metrics) for r in later):
-        return {"sentence": f"{label}: {carried}; its cause is unknown (no PCP figures: MONITOR=off)",
-                "cause": "unknown", "rate": rate, "step": passed.step, "nodes": {}}
+def grown_between(passed: StepRecord, overloaded: list[StepRecord], later: list[StepRecord],
+                  nodes: tuple[str, ...] | None) -> dict[str, dict[str, list]]:
+    """Per node of `nodes` (default: every node), each series that grew from P to the failures after it beyond
+    what the overloads before P showed: [P's value, the failures' most]."""
     grown: dict[str, dict[str, list]] = {}
-    for node, before in before_nodes.items():
+    for node, before in node_figures(passed.host_metrics).items():
+        if nodes is not None and node not in nodes:
+            continue
         for series in GROWN:
             after = _most(later, node, series.name)
             # What an overload alone does to the series (the requests queued in a failed step hold heap and
@@ -100,11 +86,35 @@ def diagnose(label: str, steps: list[StepRecord], heap_max_mb: dict[str, float],
                             if v is not None), default=None)
             if series.grew(baseline, after):
                 grown.setdefault(node, {})[series.name] = [before.get(series.name), after]
-    cause = _cause(grown)
-    if cause is None:
-        return {"sentence": f"{label}: {carried}; no state series grew beyond what its overloads showed (sessions, "
-                            "live heap with GC, GC, DB pool waits): a noisy machine or a transient, not a server that "
-                            "degraded", "cause": "unexplained", "rate": rate, "step": passed.step, "nodes": {}}
+    return grown
+
+
+def diagnose(label: str, steps: list[StepRecord], heap_max_mb: dict[str, float],
+             nodes: tuple[str, ...] | None = None) -> dict | None:
+    """{"sentence", "cause", "rate", "step", "nodes": {node: {series: [before, after]}}} for a target whose steps
+    drifted (drifts()): the earliest pass whose comparison with the failures after it names a cause; else the
+    drift said unexplained (or, without PCP's figures, unknown). None for a monotonic search."""
+    candidates = drifts(steps)
+    if not candidates:
+        return None
+    for passed, overloaded, later in candidates:
+        grown = grown_between(passed, overloaded, later, nodes)
+        cause = _cause(grown)
+        if cause is not None:
+            return _said(label, passed, grown, cause, heap_max_mb)
+    passed, _, later = max(candidates, key=lambda c: c[0].result.offered_rps)
+    rate = passed.result.offered_rps
+    carried = f"{rate:g}/s was carried at step {passed.step} and failed later"
+    if not node_figures(passed.host_metrics) or not any(node_figures(r.host_metrics) for r in later):
+        return {"sentence": f"{label}: {carried}; its cause is unknown (no PCP figures: MONITOR=off)",
+                "cause": "unknown", "rate": rate, "step": passed.step, "nodes": {}}
+    return {"sentence": f"{label}: {carried}; no state series grew beyond what its overloads showed (sessions, "
+                        "live heap with GC, GC, DB pool waits): a noisy machine or a transient, not a server that "
+                        "degraded", "cause": "unexplained", "rate": rate, "step": passed.step, "nodes": {}}
+
+
+def _said(label: str, passed: StepRecord, grown: dict, cause: str, heap_max_mb: dict[str, float]) -> dict:
+    rate = passed.result.offered_rps
     parts = []
     for node, changes in grown.items():
         words = []
@@ -115,8 +125,9 @@ def diagnose(label: str, steps: list[StepRecord], heap_max_mb: dict[str, float],
                       else "")
                 words.append(f"{series.words} {_fmt(a, '')} → {_fmt(b, series.unit)}{of}")
         parts.append((f"{node}: " if len(grown) > 1 or node != label.split()[0] else "") + ", ".join(words))
-    return {"sentence": f"{label} degraded during its search: {'; '.join(parts)}: {cause}; {kept}",
-            "cause": cause, "rate": rate, "step": passed.step, "nodes": grown}
+    return {"sentence": f"{label} degraded during its search: {'; '.join(parts)}: {cause}; ≥ {rate:g}/s was "
+                        f"carried at step {passed.step} and not kept", "cause": cause, "rate": rate,
+            "step": passed.step, "nodes": grown}
 
 
 def _most(records: list[StepRecord], node: str, name: str) -> float | None:

@@ -136,7 +136,7 @@ def sigint_as_default() -> None:
 
 def assert_capacity_from_the_steps(steps: list[dict], label: str, capacity: float | None,
                                    repeat: int | None = None, set_aside: int = 0) -> None:
-    """A search's capacity as the steps of its run show it: a passing search or confirm step at that rate and a
+    """A search's capacity as the steps of its run show it: a passing search, confirm or hold step at that rate and a
     failing one above it (the bracket the search found), no failure of that search at or below it after its
     first recheck (a transient set aside) or its vote (an unsteady rate measured again). An invalid step (the
     generator lagged) is no verdict: it is measured again as a retry, whose pass stands for the step it retried.
@@ -147,7 +147,7 @@ def assert_capacity_from_the_steps(steps: list[dict], label: str, capacity: floa
     the search opened again passed 972.7 twice)."""
     chosen = [s for s in steps if s.get("label") == label and (repeat is None or s["repeat"] == repeat)]
     chosen = chosen[steps_of_the_last_search(chosen, set_aside):]
-    own = [s for s in chosen if s["phase"] in ("search", "recheck", "retry", "confirm", "repeat")]
+    own = [s for s in chosen if s["phase"] in ("search", "recheck", "retry", "confirm", "hold", "repeat")]
     assert capacity, (label, capacity)
     assert any(s["passed"] and s["offered_rps"] == capacity for s in own), (label, capacity)
     above = [s["offered_rps"] for s in own if not s["passed"] and s["offered_rps"] > capacity]
