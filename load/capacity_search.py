@@ -21,7 +21,8 @@ passed above the lowest failure (a server that is not monotonic there), and at l
 When every step agrees it is the bracket; when they disagree, it shows how far.
 
 **The hold.** With `hold_windows`, the candidate is not confirmed by one step but held: offered for that many
-consecutive windows (steps of `window_s`, with no pause between them), each judged by the SLO, none voted on. A server whose state grows under load (sessions,
+consecutive windows (steps of `window_s`, a second apart: each window's request counts need a PCP sample between
+it and the next), each judged by the SLO, none voted on. A server whose state grows under load (sessions,
 caches, a heap that fills) passes a rate for one step and fails it a minute later; only a rate it carries for the
 whole hold is reported as found ("held 60 s"). A hold that fails ("did not hold: failed after 35 s") is a failure
 at that rate, and the search goes on below it.

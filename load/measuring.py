@@ -127,16 +127,14 @@ class StepRunner:
     def measure(self, target: str, repeat: int, rate: float, phase: str, *, label: str | None = None,
                 url: str | None = None, duration_s: int | None = None, closed_connections: int | None = None,
                 settle: bool = True, stuck_s: float = 0, route: Route | None = None,
-                start_at: float | None = None, node_cpus: dict[str, float] | None = None,
-                pause_after_pass: bool = True) -> StepRecord:
+                start_at: float | None = None, node_cpus: dict[str, float] | None = None) -> StepRecord:
         """One step at `rate`, or with closed_connections: a closed loop of that many (rate 0), recorded under
         `label` (default: the target). settle=False: the next step follows at once, on what this one left queued
         (bench-stress's overload and recovery). stuck_s: the generator gets rate × stuck_s connections more, for
         requests a fault will hold that long (a frozen node's): its users are independent, so theirs must not
         wait for a free connection. route: to a node's own port with a build's settings (a duet's slot);
         start_at: the instant (epoch s) the generators start, shared with a step measured beside this one;
-        node_cpus: nodes' quotas other than the profile's (a duet's twins), recorded for their CPU share;
-        pause_after_pass=False: a passed step is followed at once (a hold's next window), a failed one settles."""
+        node_cpus: nodes' quotas other than the profile's (a duet's twins), recorded for their CPU share."""
         s = route.settings if route is not None else self.settings
         with self._numbering:
             self.step_number += 1
@@ -178,7 +176,7 @@ class StepRunner:
         with self._numbering:
             jsonl.append(self.paths.steps, record.to_json())
         self.progress.end(record, began)
-        if not settle or (record.passed and not pause_after_pass):
+        if not settle:
             return record
         time.sleep(self.SETTLE_AFTER_PASS_S if record.passed else self.settle_after_fail_s)
         if not record.passed and target != "lb":

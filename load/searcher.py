@@ -161,8 +161,7 @@ class Searcher:
         """A search's step; a failed one whose target lost a node ends the search: a node HAProxy still holds
         DOWN DOWN_WAIT_S after the step. An overloaded node fails its health checks too (its /health waits
         behind the grinding threads), and passes them again within seconds once the step's load is gone."""
-        # A hold's windows follow each other without a pause: the load it holds is continuous.
-        record = self.steps.measure(target, repeat, rate, phase, label=label, pause_after_pass=phase != "hold")
+        record = self.steps.measure(target, repeat, rate, phase, label=label)
         if not record.passed:
             down = down_after_failed_step(IN_ROTATION[target], record.step)
             if down:
