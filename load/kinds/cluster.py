@@ -35,6 +35,11 @@ class ClusterSettings(KindSettings):
                            "measured under equal weights, those weights and leastconn, with E for each)")
 
 
+# The search labels each of the run's figures is made of: a figure missing says why by the first of them without a
+# capacity (analysis/not_measured.py).
+FIGURE_LABELS = {"sum_nodes_rps": list(NODES), "cluster_rps": ["cluster"], "efficiency": [*NODES, "cluster"],
+                 "cluster_over_node1": [NODES[0], "cluster"]}
+
 # Its part of report.html (report/sections.py): E and the balancing choices.
 REPORT = """{% set why = summary.section("not_measured") or {} %}
 {% macro shown(key, unit="") %}{% if summary[key] is not none %}{{ summary[key] }}{{ unit }}{% else %}<span class="missing">{{ why.get(key, "not measured") }}</span>{% endif %}{% endmacro %}
@@ -178,9 +183,8 @@ class Cluster(Kind):
             if cluster is None:  # WEIGHTS=auto: the cluster's capacity is the one under capacity weights
                 cluster = summary["balancing"].get("weighted", {}).get("capacity_rps")
         summary.update({"sum_nodes_rps": node_sum, "cluster_rps": cluster, **gains(cluster)})
-        missing = {"sum_nodes_rps": list(NODES), "cluster_rps": ["cluster"], "efficiency": [*NODES, "cluster"],
-                   "cluster_over_node1": [NODES[0], "cluster"]}
-        why = {key: not_measured.why_missing(summary, labels) for key, labels in missing.items() if summary[key] is None}
+        why = {key: not_measured.why_missing(summary, labels) for key, labels in FIGURE_LABELS.items()
+               if summary[key] is None}
         if why:
             summary["not_measured"] = why
         self._balance_hint(bench, summary)

@@ -257,8 +257,7 @@ def test_a_partial_run_or_a_lost_node_shows_why_a_figure_is_missing_never_none(t
         data["skipped"] = {"node2": "node2 down (HAProxy's health checks) for 30 s"}
         del data["targets"]["node2"]
         expected = "not measured: node2&#39;s search was skipped (node2 down"
-    sums = {"sum_nodes_rps": ["node1", "node2", "node3"], "cluster_rps": ["cluster"],
-            "efficiency": ["node1", "node2", "node3", "cluster"], "cluster_over_node1": ["node1", "cluster"]}
+    from load.kinds.cluster import FIGURE_LABELS as sums
     for key, labels in sums.items():
         if any(label not in data["targets"] for label in labels):
             data[key] = None
