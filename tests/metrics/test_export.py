@@ -68,6 +68,7 @@ def test_figures_are_what_the_bench_saw(exported):
         node1 = record["host_metrics"]["node1"]
         assert 0 < node1["cpu_pct_of_quota"] <= 110
         assert node1["gc_per_s"] > 0 and node1["alloc_mb_per_s"] > 100
+        assert 0 < node1["heap_floor_mb"] <= node1["heap_used_mb_mean"] <= node1["heap_used_mb_max"]
         check = record["host_metrics"]["requests_cross_check"]["node1"]
         assert abs(check["diff_pct"]) <= 2, check
         assert check["haproxy_rps"] == pytest.approx(record["achieved_rps"], rel=0.05)
