@@ -56,10 +56,12 @@ def checked(closed_loop: bool = False, environ: dict[str, str] | None = None, ki
     what the kind allows); SettingsError or SettingsRefused naming each problem."""
     environ = dict(os.environ) if environ is None else environ
     settings = read_settings(environ)
-    if kind is not None and kind.workload is not None and settings.workload != kind.workload:
+    scenario_instead = kind is not None and kind.takes_scenario_file and settings.user_scenario is not None
+    if kind is not None and kind.workload is not None and settings.workload != kind.workload and not scenario_instead:
         raise SettingsError(f"WORKLOAD='{settings.workload}' cannot run make bench-{kind.name}: it {kind.compares}; "
-                            f"use WORKLOAD={kind.workload}")
-    if kind is not None and kind.workload is not None and settings.user_scenario is not None:
+                            f"use WORKLOAD={kind.workload}"
+                            + (" or a SCENARIO_FILE of your application's requests" if kind.takes_scenario_file else ""))
+    if kind is not None and kind.workload is not None and settings.user_scenario is not None and not scenario_instead:
         raise SettingsError(f"SCENARIO_FILE='{settings.scenario_file}' cannot run make bench-{kind.name}: it "
                             f"{kind.compares} on WORKLOAD={kind.workload}'s requests; leave SCENARIO_FILE empty")
     cluster_settings()

@@ -51,12 +51,13 @@ def print_host_figures(summary: dict) -> None:
         return
     columns = [(heading, max(len(heading) + 2, 7)) for heading in [f.heading for f in SHOWN]
                + [h for _, h in CROSS_CHECK]]
-    print(f"\nat capacity (PCP)  {'node':<6}" + "".join(f"{heading:>{width}}" for heading, width in columns))
+    label_width = max([19, *(len(name) + 1 for name, _ in rows)])  # a scenario file's name may be long
+    print(f"\n{'at capacity (PCP)':<{label_width}}{'node':<6}" + "".join(f"{heading:>{width}}" for heading, width in columns))
     for name, figures in rows:
         for node, f in serving_nodes(figures).items():
             check = figures.get("requests_cross_check", {}).get(node, {})
             cells = [f.get(x.name) for x in SHOWN] + [check.get(key) for key, _ in CROSS_CHECK]
-            print(f"{name:<19}{node:<6}" + "".join(f"{'-' if v is None else v:>{w}}"
+            print(f"{name:<{label_width}}{node:<6}" + "".join(f"{'-' if v is None else v:>{w}}"
                                                    for v, (_, w) in zip(cells, columns)))
 
 

@@ -64,6 +64,13 @@ class Searcher:
         self.skipped: dict[str, str] = {}  # per label, why its search did not run (its nodes were down)
         # STATE_BETWEEN=restart: re-creates nodes with the run's settings, monitoring paused (set by the Bench)
         self.recreate_nodes = None
+        # Nodes whose JVM started afresh since their last warm-up: a cold JIT fails the first steps at rates it
+        # carries once compiled (bench-sessions' node1 failed 600/s at 264/s, then carried 562.5/s for 60 s).
+        self.started_afresh: set[str] = set()
+
+    def recreate(self, nodes: tuple[str, ...]) -> None:
+        self.recreate_nodes(nodes)
+        self.started_afresh.update(nodes)
 
     def route(self, target: str) -> None:
         """Puts exactly the target's nodes in rotation and checks that they, and only they, answer."""
@@ -123,7 +130,7 @@ class Searcher:
             return
         if target != "lb":
             self.warm_every_node()
-            node_state.before_warmup(s.state_between, label, IN_ROTATION[target], self.recreate_nodes)
+            node_state.before_warmup(s.state_between, label, IN_ROTATION[target], self.recreate)
         self.route(target)
         # The routing check's requests end well before the warm-up starts: the request counts of each step
         # (metrics/) run from a sample before it to one after it, and must hold only its traffic.
@@ -133,8 +140,12 @@ class Searcher:
         # steady (load/warmup.py): a cold node on a small CPU quota fails even a fraction of its capacity after
         # a short warm-up at a few requests a second.
         warm_rate = max(s.start_rate, estimate / s.growth) if estimate else s.start_rate
+        # QUICK warms for one window, except a JVM started afresh: it warms until steady.
+        cold = self.started_afresh & set(IN_ROTATION[target])
         if s.warmup_s > 0:
-            warm_up(self.steps, target, round(warm_rate / 2, 1), label, max_windows=1 if s.quick else MAX_WINDOWS)
+            warm_up(self.steps, target, round(warm_rate / 2, 1), label,
+                    max_windows=1 if s.quick and not cold else MAX_WINDOWS)
+        self.started_afresh -= cold
         done = self.searches.setdefault(label, [])
         for repeat in range(len(done) + 1, len(done) + 1 + (repeats or s.repeats)):
             previous = [x["capacity_rps"] for x in done if x["capacity_rps"]]

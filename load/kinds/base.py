@@ -24,6 +24,7 @@ class Kind:
     closed_loop = False  # its steps are closed loops, which wrk2 cannot run
     workload: str | None = None  # the one WORKLOAD it runs (None: any), and what it compares, for the refusal
     compares = ""
+    takes_scenario_file = False  # a SCENARIO_FILE's requests may take the place of its WORKLOAD's
     users = True  # its requests are the scenario's (the user dataset goes to the load host), not a fixed URL
     reports = True  # tables, a history line and report.html at the end
     profiles_by_default = False  # JFR=auto profiles at each capacity it finds

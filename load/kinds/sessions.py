@@ -3,7 +3,12 @@ with WORKLOAD=session on a fresh JVM (node1 killed and started again first: its 
 then what the JVM said while the search ran: the most heap in use, the time in GC, the sessions held. Sessions last
 30 minutes, so each step adds the users it reaches until the heap holds every one of USERS; when that is more than
 the heap, the JVM ends on OutOfMemoryError (-XX:+ExitOnOutOfMemoryError), HAProxy marks node1 DOWN, and the search
-ends there, saying so: the collapse. The figures come from PCP (MONITOR=on)."""
+ends there, saying so: the collapse. The figures come from PCP (MONITOR=on).
+
+With a SCENARIO_FILE, node1 is measured once on the scenario's requests instead (a fresh JVM too): a user's
+application whose requests start sessions. With oha, which keeps no cookies, every request that starts a session
+is a new user, so the search's rate is the users' arrival rate and it finds where the heap gives out; the
+memory capacity (analysis/memory_capacity.py) says what one session costs."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -33,6 +38,10 @@ def label_of(kb: int) -> str:
     return f"{NODE} {kb} kB"
 
 
+def scenario_label(settings) -> str:
+    return f"{NODE} {settings.user_scenario.name}"
+
+
 def fresh_jvm() -> None:
     """node1 killed and started again: a JVM without sessions (the backend's own fault, as bench-failover's). A
     JVM that ended on OutOfMemoryError has nothing left to kill: it is only started."""
@@ -60,13 +69,14 @@ def jvm_figures(records: list[StepRecord], label: str) -> dict:
 
 # Its part of report.html (report/sections.py): node1's capacity and heap by session size.
 REPORT = """{% if sessions %}
-<h2 id="sessions">node1 by the size of its users' sessions ({{ sessions.users }} users; heap {{ sessions.heap_max_mb }} MB)</h2>
-<table>
+{% if sessions.scenario %}<h2 id="sessions">node1 on the sessions of {{ sessions.scenario }}'s users (heap {{ sessions.heap_max_mb }} MB)</h2>
+{% else %}<h2 id="sessions">node1 by the size of its users' sessions ({{ sessions.users }} users; heap {{ sessions.heap_max_mb }} MB)</h2>
+{% endif %}<table>
 <tr><th>kB a user</th><th>every user's sessions, MB</th><th>capacity /s</th><th>heap in use at most, MB</th><th>% of the heap</th><th>GC % at most</th><th>sessions held at most</th><th>ended</th></tr>
-{% for s in sessions.sizes.values() %}<tr><td class="num">{{ s.kb }}</td><td class="num">{{ s.users_heap_mb }}</td><td class="num">{{ s.capacity_rps if s.capacity_rps is not none else "none" }}</td><td class="num">{{ s.heap_used_mb_max if s.heap_used_mb_max is not none else "-" }}</td><td class="num">{{ s.heap_used_pct_max if s.heap_used_pct_max is not none else "-" }}</td><td class="num">{{ s.gc_time_pct_max if s.gc_time_pct_max is not none else "-" }}</td><td class="num">{{ s.sessions_max if s.sessions_max is not none else "-" }}</td><td>{% if s.collapsed %}<span class="status-partial">collapsed</span>: {{ s.why }}{% else %}{{ s.why or "" }}{% endif %}</td></tr>
+{% for s in sessions.sizes.values() %}<tr><td class="num">{{ s.kb if s.kb is not none else s.label }}</td><td class="num">{{ s.users_heap_mb if s.users_heap_mb is not none else "-" }}</td><td class="num">{{ s.capacity_rps if s.capacity_rps is not none else "none" }}</td><td class="num">{{ s.heap_used_mb_max if s.heap_used_mb_max is not none else "-" }}</td><td class="num">{{ s.heap_used_pct_max if s.heap_used_pct_max is not none else "-" }}</td><td class="num">{{ s.gc_time_pct_max if s.gc_time_pct_max is not none else "-" }}</td><td class="num">{{ s.sessions_max if s.sessions_max is not none else "-" }}</td><td>{% if s.collapsed %}<span class="status-partial">collapsed</span>: {{ s.why }}{% else %}{{ s.why or "" }}{% endif %}</td></tr>
 {% endfor %}</table>
-<p>Each size on a JVM started afresh; the figures are PCP's over the size's search (MONITOR=on). Sessions last 30
-minutes, so the heap holds every user the search reached; a JVM that runs out of it ends (-XX:+ExitOnOutOfMemoryError).</p>
+<p>Each {{ "search" if sessions.scenario else "size" }} on a JVM started afresh; the figures are PCP's over its search (MONITOR=on). Sessions last
+{{ "the application's timeout" if sessions.scenario else "30 minutes" }}, so the heap holds every user the search reached within it; a JVM that runs out of it ends (-XX:+ExitOnOutOfMemoryError).</p>
 {% endif %}
 """
 
@@ -82,28 +92,39 @@ class Sessions(Kind):
     targets = (NODE,)
     workload = "session"
     compares = "measures node1 by the size of its users' sessions (SESSION_SIZES)"
+    takes_scenario_file = True  # a SCENARIO_FILE's requests take the place of WORKLOAD=session's
     flags_disturbances = False  # a node that runs out of heap is the finding
     own_settings = SessionsSettings
 
     def planned_searches(self, settings) -> int:
-        return len(self.own(settings).session_sizes) * settings.repeats
+        searches = 1 if settings.user_scenario is not None else len(self.own(settings).session_sizes)
+        return searches * settings.repeats
+
+    def labels(self, settings) -> dict[str, int | None]:
+        """Each search's label and the kB per user it runs with (None: the scenario's own sessions)."""
+        if settings.user_scenario is not None:
+            return {scenario_label(settings): None}
+        return {label_of(kb): kb for kb in self.own(settings).session_sizes}
 
     def run(self, bench) -> None:
         heap_max = ((jvm.node_info(NODE) or {}).get("heap_max_bytes") or 0) / 2**20 or None
+        scenario = bench.settings.user_scenario
         bench.findings["sessions"] = {"heap_max_mb": round(heap_max, 1) if heap_max else None,
-                                      "users": bench.settings.users}
+                                      "users": bench.settings.users, "scenario": scenario and scenario.name}
         # Every node warmed together first, with sessions that keep nothing: warmed by the run's first search, they
         # would get the first size's sessions, which can fill every node's heap, node2's and node3's too, before
-        # node1 is measured. Each size's node1 is started afresh after it and warmed alone.
+        # node1 is measured. Each search's node1 is started afresh after it and warmed alone.
         bench.steps.change_settings(replace(bench.settings, session_kb=0))
         bench.searcher.warm_every_node()
-        for kb in self.own(bench.settings).session_sizes:
-            say(f"sessions: {kb} kB per user: {NODE} started afresh")
+        for label, kb in self.labels(bench.settings).items():
+            say(f"sessions: {label}: {NODE} started afresh")
             # PCP's logger of a node whose pmcd went away ends; the loggers start again once it is back.
             bench.with_monitoring_paused(fresh_jvm)
-            bench.steps.change_settings(replace(bench.settings, session_kb=kb))
-            bench.search(NODE, label=label_of(kb))
-        say(f"sessions: {NODE} started afresh, without the last size's sessions")
+            bench.searcher.started_afresh.add(NODE)
+            if kb is not None:
+                bench.steps.change_settings(replace(bench.settings, session_kb=kb))
+            bench.search(NODE, label=label)
+        say(f"sessions: {NODE} started afresh, without the last search's sessions")
         bench.with_monitoring_paused(fresh_jvm)
 
     def summarize(self, bench, summary: dict) -> None:
@@ -112,31 +133,34 @@ class Sessions(Kind):
         found = bench.findings.get("sessions", {})
         heap_max = found.get("heap_max_mb")
         sizes = {}
-        for kb in self.own(bench.settings).session_sizes:
-            label = label_of(kb)
+        for label, kb in self.labels(bench.settings).items():
             target = summary["targets"].get(label, {})
             ended = [s for s in target.get("searches", []) if s.get("status") == "node-down"]
             figures = jvm_figures(records, label)
             held = figures["heap_used_mb_max"]
-            sizes[str(kb)] = {
-                "kb": kb, "capacity_rps": target.get("capacity_rps"),
+            sizes[label if kb is None else str(kb)] = {
+                "kb": kb, "label": label, "capacity_rps": target.get("capacity_rps"),
                 "collapsed": bool(ended), "why": ended[0]["reason"] if ended else bench.searcher.skipped.get(label),
                 "heap_used_pct_max": round(100 * held / heap_max, 1) if held and heap_max else None,
-                "users_heap_mb": round(found.get("users", 0) * kb / 1024, 1), **figures}
-        summary["sessions"] = {"heap_max_mb": heap_max, "users": found.get("users"), "sizes": sizes}
+                "users_heap_mb": None if kb is None else round(found.get("users", 0) * kb / 1024, 1), **figures}
+        summary["sessions"] = {"heap_max_mb": heap_max, "users": found.get("users"), "scenario": found.get("scenario"),
+                               "sizes": sizes}
 
     def console(self, summary: dict) -> None:
         found = summary.get("sessions") or {}
-        print(f"\nnode1 by session size ({found.get('users')} users; heap {found.get('heap_max_mb')} MB)")
+        heap = f"heap {found.get('heap_max_mb')} MB"
+        if found.get("scenario"):
+            print(f"\nnode1 on the sessions of {found['scenario']}'s users ({heap})")
+        else:
+            print(f"\nnode1 by session size ({found.get('users')} users; {heap})")
         print(f"{'kB/user':>8}{'all users MB':>13}{'capacity/s':>11}{'heap MB max':>12}{'heap %':>7}{'GC % max':>9}"
               f"{'sessions':>9}   ended")
         for size in (found.get("sizes") or {}).values():
-            cells = [size["capacity_rps"], size["heap_used_mb_max"], size["heap_used_pct_max"], size["gc_time_pct_max"],
-                     size["sessions_max"]]
+            cells = [size["kb"], size["users_heap_mb"], size["capacity_rps"], size["heap_used_mb_max"],
+                     size["heap_used_pct_max"], size["gc_time_pct_max"], size["sessions_max"]]
             text = [f"{v:g}" if isinstance(v, (int, float)) else "-" for v in cells]
             ended = f"collapsed: {size['why']}" if size["collapsed"] else (size["why"] or "")
-            print(f"{size['kb']:>8}{size['users_heap_mb']:>13g}{text[0]:>11}{text[1]:>12}{text[2]:>7}{text[3]:>9}"
-                  f"{text[4]:>9}   {ended}")
+            print(f"{text[0]:>8}{text[1]:>13}{text[2]:>11}{text[3]:>12}{text[4]:>7}{text[5]:>9}{text[6]:>9}   {ended}")
 
 
 KIND = Sessions()

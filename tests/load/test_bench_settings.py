@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from load.bench import choose_driver
+from load.bench import checked, choose_driver
 from load.bench_settings import SettingsError, check_for_driver
 from load.kinds import KINDS, MODULES, read_settings
 
@@ -166,3 +166,16 @@ def test_cli_unknown_kind():
                            ", ".join(f"bench-{kind}" for kind in KINDS) + "\n")
     # each kind is named as its module, so make bench-<name> runs load/kinds/<name>.py
     assert set(KINDS) == {module.rsplit(".", 1)[1] for module in MODULES} >= {"single", "cluster"}
+
+
+def test_bench_sessions_takes_a_scenario_file_in_place_of_its_workload():
+    scenario = str(ROOT / "examples" / "scenarios" / "tomcat-examples-sessions.yaml")
+    checked_settings, driver, _ = checked(environ={"SCENARIO_FILE": scenario, "LOADGEN": "oha"},
+                                          kind=KINDS["sessions"])
+    assert checked_settings.user_scenario.name == "tomcat-examples-sessions.yaml" and driver.name == "oha"
+    assert KINDS["sessions"].planned_searches(checked_settings) == 1
+    with pytest.raises(SettingsError, match="WORKLOAD='grind' cannot run make bench-sessions: .* use "
+                                            "WORKLOAD=session or a SCENARIO_FILE of your application's requests"):
+        checked(environ={}, kind=KINDS["sessions"])
+    with pytest.raises(SettingsError, match="SCENARIO_FILE='.*' cannot run make bench-variants"):
+        checked(environ={"SCENARIO_FILE": scenario}, kind=KINDS["variants"])
