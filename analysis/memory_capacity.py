@@ -63,6 +63,11 @@ def of_node(steps: list[StepRecord], node: str, heap_max_mb: float | None, timeo
     return result
 
 
+def _rate(value: float) -> str:
+    """A rate to three significant figures, never in exponent form: 316, 55.5, 1710."""
+    return f"{float(f'{value:.3g}'):g}"
+
+
 def sentence(node: str, m: dict) -> str:
     """One line for the console and the report."""
     error = f" ± {m['kb_per_session_se']:g}" if m.get("kb_per_session_se") is not None else ""
@@ -75,7 +80,29 @@ def sentence(node: str, m: dict) -> str:
                  f"(to {HEAP_FULL_PCT:g} % full)")
     if m.get("new_users_per_s") is not None:
         line += (f"; with a {m['timeout_s'] / 60:g}-minute session timeout it sustains about "
-                 f"{m['new_users_per_s']:g} new users/s")
+                 f"{_rate(m['new_users_per_s'])} new users/s")
     elif m.get("why_not"):
         line += f"; no sustainable rate of new users: {m['why_not']}"
     return line
+
+
+def unsustained(label: str, at_capacity: dict, capacities: dict[str, dict]) -> dict | None:
+    """Where the capacity starts more sessions a second on a node than its heap sustains: a rate held for a
+    few seconds, or a minute, that fills the heap if kept (sessions live for the timeout). None where every
+    node keeps up, or nothing says."""
+    short = {}
+    for node, m in capacities.items():
+        started = ((at_capacity or {}).get(node) or {}).get("sessions_started_per_s")
+        sustained = m.get("new_users_per_s")
+        if started and sustained is not None and started > sustained:
+            short[node] = {"sessions_started_per_s": started, "new_users_per_s": sustained,
+                           "full_after_s": round(m["sessions_heap_holds"] / started)}
+    if not short:
+        return None
+    worst = max(short, key=lambda node: short[node]["sessions_started_per_s"] / short[node]["new_users_per_s"])
+    w = short[worst]
+    sentence = (f"{label}'s capacity is not sustained by memory: at it {worst} starts "
+                f"{_rate(w['sessions_started_per_s'])} sessions/s, more than the {_rate(w['new_users_per_s'])} new "
+                f"users/s its heap sustains; kept up, the "
+                f"heap is full after about {w['full_after_s']} s (make the hold longer than that, HOLD_S, to see it fail)")
+    return {"nodes": short, "sentence": sentence}

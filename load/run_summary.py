@@ -82,6 +82,11 @@ def state_findings(summary: dict, steps: list, run_json) -> None:
         summary["memory_capacity"] = capacities
         for node, m in capacities.items():
             say(f"memory capacity: {memory_capacity.sentence(node, m)}")
+    for label, target in summary["targets"].items():
+        short = memory_capacity.unsustained(label, target.get("metrics_at_capacity"), capacities)
+        if short is not None:
+            target["memory_unsustained"] = short
+            say(f"warning: {short['sentence']}")
 
 
 def session_timeouts(targets: dict) -> dict[str, float]:
@@ -95,7 +100,11 @@ def session_timeouts(targets: dict) -> dict[str, float]:
                     held = (c.get("active") or 0) + (c.get("expired") or 0)
                     if c.get("timeout_s") and held >= found.get(node, (-1, 0))[0]:
                         found[node] = (held, c["timeout_s"])
-    return {node: timeout for node, (_, timeout) in found.items()}
+    timeouts = {node: timeout for node, (_, timeout) in found.items()}
+    # Every node runs the same applications: a node whose state no search read (not a target's) has the timeout
+    # the others read.
+    everywhere = max(found.values(), default=(0, None))[1]
+    return {node: timeouts.get(node, everywhere) for node in NODES if timeouts.get(node, everywhere)}
 
 
 def disturbances(records: list[dict], events: list[dict], until: float) -> tuple[dict, dict]:

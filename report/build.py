@@ -151,6 +151,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
             spectra[f"{target} at {cap:g}/s"] = spectrum_of(at)  # overhead runs: "node1 monitor on" etc.
         rows.append({"target": target, "capacity": cap, "repeats": t.repeats, "spread_pct": t.spread_pct,
                      "status": t.status, "degraded": (t.degraded or {}).get("sentence"),
+                     "unsustained": (t.memory_unsustained or {}).get("sentence"),
                      "held_s": min((x["held_s"] for x in t.searches if x.get("held_s")), default=None),
                      "holds_failed": [h for x in t.searches for h in x.get("holds_failed") or []],
                      "p99": at.result.latency_ms.get("p99") if at else None, "step": at.step if at else None,

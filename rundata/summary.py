@@ -33,6 +33,9 @@ class TargetSummary:
                       "rate it carried failed later (`degraded` says why); none: no capacity", default="")
     degraded: dict | None = doc("a degraded target: sentence, cause, the rate carried and its step, per node each "
                                 "state series that grew [before, after] (analysis/state_drift.py)", default=None)
+    memory_unsustained: dict | None = doc("where at the capacity a node starts more sessions a second than its heap "
+                                          "sustains (memory_capacity's new users/s): sentence, per node the rates "
+                                          "and the seconds until its heap is full", default=None)
 
     def to_json(self) -> dict:
         data = asdict(self)

@@ -52,3 +52,21 @@ def test_a_slope_within_its_noise_is_not_a_memory_capacity():
     m = memory_capacity.of_node(steps_with(points), "node1", 320.0, 1800)
     assert m["sessions_heap_holds"] is None and m["new_users_per_s"] is None
     assert "not a memory capacity: its live heap did not follow" in memory_capacity.sentence("node1", m)
+
+
+def test_a_capacity_that_starts_more_sessions_than_the_heap_sustains_says_when_the_heap_is_full():
+    # The examples' SessionExample under oha (docs/findings.md): every request a new user with a 2-kB cart.
+    capacities = {"node1": {"new_users_per_s": 45.6, "sessions_heap_holds": 82112},
+                  "node2": {"new_users_per_s": None, "sessions_heap_holds": None}}
+    at_capacity = {"node1": {"sessions_started_per_s": 750.0}, "node2": {"sessions_started_per_s": 3.0},
+                   "lb": {}, "step": 15}
+    short = memory_capacity.unsustained("node1 shop.yaml", at_capacity, capacities)
+    assert short["nodes"] == {"node1": {"sessions_started_per_s": 750.0, "new_users_per_s": 45.6,
+                                        "full_after_s": 109}}
+    assert short["sentence"].startswith("node1 shop.yaml's capacity is not sustained by memory: at it node1 "
+                                        "starts 750 sessions/s, more than the 45.6 new users/s")
+    assert "full after about 109 s" in short["sentence"]
+    # A rate the heap keeps up with, or no figure to judge by: nothing said.
+    assert memory_capacity.unsustained("node1", {"node1": {"sessions_started_per_s": 40.0}}, capacities) is None
+    assert memory_capacity.unsustained("node1", None, capacities) is None
+    assert memory_capacity.unsustained("node1", at_capacity, {}) is None

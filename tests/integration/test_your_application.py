@@ -3,8 +3,9 @@ examples (static pages, servlets, JSPs, an HttpSession), a web application nobod
 second cluster. As packaged it admits loopback clients only, so its trial node answers 403 and the cluster is
 left as it was; rebuilt without that valve (examples/apps/tomcat-examples.sh) it runs on every node, a client that
 keeps its cookies stays with its session (LB_STICKY=cookie), the shared database is offered to it as a JNDI
-DataSource, and a QUICK bench-single measures node1 on it. The file's name puts it last on its worker, so the
-cluster is taken down with the application on it rather than brought back to the Grinder for nothing."""
+DataSource, and a QUICK bench-sessions measures node1 on it with users who leave carts in their sessions: its
+capacity, and how many sessions its heap holds. The file's name puts it last on its worker, so the cluster is
+taken down with the application on it rather than brought back to the Grinder for nothing."""
 from __future__ import annotations
 
 import json
@@ -15,7 +16,8 @@ import pytest
 from conftest import ROOT, assert_capacity_from_the_steps, compose, only_run, run, steps_of
 
 EXAMPLES = {"APP_CONTEXT": "examples", "APP_HEALTH": "/examples/index.html"}
-SCENARIO = str(ROOT / "examples" / "scenarios" / "tomcat-examples.yaml")
+SCENARIO = str(ROOT / "examples" / "scenarios" / "tomcat-examples-sessions.yaml")
+LABEL = "node1 tomcat-examples-sessions.yaml"
 NODES = ("node1", "node2", "node3")
 JAR = "/tmp/capbench-it-cookies"  # in the load host
 
@@ -56,7 +58,8 @@ def session_id(page: str) -> str:
     return found
 
 
-def test_quick_bench_single_measures_node1_on_the_application_with_the_users_requests(second_cluster, wars, tmp_path):
+def test_quick_bench_sessions_measures_node1_and_its_heap_on_the_application_with_the_users_requests(
+        second_cluster, wars, tmp_path):
     with_app = {**second_cluster, **EXAMPLES, "APP_WAR": str(wars / "examples.war"), "LB_STICKY": "cookie"}
     run(["make", "--no-print-directory", "up"], env=with_app, timeout=600)
     # LB_STICKY=cookie: the balancer learns the JSESSIONID the application set and sends the client that sends it
@@ -74,19 +77,21 @@ def test_quick_bench_single_measures_node1_on_the_application_with_the_users_req
                       env=second_cluster).stdout
     assert offered.startswith("{") and json.loads(offered)["offered"] is True, offered
     assert "PostgreSQL" in json.loads(offered)["database"], offered
-    # Above the Grinder's start: the examples' pages cost node1 about a tenth of a millisecond each here. Steps of
-    # 4 s: the cross-check below counts from scrapes around the step, whose edges weigh more in a shorter one.
-    done = run(["make", "--no-print-directory", "bench-single", "QUICK=1"], timeout=1200,
+    # bench-sessions with the scenario: node1 started afresh, searched on the examples' pages, half of the requests
+    # a new user (oha keeps no cookies) leaving a 2-kB cart. Near node1's capacity (750/s on SessionExample alone,
+    # 2026-11-28). Steps of 4 s: the cross-check below counts from scrapes around the step, whose edges weigh more
+    # in a shorter one.
+    done = run(["make", "--no-print-directory", "bench-sessions", "QUICK=1"], timeout=1200,
                env={**with_app, "RESULTS_DIR": str(tmp_path), "LOADGEN": "oha", "SCENARIO_FILE": SCENARIO,
-                    "START_RATE": "800", "QUICK_STEP_S": "4"})
+                    "START_RATE": "400", "QUICK_STEP_S": "4"})
     run_dir = only_run(tmp_path)
     summary = json.loads((run_dir / "summary.json").read_text())
     run_record = json.loads((run_dir / "run.json").read_text())
     steps = steps_of(run_dir)
-    node1 = summary["targets"]["node1"]
-    assert_capacity_from_the_steps(steps, "node1", node1["capacity_rps"])
+    node1 = summary["targets"][LABEL]
+    assert_capacity_from_the_steps(steps, LABEL, node1["capacity_rps"])
     # Every step sent the scenario's requests to the application, none the Grinder's.
-    assert all(s["scenario_file"] == "tomcat-examples.yaml" and "/examples/" in s["url"] for s in steps), steps[0]
+    assert all(s["scenario_file"] == "tomcat-examples-sessions.yaml" and "/examples/" in s["url"] for s in steps)
     at_capacity = node1["metrics_at_capacity"]
     figures = at_capacity["node1"]
     [step] = [s for s in steps if s["step"] == at_capacity["step"]]
@@ -107,3 +112,16 @@ def test_quick_bench_single_measures_node1_on_the_application_with_the_users_req
     assert all(ms for ms in run_record["calibration"]["ms_per_call"].values()), run_record["calibration"]
     assert "say nothing of what your requests cost" in done.stderr + done.stdout
     assert "say nothing of what a request of this run's workload" in (run_dir / "report.html").read_text()
+    # The search started with no sessions (node1 afresh, its warm-up's ended: STATE_BETWEEN=expire), and the
+    # application's own sessions were counted: what one costs (the 2-kB carts and the JSPs' empty sessions), the
+    # examples' timeout of 30 minutes as Tomcat read it, and so the new users a second its heap sustains.
+    [search] = node1["searches"]
+    assert search["state_before"]["mode"] == "expire" and search["state_before"]["nodes"]["node1"]["active"] == 0
+    memory = summary["memory_capacity"]["node1"]
+    assert 0.5 <= memory["kb_per_session"] <= 5 and memory["timeout_s"] == 1800, memory
+    assert figures["sessions_started_per_s"] > 0 and memory["new_users_per_s"] > 0, (figures, memory)
+    # At its capacity node1 started a session a second for every other request, far more than the heap keeps
+    # for 30 minutes: the capacity is not sustained by memory, and the run says so.
+    short = node1["memory_unsustained"]["nodes"]["node1"]
+    assert short["sessions_started_per_s"] == figures["sessions_started_per_s"] > memory["new_users_per_s"], short
+    assert f"{LABEL}'s capacity is not sustained by memory" in done.stdout + done.stderr

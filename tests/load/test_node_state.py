@@ -22,7 +22,9 @@ def test_each_applications_sessions_and_timeout():
 def test_the_timeout_is_that_of_the_application_holding_the_sessions():
     state = {"mode": "expire", "nodes": {"node1": {"contexts": node_state.contexts(ANSWER)}, "node2": {"unread": "x"}}}
     targets = {"node1": {"searches": [{"state_before": state}]}, "cluster": {"searches": [{"state_before": None}]}}
-    assert session_timeouts(targets) == {"node1": 600}
+    # Every node runs the same applications: node2 and node3, whose state was not read, have node1's timeout.
+    assert session_timeouts(targets) == {"node1": 600, "node2": 600, "node3": 600}
+    assert session_timeouts({"cluster": {"searches": [{"state_before": None}]}}) == {}
 
 
 def test_each_mode_does_what_it_says_before_a_search(monkeypatch):

@@ -267,3 +267,23 @@ def test_a_partial_run_or_a_lost_node_shows_why_a_figure_is_missing_never_none(t
     html = build.build(run, CLUSTER).read_text()
     assert "None" not in html
     assert expected in html
+
+
+def test_a_sessions_run_on_a_scenario_names_it_and_says_a_capacity_its_heap_does_not_sustain(tmp_path):
+    run = tmp_path / RUN.name
+    shutil.copytree(RUN, run)
+    summary = json.loads((run / "summary.json").read_text())
+    label = "node1 shop.yaml"
+    summary["sessions"] = {"heap_max_mb": 309.4, "users": 10000, "scenario": "shop.yaml", "sizes": {label: {
+        "kb": None, "label": label, "users_heap_mb": None, "capacity_rps": 562.5, "heap_used_mb_max": 152.3,
+        "heap_used_pct_max": 49.2, "gc_time_pct_max": 1.68, "sessions_max": 27248, "collapsed": False, "why": None}}}
+    sentence = ("node1 shop.yaml's capacity is not sustained by memory: at it node1 starts 316 sessions/s, more "
+                "than the 55.5 new users/s its heap sustains")
+    summary["targets"] = {label: {"capacity_rps": 562.5, "status": "found",
+                                  "memory_unsustained": {"sentence": sentence, "nodes": {}}}}
+    (run / "summary.json").write_text(json.dumps(summary))
+    html = build.build(run, KINDS["sessions"].section).read_text()
+    assert "node1 on the sessions of shop.yaml's users (heap 309.4 MB)" in html
+    assert f'<td class="num">{label}</td><td class="num">-</td><td class="num">562.5</td>' in html
+    escaped = sentence.replace("'", "&#39;")  # Jinja's autoescape
+    assert f'<p class="hint">{escaped}.</p>' in html
