@@ -144,6 +144,13 @@ class BenchSettings:
         if self.workload == "session" and self.scenario != "session":
             return [f"WORKLOAD='session' is not allowed with SCENARIO='{self.scenario}': sessions belong to users, "
                     "and only SCENARIO=session sends a user id"]
+        if self.hold_windows >= self.max_steps:
+            # The hold's windows are steps of the search: a hold this long runs out of steps before it ends (one
+            # that starts late may still, and says how long it held).
+            return [f"HOLD_S='{self.hold_s}' is not allowed with STEP_S={self.step_s} and MAX_STEPS={self.max_steps}:"
+                    f" its {self.hold_windows} windows are as many steps as a whole search may take; use a HOLD_S "
+                    f"of at most {(self.max_steps // 2) * self.step_s} s, longer steps, or a MAX_STEPS of at least "
+                    f"{2 * self.hold_windows}"]
         return scenarios.problems(self.scenario_file) if self.scenario_file else []
 
     def as_dict(self) -> dict:

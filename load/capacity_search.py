@@ -136,6 +136,7 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
     def hold(rate: float) -> bool:
         """The candidate offered for hold_windows windows in a row; the first window that fails ends the hold."""
         for window in range(hold_windows):
+            held_windows[rate] = window  # those before this one passed (a search out of steps ends here)
             if not step(rate, "hold"):
                 held = round(window * window_s, 1)
                 holds_failed.append({"rate": rate, "held_s": held})
@@ -143,6 +144,7 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
                                 "(passed in the search, failed when offered longer: the server changed under the "
                                 "load); the search went on below it")
                 return False
+        held_windows[rate] = hold_windows
         return True
 
     def vote(rate: float, first: bool) -> bool:
@@ -164,14 +166,17 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
 
     def outcome(status: str, capacity: float | None, reason: str) -> SearchOutcome:
         held_s = None
-        if hold_windows and capacity is not None and capacity in confirmed:
-            held_s = round(hold_windows * window_s, 1)
-            reason += f"; held {held_s:g} s"
+        if hold_windows and capacity is not None and capacity in held_windows:
+            held_s = round(held_windows[capacity] * window_s, 1)
+            whole = round(hold_windows * window_s, 1)
+            reason += f"; held {held_s:g} s" if held_s == whole else (
+                f"; held only {held_s:g} s of {whole:g} s: out of steps (MAX_STEPS) during the hold")
         return SearchOutcome(status=status, capacity=capacity, reason=reason,
                              lowest_failure=min(failures) if failures else None, tried=tried, warnings=warnings,
                              held_s=held_s, holds_failed=holds_failed)
 
     confirmed: set[float] = set()  # candidates confirmed (or held) once: each is measured so at most once
+    held_windows: dict[float, int] = {}  # per candidate held, the windows in a row it passed
     try:
         rate = start_rate
         rechecked = False

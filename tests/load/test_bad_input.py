@@ -32,6 +32,8 @@ BAD = [
     ("bench cluster", {"STEP_S": "1h"}, "STEP_S='1h' is not allowed"),
     ("bench cluster", {"WARMUP_S": "-1"}, "WARMUP_S='-1' is not allowed: use an integer from 0 to 3600"),
     ("bench cluster", {"HOLD_S": "-1"}, "HOLD_S='-1' is not allowed: use an integer from 0 to 3600"),
+    ("bench cluster", {"QUICK": "1", "QUICK_HOLD_S": "420"}, "HOLD_S='420' is not allowed with STEP_S=5 and "
+     "MAX_STEPS=24: its 84 windows are as many steps as a whole search may take; use a HOLD_S of at most 60 s"),
     ("bench cluster", {"STATE_BETWEEN": "x"}, "STATE_BETWEEN='x' is not allowed: use one of carry, expire, restart"),
     ("bench cluster", {"TIMEOUT_S": "0"}, "TIMEOUT_S='0' is not allowed: use an integer from 1 to 600"),
     ("bench failover", {"FAULT_FOR_S": "0"}, "FAULT_FOR_S='0' is not allowed: use an integer from 1 to 3600"),
