@@ -65,7 +65,8 @@ class Searcher:
         # STATE_BETWEEN=restart: re-creates nodes with the run's settings, monitoring paused (set by the Bench)
         self.recreate_nodes = None
         # Nodes whose JVM started afresh since their last warm-up: a cold JIT fails the first steps at rates it
-        # carries once compiled (bench-sessions' node1 failed 600/s at 264/s, then carried 562.5/s for 60 s).
+        # carries once compiled (bench-sessions' node1 on the examples: 562.5/s after one warm-up window, its first
+        # step failed at 264/s achieved and bounded the search; 1087.5/s warmed until steady).
         self.started_afresh: set[str] = set()
 
     def recreate(self, nodes: tuple[str, ...]) -> None:
