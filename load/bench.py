@@ -51,19 +51,26 @@ def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False):
     return OhaDriver(), None
 
 
+def refuse_what_the_kind_cannot_run(kind, settings) -> None:
+    """A kind bound to one WORKLOAD runs no other, and no SCENARIO_FILE unless it takes one in its place."""
+    if kind.workload is None or (kind.takes_scenario_file and settings.user_scenario is not None):
+        return
+    if settings.workload != kind.workload:
+        raise SettingsError(f"WORKLOAD='{settings.workload}' cannot run make bench-{kind.name}: it {kind.compares}; "
+                            f"use WORKLOAD={kind.workload}"
+                            + (" or a SCENARIO_FILE of your application's requests" if kind.takes_scenario_file else ""))
+    if settings.user_scenario is not None:
+        raise SettingsError(f"SCENARIO_FILE='{settings.scenario_file}' cannot run make bench-{kind.name}: it "
+                            f"{kind.compares} on WORKLOAD={kind.workload}'s requests; leave SCENARIO_FILE empty")
+
+
 def checked(closed_loop: bool = False, environ: dict[str, str] | None = None, kind=None):
     """The bench settings, the driver and the user's wrk2 binary, every setting checked (the cluster's too, and
     what the kind allows); SettingsError or SettingsRefused naming each problem."""
     environ = dict(os.environ) if environ is None else environ
     settings = read_settings(environ)
-    scenario_instead = kind is not None and kind.takes_scenario_file and settings.user_scenario is not None
-    if kind is not None and kind.workload is not None and settings.workload != kind.workload and not scenario_instead:
-        raise SettingsError(f"WORKLOAD='{settings.workload}' cannot run make bench-{kind.name}: it {kind.compares}; "
-                            f"use WORKLOAD={kind.workload}"
-                            + (" or a SCENARIO_FILE of your application's requests" if kind.takes_scenario_file else ""))
-    if kind is not None and kind.workload is not None and settings.user_scenario is not None and not scenario_instead:
-        raise SettingsError(f"SCENARIO_FILE='{settings.scenario_file}' cannot run make bench-{kind.name}: it "
-                            f"{kind.compares} on WORKLOAD={kind.workload}'s requests; leave SCENARIO_FILE empty")
+    if kind is not None:
+        refuse_what_the_kind_cannot_run(kind, settings)
     cluster_settings()
     driver, wrk2_local = choose_driver(settings, environ, closed_loop)
     return check_for_driver(settings, driver.name), driver, wrk2_local
