@@ -103,6 +103,6 @@ def unsustained(label: str, at_capacity: dict, capacities: dict[str, dict]) -> d
     w = short[worst]
     sentence = (f"{label}'s capacity is not sustained by memory: at it {worst} starts "
                 f"{_rate(w['sessions_started_per_s'])} sessions/s, more than the {_rate(w['new_users_per_s'])} new "
-                f"users/s its heap sustains; kept up, the "
-                f"heap is full after about {w['full_after_s']} s (make the hold longer than that, HOLD_S, to see it fail)")
+                f"users/s its heap sustains; kept up, the heap is full after about {w['full_after_s']} s (make the "
+                "hold longer than that, HOLD_S, to see it fail)")
     return {"nodes": short, "sentence": sentence}
