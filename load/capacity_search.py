@@ -151,8 +151,18 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
         """Near the knee a step whose windows disagree saw a transient: the rate is measured again, up to three
         times in all, and the majority decides (the steps that disagree widen the interval)."""
         votes = [first]
-        while max(votes.count(True), votes.count(False)) < KNEE_MAJORITY:
-            votes.append(measured(rate, "repeat"))
+        try:
+            while max(votes.count(True), votes.count(False)) < KNEE_MAJORITY:
+                votes.append(measured(rate, "repeat"))
+        except _OutOfSteps:
+            # The measurements taken decide, a tie fails: a failed confirm left out would report an unconfirmed
+            # rate as the capacity. The next step() is out of steps too and ends the search.
+            result = votes.count(True) > votes.count(False)
+            warnings.append(f"at {rate:g}/s a step's windows disagreed on the SLO (a transient), and the search was "
+                            f"out of steps (MAX_STEPS) before its vote: measured "
+                            f"{'once' if len(votes) == 1 else f'{len(votes)} times'}, passed {votes.count(True)}, so "
+                            f"it {'passes' if result else 'fails'}")
+            return result
         result = votes.count(True) >= KNEE_MAJORITY
         warnings.append(f"at {rate:g}/s a step's windows disagreed on the SLO (a transient): measured "
                         f"{len(votes)} times, passed {votes.count(True)}, so it {'passes' if result else 'fails'}")

@@ -362,3 +362,21 @@ def test_a_hold_window_that_failed_is_not_voted_on():
     after = rates[[i for i, (_, p) in enumerate(rates) if p == "hold"][1] + 1]
     assert after[1] != "repeat", rates  # no vote after the failed window
     assert outcome.held_s == 60 and outcome.capacity < failed["rate"]
+
+
+def test_a_vote_cut_short_by_max_steps_is_decided_by_the_measurements_it_has():
+    # CI, 2026-11-28 (a duet's B in its 24th and last step): 610.4/s passed in the search, failed its confirm with
+    # windows that disagreed, and the vote had no step left; the capacity reported was 610.4/s, as if the failed
+    # confirm had never been measured.
+    def server(rate, phase):
+        if phase == "confirm" and rate == 400:
+            return Verdict(passed=False, unsteady=True)
+        return Verdict(passed=rate <= 400)
+    whole = find_capacity(server, start_rate=100, growth=2, precision_pct=5, max_steps=40)
+    [(rate, phase, _)] = [t for t in whole.tried if t[1] == "confirm" and t[0] == 400]
+    cut_at = whole.tried.index((400, "confirm", False)) + 1  # the confirm is the last step there is
+    cut = find_capacity(server, start_rate=100, growth=2, precision_pct=5, max_steps=cut_at)
+    assert cut.tried[-1] == (400, "confirm", False)
+    assert cut.capacity != 400 and cut.lowest_failure == 400, cut
+    assert any("out of steps (MAX_STEPS) before its vote: measured once, passed 0, so it fails" in w
+               for w in cut.warnings), cut.warnings
