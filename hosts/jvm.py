@@ -33,12 +33,14 @@ def thread_dump(node: str, pid: str) -> str:
     return backend().exec(node, ["jattach", pid, "threaddump"], timeout=30).stdout.decode(errors="replace")
 
 
-def sessions(node: str, expire: bool = False) -> dict:
+def sessions(node: str, expire: bool = False, collect: bool = False) -> dict:
     """The HTTP sessions each application on the node's Tomcat holds and their timeout (the Grinder's /state, from
     Tomcat's Manager MBeans, asked on the node's loopback: nothing else may); expire: every one of them ended
-    first. {"contexts", "active", "expired", "<context>.active", "<context>.timeout_s", ...}."""
-    url = f"http://127.0.0.1:8080{grinder_path()}/state" + ("?expire=all" if expire else "")
-    argv = ["curl", "-fsS", "--max-time", "60", *(["-X", "POST"] if expire else []), url]
+    first; collect: a full collection after that, and the live heap it left ("heap_live_mb", or why not in
+    "heap_live_why_not"). {"contexts", "active", "expired", "<context>.active", "<context>.timeout_s", ...}."""
+    asked = [query for query, wanted in (("expire=all", expire), ("gc=full", collect)) if wanted]
+    url = f"http://127.0.0.1:8080{grinder_path()}/state" + ("?" + "&".join(asked) if asked else "")
+    argv = ["curl", "-fsS", "--max-time", "60", *(["-X", "POST"] if asked else []), url]
     done = backend().exec(node, argv, check=False, timeout=90)
     if done.returncode != 0:
         raise ClusterError(f"{node}'s sessions could not be {'expired' if expire else 'read'} ({url}): "

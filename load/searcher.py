@@ -129,8 +129,12 @@ class Searcher:
             say(f"warning: skipping {label}'s search: {self.skipped[label]}")
             self.progress.search_done()
             return
-        if target != "lb":
+        # The run's first warm-up of every node keeps the order of the nodes' searches from deciding which looks
+        # faster; a target started afresh (restart, bench-sessions) is warmed alone until steady instead.
+        afresh = s.state_between == "restart" or set(IN_ROTATION.get(target, ())) <= self.started_afresh
+        if target != "lb" and not afresh:
             self.warm_every_node()
+        if target != "lb":
             node_state.before_warmup(s.state_between, label, IN_ROTATION[target], self.recreate)
         self.route(target)
         # The routing check's requests end well before the warm-up starts: the request counts of each step
@@ -162,7 +166,9 @@ class Searcher:
                 self.progress.search_done()
                 say(f"warning: {label}'s search ended: {down}")
                 return
-            done.append({"repeat": repeat, "start_rps": start, **outcome.as_dict(), "state_before": state})
+            after = node_state.after_search(IN_ROTATION[target]) if target != "lb" else None
+            done.append({"repeat": repeat, "start_rps": start, **outcome.as_dict(), "state_before": state,
+                         "state_after": after})
             self.progress.search_done()
             capacity = f"{outcome.capacity:g}/s" if outcome.capacity else "none"
             say(f"{label} capacity {capacity} ({outcome.status}: {outcome.reason})")

@@ -4,6 +4,7 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import com.sun.management.HotSpotDiagnosticMXBean;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.util.Set;
@@ -16,7 +17,11 @@ import javax.management.ObjectName;
  * Tomcat's Manager MBeans ({@code Catalina:type=Manager,host=*,context=*}) in the JVM's platform MBean server, so
  * a user's application deployed beside the Grinder is seen too. {@code POST /state?expire=all} ends every one of
  * those sessions (the Manager's {@code expireSession}), so that a capacity search starts from a heap without
- * the sessions the searches before it left behind.
+ * the sessions the searches before it left behind. {@code gc=full} (alone or after {@code expire=all}) then runs a
+ * full collection and adds the heap it left, {@code heap_live_mb}: the live heap, which the lowest heap sample of a
+ * loaded step only approaches (it still holds the garbage the young collections promoted). A JVM told to ignore
+ * {@code System.gc()} ({@code -XX:+DisableExplicitGC}, or {@code ExplicitGCInvokesConcurrent}, whose concurrent
+ * cycle leaves the old garbage in place) answers {@code heap_live_why_not} instead.
  *
  * <p>Answered only to this host's loopback (the harness asks from inside the node); through the balancer it is a
  * 404, as if it did not exist: a load generator must never end the sessions it is measuring.
@@ -31,7 +36,7 @@ public class StateServlet extends HttpServlet {
         if (refused(req, resp)) {
             return;
         }
-        answer(resp, false);
+        answer(resp, false, false);
     }
 
     @Override
@@ -39,15 +44,23 @@ public class StateServlet extends HttpServlet {
         if (refused(req, resp)) {
             return;
         }
-        if (!"all".equals(req.getParameter("expire"))) {
-            Responses.text(resp, HttpServletResponse.SC_BAD_REQUEST, "POST /state takes expire=all");
+        String expireAsked = req.getParameter("expire");
+        String gcAsked = req.getParameter("gc");
+        boolean expire = "all".equals(expireAsked);
+        boolean collect = "full".equals(gcAsked);
+        if ((expireAsked != null && !expire) || (gcAsked != null && !collect) || !(expire || collect)) {
+            Responses.text(resp, HttpServletResponse.SC_BAD_REQUEST,
+                    "POST /state takes expire=all, gc=full, or both");
             return;
         }
-        answer(resp, true);
+        answer(resp, expire, collect);
     }
 
-    /** One JSON line: totals, then each context as {@code <path>.active}, {@code .timeout_s}, {@code .expired}. */
-    private static void answer(HttpServletResponse resp, boolean expire) throws IOException {
+    /**
+     * One JSON line: totals, then each context as {@code <path>.active}, {@code .timeout_s}, {@code .expired}; with
+     * {@code collect}, the live heap after a full collection (after the sessions were ended, so theirs is not in it).
+     */
+    private static void answer(HttpServletResponse resp, boolean expire, boolean collect) throws IOException {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         Json body = new Json();
         int contexts = 0;
@@ -77,7 +90,23 @@ public class StateServlet extends HttpServlet {
         if (expire) {
             totals.put("expired", expired);
         }
+        if (collect) {
+            liveHeap(totals);
+        }
         Responses.json(resp, totals.merge(body));
+    }
+
+    private static void liveHeap(Json totals) {
+        HotSpotDiagnosticMXBean hotspot = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+        for (String ignored : new String[] {"DisableExplicitGC", "ExplicitGCInvokesConcurrent"}) {
+            if (hotspot != null && "true".equals(hotspot.getVMOption(ignored).getValue())) {
+                totals.put("heap_live_why_not", "-XX:+" + ignored + ": System.gc() runs no full collection");
+                return;
+            }
+        }
+        System.gc();
+        long used = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+        totals.put("heap_live_mb", Math.round(used / 1048576.0 * 10) / 10.0);
     }
 
     /**

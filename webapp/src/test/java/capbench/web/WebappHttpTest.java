@@ -176,9 +176,30 @@ class WebappHttpTest {
         // The user comes back to a new session: the old one is gone.
         HttpResponse<String> again = getWithCookie("/session?kb=4&user=u-state1", "JSESSIONID=u-state1");
         assertEquals("new", again.headers().firstValue("X-Session").orElse(""));
-        HttpResponse<String> wrong = CLIENT.send(HttpRequest.newBuilder(URI.create(base + "/state?expire=some"))
+        for (String wrongly : new String[] {"expire=some", "gc=young", "expire=all&gc=minor", ""}) {
+            HttpResponse<String> wrong = CLIENT.send(HttpRequest.newBuilder(URI.create(base + "/state?" + wrongly))
+                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(400, wrong.statusCode(), wrongly);
+            assertTrue(wrong.body().contains("expire=all, gc=full, or both"), wrong.body());
+        }
+    }
+
+    @Test
+    void stateCollectsAndGivesTheLiveHeapWhichHoldsTheSessions() throws Exception {
+        HttpResponse<String> empty = CLIENT.send(HttpRequest.newBuilder(URI.create(base + "/state?expire=all&gc=full"))
                 .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
-        assertEquals(400, wrong.statusCode());
+        assertEquals(200, empty.statusCode(), empty.body());
+        double before = decimal(empty.body(), "\"heap_live_mb\":");
+        // 200 users of 64 kB each: 12.5 MB more of live heap, which only a full collection shows alone.
+        for (int user = 0; user < 200; user++) {
+            getWithCookie("/session?kb=64&user=u-live" + user, "JSESSIONID=u-live" + user);
+        }
+        HttpResponse<String> full = CLIENT.send(HttpRequest.newBuilder(URI.create(base + "/state?gc=full"))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, full.statusCode(), full.body());
+        assertTrue(number(full.body(), "\"active\":") >= 200, full.body());
+        double grown = decimal(full.body(), "\"heap_live_mb\":") - before;
+        assertTrue(grown >= 12 && grown < 20, "live heap grew by " + grown + " MB: " + full.body());
     }
 
     @Test
@@ -187,6 +208,13 @@ class WebappHttpTest {
         assertTrue(StateServlet.fromLoopback("::1"));
         assertTrue(!StateServlet.fromLoopback("10.89.1.5"), "the balancer's address");
         assertTrue(!StateServlet.fromLoopback(null));
+    }
+
+    private static double decimal(String body, String key) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(key) + "([\\d.]+)")
+                .matcher(body);
+        assertTrue(m.find(), key + " in " + body);
+        return Double.parseDouble(m.group(1));
     }
 
     private static long number(String body, String key) {
