@@ -1,7 +1,10 @@
 """The memory capacity of an application (seed 002's question): how many sessions a node's heap holds, and so how
-many new users a second it sustains. From every monitored step of a node in which it held sessions: the live heap
-(the step's lowest heap sample, metrics/catalogue.py's heap_floor_mb) against the sessions held (sessions_max),
-fitted by least squares, over the steps the node served requests in. Its slope is the heap one session keeps (kB per session, with its standard error); the
+many new users a second it sustains. Best from two full collections, before and after a search (load/node_state.py):
+the live heap they leave, against the sessions held then; everything else the search left in the heap (a cache
+it filled) is charged to the sessions, which errs on the safe side. Without them, from every monitored step in which
+the node served requests and held sessions: the step's lowest heap sample (metrics/catalogue.py's heap_floor_mb,
+which still holds the garbage young collections promoted) against the sessions held (sessions_max), fitted by least
+squares, with the slope's standard error. The slope is the heap one session keeps (kB per session); the
 sessions the heap holds are those that fill it to HEAP_FULL_PCT of its maximum, past which the collector runs
 nearly all the time (the petclinic of seed 002, the stateful application of docs/findings.md); a session lives
 for the application's timeout after its user's last request, so the heap sustains sessions held / timeout new
@@ -31,25 +34,35 @@ def fit(points: list[tuple[float, float]]) -> tuple[float, float, float | None]:
     return slope, intercept, math.sqrt(residual / spread) if spread else None
 
 
-def of_node(steps: list[StepRecord], node: str, heap_max_mb: float | None, timeout_s: float | None) -> dict | None:
-    """The node's memory capacity from the steps it served in; None where they held too few sessions to fit a
-    slope. (An idle node's live heap drifts with its own housekeeping, not with the sessions it keeps.)"""
-    points = []
-    for record in steps:
-        figures = serving_nodes(record.host_metrics).get(node) or {}
-        sessions, heap = figures.get("sessions_max"), figures.get("heap_floor_mb")
-        if sessions is not None and heap is not None and sessions > 0:
-            points.append((float(sessions), float(heap)))
-    if len(points) < MIN_POINTS or max(p[0] for p in points) - min(p[0] for p in points) < MIN_SESSIONS_SPAN:
+Collected = tuple[tuple[float, float], tuple[float, float]]  # (sessions, live heap MB) before and after a search
+
+
+def collections_of(targets: dict, node: str) -> list[Collected]:
+    """Per search of the node, the sessions and live heap its full collections found before and after it (only
+    where both read a live heap: a JVM that ignores System.gc() gives none)."""
+    found = []
+    for target in targets.values():
+        for search in target.get("searches") or []:
+            before = ((search.get("state_before") or {}).get("nodes") or {}).get(node) or {}
+            after = ((search.get("state_after") or {}).get("nodes") or {}).get(node) or {}
+            ends = [(e.get("active"), e.get("heap_live_mb")) for e in (before, after)]
+            if all(sessions is not None and heap is not None for sessions, heap in ends):
+                found.append(((float(ends[0][0]), float(ends[0][1])), (float(ends[1][0]), float(ends[1][1]))))
+    return found
+
+
+def of_node(steps: list[StepRecord], node: str, heap_max_mb: float | None, timeout_s: float | None,
+            collected: list[Collected] = ()) -> dict | None:
+    """The node's memory capacity: from the search whose full collections saw the most sessions added, else from
+    its steps; None where neither held enough sessions to say. (An idle node's live heap drifts with its own
+    housekeeping, not with the sessions it keeps.)"""
+    result = _from_collections(collected) or _from_steps(steps, node)
+    if result is None:
         return None
-    slope_mb, base_mb, error_mb = fit(points)
-    result = {"kb_per_session": round(slope_mb * 1024, 2),
-              "kb_per_session_se": round(error_mb * 1024, 2) if error_mb is not None else None,
-              "base_heap_mb": round(base_mb, 1), "points": len(points),
-              "sessions_seen_max": int(max(p[0] for p in points)), "heap_max_mb": heap_max_mb,
-              "timeout_s": timeout_s, "sessions_heap_holds": None, "new_users_per_s": None}
-    if slope_mb <= 0 or error_mb is None or slope_mb < MIN_T * error_mb:
-        result["why_not"] = "its live heap did not follow the sessions it held closely enough to count them"
+    slope_mb, base_mb = result.pop("slope_mb"), result.pop("base_mb")
+    result.update(base_heap_mb=round(base_mb, 1), heap_max_mb=heap_max_mb, timeout_s=timeout_s,
+                  sessions_heap_holds=None, new_users_per_s=None)
+    if "why_not" in result:
         return result
     if heap_max_mb is None:
         result["why_not"] = "the node's maximum heap is not known (its /info did not answer)"
@@ -63,6 +76,40 @@ def of_node(steps: list[StepRecord], node: str, heap_max_mb: float | None, timeo
     return result
 
 
+def _from_collections(collected: list[Collected]) -> dict | None:
+    widest = max(collected, key=lambda c: c[1][0] - c[0][0], default=None)
+    if widest is None or widest[1][0] - widest[0][0] < MIN_SESSIONS_SPAN:
+        return None
+    (sessions_before, live_before), (sessions_after, live_after) = widest
+    slope_mb = (live_after - live_before) / (sessions_after - sessions_before)
+    result = {"method": "collections", "kb_per_session": round(slope_mb * 1024, 2), "kb_per_session_se": None,
+              "sessions": [int(sessions_before), int(sessions_after)], "live_heap_mb": [live_before, live_after],
+              "sessions_seen_max": int(sessions_after), "slope_mb": slope_mb,
+              "base_mb": live_before - sessions_before * slope_mb}
+    if slope_mb <= 0:
+        result["why_not"] = "its live heap did not grow with the sessions it held"
+    return result
+
+
+def _from_steps(steps: list[StepRecord], node: str) -> dict | None:
+    points = []
+    for record in steps:
+        figures = serving_nodes(record.host_metrics).get(node) or {}
+        sessions, heap = figures.get("sessions_max"), figures.get("heap_floor_mb")
+        if sessions is not None and heap is not None and sessions > 0:
+            points.append((float(sessions), float(heap)))
+    if len(points) < MIN_POINTS or max(p[0] for p in points) - min(p[0] for p in points) < MIN_SESSIONS_SPAN:
+        return None
+    slope_mb, base_mb, error_mb = fit(points)
+    result = {"method": "steps", "kb_per_session": round(slope_mb * 1024, 2),
+              "kb_per_session_se": round(error_mb * 1024, 2) if error_mb is not None else None,
+              "points": len(points), "sessions_seen_max": int(max(p[0] for p in points)),
+              "slope_mb": slope_mb, "base_mb": base_mb}
+    if slope_mb <= 0 or error_mb is None or slope_mb < MIN_T * error_mb:
+        result["why_not"] = "its live heap did not follow the sessions it held closely enough to count them"
+    return result
+
+
 def _rate(value: float) -> str:
     """A rate to three significant figures, never in exponent form: 316, 55.5, 1710."""
     return f"{float(f'{value:.3g}'):g}"
@@ -71,8 +118,13 @@ def _rate(value: float) -> str:
 def sentence(node: str, m: dict) -> str:
     """One line for the console and the report."""
     error = f" ± {m['kb_per_session_se']:g}" if m.get("kb_per_session_se") is not None else ""
-    line = (f"{node}: {m['kb_per_session']:g}{error} kB of live heap per session ({m['points']} steps, up to "
-            f"{m['sessions_seen_max']} sessions)")
+    if m.get("method") == "collections":
+        (before, after), (heap_before, heap_after) = m["sessions"], m["live_heap_mb"]
+        how = (f"full collections before and after a search: {before} → {after} sessions, "
+               f"{heap_before:g} → {heap_after:g} MB")
+    else:
+        how = f"{m['points']} steps, up to {m['sessions_seen_max']} sessions"
+    line = f"{node}: {m['kb_per_session']:g}{error} kB of live heap per session ({how})"
     if m.get("sessions_heap_holds") is None and m.get("why_not"):
         return line + f"; not a memory capacity: {m['why_not']}"
     if m.get("sessions_heap_holds") is not None:

@@ -76,7 +76,9 @@ def state_findings(summary: dict, steps: list, run_json) -> None:
                 say(f"warning: {found['sentence']}")
             target["status"] = "found" if target["capacity_rps"] is not None else "none"
     timeouts = session_timeouts(summary["targets"])
-    capacities = {node: memory_capacity.of_node(steps, node, heap_mb.get(node), timeouts.get(node)) for node in NODES}
+    capacities = {node: memory_capacity.of_node(steps, node, heap_mb.get(node), timeouts.get(node),
+                                                memory_capacity.collections_of(summary["targets"], node))
+                  for node in NODES}
     capacities = {node: m for node, m in capacities.items() if m is not None}
     if capacities:
         summary["memory_capacity"] = capacities

@@ -97,7 +97,8 @@ class Summary:
     scaleout: dict | None = doc("scaleout: points (one per N) and the USL fit over N", default=None)
     sessions: dict | None = doc("sessions: node1's capacity and heap by session size", default=None)
     tune_point: dict | None = doc("make tune: the point this run measured", default=None)
-    memory_capacity: dict | None = doc("per node that held sessions: kB of live heap per session, the sessions its "
+    memory_capacity: dict | None = doc("per node that held sessions: kB of live heap per session (method: two full "
+                                       "collections around a search, or a fit of the steps), the sessions its "
                                        "heap holds, the session timeout, the new users/s it sustains "
                                        "(analysis/memory_capacity.py)", default=None)
     # A kind adds entries of its own without a field here: its module writes them and its report section reads

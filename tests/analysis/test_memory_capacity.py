@@ -70,3 +70,39 @@ def test_a_capacity_that_starts_more_sessions_than_the_heap_sustains_says_when_t
     assert memory_capacity.unsustained("node1", {"node1": {"sessions_started_per_s": 40.0}}, capacities) is None
     assert memory_capacity.unsustained("node1", None, capacities) is None
     assert memory_capacity.unsustained("node1", at_capacity, {}) is None
+
+
+def test_two_full_collections_around_a_search_make_the_figure_where_they_exist():
+    # The CI run of 2026-11-28 (examples' carts, 4-s steps beside the other worker): step floors too noisy to fit
+    # (3.87 ± 1.37 kB), while the search added 9004 sessions to a heap whose floors swung by 25 MB.
+    floors = [(213, 33.4), (582, 52.0), (411, 15.2), (1415, 25.0), (2630, 32.9), (3931, 32.6), (1241, 57.2),
+              (2979, 42.1), (4506, 43.8), (5791, 44.2), (7637, 68.1), (9004, 68.9)]
+    assert "why_not" in memory_capacity.of_node(steps_with(floors), "node1", 309.4, 1800)
+    state = {"nodes": {"node1": {"active": 0, "heap_live_mb": 40.0}}}
+    after = {"nodes": {"node1": {"active": 9000, "heap_live_mb": 58.0}, "node2": {"unread": "down"}}}
+    targets = {"node1 shop.yaml": {"searches": [{"state_before": state, "state_after": after}]},
+               "cluster": {"searches": [{"state_before": None, "state_after": None}]}}
+    collected = memory_capacity.collections_of(targets, "node1")
+    assert collected == [((0.0, 40.0), (9000.0, 58.0))] and memory_capacity.collections_of(targets, "node2") == []
+    m = memory_capacity.of_node(steps_with(floors), "node1", 309.4, 1800, collected)
+    assert m["method"] == "collections" and m["kb_per_session"] == pytest.approx(18 / 9000 * 1024, abs=0.01)
+    assert m["kb_per_session_se"] is None and m["base_heap_mb"] == 40.0
+    holds = (309.4 * 0.8 - 40) / (18 / 9000)
+    assert m["sessions_heap_holds"] == pytest.approx(holds, rel=0.001)
+    assert m["new_users_per_s"] == pytest.approx(holds / 1800, abs=0.01)
+    assert memory_capacity.sentence("node1", m).startswith(
+        "node1: 2.05 kB of live heap per session (full collections before and after a search: 0 → 9000 sessions, "
+        "40 → 58 MB); its 309 MB heap holds about")
+
+
+def test_the_widest_search_counts_and_too_few_sessions_fall_back_to_the_steps():
+    points = [(s, 40 + s * 0.0625) for s in (200, 800, 1500, 2500, 3200)]
+    narrow = ((0.0, 40.0), (50.0, 43.0))  # 50 sessions: too few to say
+    m = memory_capacity.of_node(steps_with(points), "node1", 320.0, 1800, [narrow])
+    assert m["method"] == "steps" and m["kb_per_session"] == pytest.approx(64, abs=0.1)
+    wide = ((100.0, 46.0), (2100.0, 171.0))  # 125 MB for 2000 sessions: 64 kB each
+    m = memory_capacity.of_node([], "node1", 320.0, 1800, [narrow, wide])
+    assert m["method"] == "collections" and m["sessions"] == [100, 2100] and m["kb_per_session"] == 64.0
+    shrunk = ((0.0, 60.0), (5000.0, 55.0))  # a heap that shrank while sessions were added says nothing
+    m = memory_capacity.of_node([], "node1", 320.0, 1800, [shrunk])
+    assert m["sessions_heap_holds"] is None and "did not grow with the sessions" in memory_capacity.sentence("node1", m)
