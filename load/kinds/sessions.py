@@ -111,11 +111,8 @@ class Sessions(Kind):
         scenario = bench.settings.user_scenario
         bench.findings["sessions"] = {"heap_max_mb": round(heap_max, 1) if heap_max else None,
                                       "users": bench.settings.users, "scenario": scenario and scenario.name}
-        # Every node warmed together first, with sessions that keep nothing: warmed by the run's first search, they
-        # would get the first size's sessions, which can fill every node's heap, node2's and node3's too, before
-        # node1 is measured. Each search's node1 is started afresh after it and warmed alone.
-        bench.steps.change_settings(replace(bench.settings, session_kb=0))
-        bench.searcher.warm_every_node()
+        # No warm-up of every node first (load/searcher.py): each search's node1 is started afresh and warmed
+        # alone until steady, and node2 and node3 are not measured.
         for label, kb in self.labels(bench.settings).items():
             say(f"sessions: {label}: {NODE} started afresh")
             # PCP's logger of a node whose pmcd went away ends; the loggers start again once it is back.
