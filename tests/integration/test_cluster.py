@@ -88,13 +88,30 @@ def test_requests_through_haproxy_reach_every_node_in_proportion_to_its_weight()
         assert time.monotonic() < deadline, f"a node not UP in rotation after 30 s: {servers_state()}"
         time.sleep(0.5)
     before = servers_state()
-    counts = nodes_answering(60)
+    # The weights speak while every node stays UP. A node whose health check failed twice in the 60 requests was
+    # out of rotation for part of them (CI of f92a6e6, beside the other worker: node1 got 11 of 60, node2 and
+    # node3 28:21, exactly 4:3, UP before and after): such a sample is taken again, at most twice, and says so.
+    flapped = []
+    for _ in range(3):
+        downs = transitions_down()
+        counts = nodes_answering(60)
+        went_down = {node: n - downs[node] for node, n in transitions_down().items() if n > downs[node]}
+        if not went_down:
+            break
+        flapped.append((dict(counts), went_down))
+    assert not went_down, f"a node went DOWN in each of three samples: {flapped}"
     assert sum(counts.values()) == 60
     for node in NODES:
         expected = 60 * weights[node] / sum(weights.values())
         assert abs(counts[node] - expected) <= 3, \
             f"{dict(counts)} against weights {weights}; HAProxy's (up, admin, weight) before: {before}, " \
-            f"after: {servers_state()}"
+            f"after: {servers_state()}; samples taken again (counts, DOWN transitions): {flapped}"
+
+
+def transitions_down() -> dict[str, int]:
+    """Per node, the times HAProxy's checks took it from UP to DOWN since it started (show stat's chkdown)."""
+    return {node: int(row["chkdown"] or 0) for node, row in haproxy.server_stats(haproxy.parse_stat(
+        lb_api("show stat"))).items()}
 
 
 def test_a_node_in_maintenance_gets_no_traffic_and_the_others_still_answer():
