@@ -19,6 +19,8 @@ JMX_AGENT := .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar
 # async-profiler's converter: flame graphs of the nodes' JFR recordings, drawn on this machine (profiling/).
 JFR_CONVERTER_VERSION := 4.1
 JFR_CONVERTER := .capbench/tools/jfr-converter/jfr-converter.jar
+# async-profiler's agent for the nodes' JVMs (their CPU profile: profiling/README.md), the converter's release.
+ASYNC_PROFILER := .capbench/tools/async-profiler/libasyncProfiler.so
 JUNIT_XSD := .capbench/tools/junit/junit-10.xsd
 # Where the cluster runs: compose (containers here), vagrant (VMs, see Vagrantfile) or swarm (a stack on a
 # Docker Swarm of several machines, placed by the hosts file: hosts/swarm_hosts.py). Unset, the one whose hosts
@@ -64,6 +66,15 @@ $(JFR_CONVERTER): Makefile
 		-Dmdep.stripVersion=true -DoutputDirectory=$(@D)
 	touch $@
 
+# Maven Central serves the agent inside a jar, one library per platform: the nodes' is linux-x64's.
+$(ASYNC_PROFILER): Makefile
+	@rm -rf $(@D) && mkdir -p $(@D)/jar
+	mvn -B -q dependency:copy -Dartifact=tools.profiler:async-profiler:$(JFR_CONVERTER_VERSION) \
+		-Dmdep.stripVersion=true -DoutputDirectory=$(@D)/jar
+	python3 -m zipfile -e $(@D)/jar/async-profiler.jar $(@D)/jar/files
+	mv $(@D)/jar/files/linux-x64/libasyncProfiler.so $@ && rm -rf $(@D)/jar
+	touch $@
+
 $(OHA): load/install-oha.sh
 	@load/install-oha.sh
 
@@ -83,7 +94,7 @@ vagrant-box: ## VMs: build a Debian 12 libvirt box from Debian packages and add 
 wrk2: ## build wrk2 from its pinned commit into .capbench/tools/wrk2/ (downloaded, or WRK2_SRC=folder; sha256 checked)
 	load/install-wrk2.sh
 
-artifacts: $(WAR) $(OHA) $(JMX_AGENT) ## build what the hosts install: the WAR, oha and the JMX exporter agent
+artifacts: $(WAR) $(OHA) $(JMX_AGENT) $(ASYNC_PROFILER) ## build what the hosts install: the WAR, oha, the JMX exporter and async-profiler's agents
 
 # What the images are built from (cluster/images/*.Dockerfile copy these; .dockerignore admits no more).
 IMAGE_INPUTS := compose.yaml .dockerignore $(shell git ls-files cluster/images cluster/provision cluster/settings.sh \
@@ -98,7 +109,7 @@ images: artifacts ## build the five images (only when what they are built from c
 
 # With no application (APP_WAR empty), so the nodes' build is capbench-node's own: cluster/app.sh builds the image with
 # an application from it, at make up.
-$(IMAGES_BUILT): $(IMAGE_INPUTS) $(WAR) $(OHA) $(JMX_AGENT)
+$(IMAGES_BUILT): $(IMAGE_INPUTS) $(WAR) $(OHA) $(JMX_AGENT) $(ASYNC_PROFILER)
 	@APP_WAR= $(COMPOSE) --progress quiet build
 	@touch $@
 

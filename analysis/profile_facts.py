@@ -4,19 +4,33 @@ allocated most, what holds the live objects sampled. The tables are profiling/Jf
 count, total, largest, by total)."""
 from __future__ import annotations
 
+from profiling.stacks import MIN_TO_RANK
+
+
+def ranked(tables: dict) -> bool:
+    """Enough CPU samples that a row's share means something (profiling/stacks.py's MIN_TO_RANK)."""
+    return (tables.get("cpu_samples") or 0) >= MIN_TO_RANK
+
 
 def hottest(tables: dict) -> str | None:
     samples, rows = tables.get("cpu_samples") or 0, tables.get("cpu_self") or []
     if not samples or not rows:
         return None
+    if not ranked(tables):
+        return f"too few CPU samples to rank ({samples}, fewer than {MIN_TO_RANK}: a longer JFR_STEP_S gives more)"
     return f"{100 * rows[0]['count'] / samples:.0f} % of {samples} CPU samples in {rows[0]['name']}"
 
 
 def hottest_application(tables: dict) -> str | None:
-    samples, rows = tables.get("cpu_samples") or 0, tables.get("cpu_application") or []
-    if not samples or not rows:
+    """The application's method with the most samples: its innermost on each stack where the sampler gave stacks
+    whole (async-profiler), else anywhere on the stack (JFR's table)."""
+    samples = tables.get("cpu_samples") or 0
+    innermost = tables.get("cpu_application_self") or []
+    rows = innermost or tables.get("cpu_application") or []
+    if not samples or not rows or not ranked(tables):
         return None
-    return f"the application's: {100 * rows[0]['count'] / samples:.0f} % under {rows[0]['name']}"
+    where = "in" if innermost else "under"
+    return f"the application's: {100 * rows[0]['count'] / samples:.0f} % {where} {rows[0]['name']}"
 
 
 def _longest(tables: dict, key: str, what: str) -> str | None:

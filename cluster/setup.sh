@@ -59,6 +59,7 @@ report/install-chromium.sh
 step "[4/5] webapp, JMX agent and the node, lb, db and controller images"
 # (Debian's Maven 3.8 prints colour resets on both streams even when quiet: dropped, its messages kept.)
 make --no-print-directory --silent webapp/target/grinder.war .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar \
+    .capbench/tools/async-profiler/libasyncProfiler.so \
     2>&1 | sed 's/\x1b\[0m//g'
 # The nodes share one image: building the first node's builds it.
 "$compose" --progress quiet build "${CAPBENCH_NODES[0]}" lb db controller

@@ -29,6 +29,7 @@ SCENARIOS = ("session", "single")
 WORKLOADS = ("grind", "query", "session")
 LOADGENS = ("auto", "oha", "wrk2")
 JFR_MODES = ("auto", "on", "off")
+CPU_PROFILERS = ("async", "jfr")
 STATE_BETWEEN = ("carry", "expire", "restart")
 MAX_CONNECTIONS = 4000  # HAProxy's frontend maxconn (haproxy/haproxy.cfg)
 # wrk2 spends its first 10 s calibrating and resets its latency histogram after them; 10 s more are measured.
@@ -71,6 +72,13 @@ class Jfr:
     pairs: int = setting("JFR_PAIRS", "1", integer(1, 20),
                          "pairs of an unprofiled and a profiled step at each capacity, their order alternating: "
                          "several give the overhead's spread (the first profiled step's recordings are kept)")
+    cpu: str = setting("CPU_PROFILER", "async", choice(CPU_PROFILERS),
+                       "who samples the CPU in the profiled step: async (async-profiler's sampler, which sees a "
+                       "thread inside an intrinsic or a native call; JFR still records the rest) or jfr (JFR's "
+                       "own execution samples); a JVM that cannot load async-profiler says why and gets JFR's")
+    cpu_interval_us: int | None = setting("CPU_PROFILER_INTERVAL_US", "auto", auto_or(integer(100, 100000)),
+                                          "async-profiler's sampling interval, in µs of CPU time; auto: about "
+                                          "3000 samples over the step at the node's CPU quota (at least 1 ms)")
 
 
 @dataclass(frozen=True)

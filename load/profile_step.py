@@ -1,8 +1,10 @@
 """The profile at a capacity: once a target's capacity is found, more steps at that rate, not counted in its
 search, in pairs: one as the search measured it, one with JDK Flight Recorder recording on every node in
-rotation. What the second lost against the first (achieved rate, p99) is the profile's overhead, measured; the
-first pair's recordings are kept (.jfr, for Mission Control), summarized into tables and drawn as flame graphs;
-after the load has stopped, each node's heap is counted by class (a full collection: never during a step)."""
+rotation, and async-profiler sampling its CPU (CPU_PROFILER=async: hosts/cpu_profiler.py). What the second lost
+against the first (achieved rate, p99) is the profile's overhead, measured; the first pair's recordings are kept
+(.jfr, for Mission Control; the CPU samples' stacks and async-profiler's flame graph), summarized into tables and
+drawn as flame graphs; after the load has stopped, each node's heap is counted by class (a full collection:
+never during a step)."""
 from __future__ import annotations
 
 import statistics
@@ -11,18 +13,21 @@ import time
 from typing import Callable
 
 from analysis import profile_facts
-from hosts import jfr, jvm
+from hosts import cpu_profiler, jfr, jvm
 from hosts.backend import ClusterError
 from hosts.topology import IN_ROTATION
 from load.progress import say
-from profiling import summary as read
+from profiling import stacks as cpu_stacks, summary as read
 from rundata.records import StepRecord
+from rundata.run import RunRecord, node_cpus
 
 # A JVM's first recording loads the recorder (1.8 s on an idle node of half a core), and its code is compiled
 # as its events first fire: steps for about half a minute after it were slower (an unprofiled step at v3's
 # capacity achieved 490 of 890/s). Each node records once before the search (load_recorders), whose warm-up
 # absorbs that, and each step of a pair starts this long after the recorder was last started.
 SETTLE_S = 3
+SAMPLES_WANTED = 3000  # CPU samples a profiled step aims at (CPU_PROFILER_INTERVAL_US=auto)
+MIN_INTERVAL_NS = 1_000_000  # the kernel's CPU-time timers tick no finer than a millisecond or a few
 
 
 def load_recorders(nodes: tuple[str, ...]) -> None:
@@ -79,20 +84,25 @@ def profile(bench, rate: float, nodes_of: dict[str, tuple[str, ...]],
         for phase in ("unprofiled", "profiled") if number % 2 == 0 else ("profiled", "unprofiled"):
             name = f"capbench-pair-{number + 1}"
             recording = _started(pids, name, problems) if phase == "profiled" else {}
+            sampling: dict[str, dict] = {}
             try:
                 time.sleep(SETTLE_S)  # before either step: the two start alike
+                if phase == "profiled" and own.cpu == "async":
+                    sampling = _sampling(bench, pids, problems)
                 records = measure(phase)
             except BaseException:  # interrupted or failed: no recording left running on a node
                 for node, pid in recording.items():
                     _discarded(node, pid, name, problems)
+                _sampled(sampling, pids, name, "", problems)
                 raise
+            sampled = _sampled(sampling, pids, name, f"{rate:g}/s", problems)
             for label, record in records.items():
                 pair[label][phase] = _step_figures(record)
             for label, nodes in nodes_of.items():
                 for node in (n for n in nodes if n in recording):
                     if number == 0:
                         read_nodes[node] = _read_node(bench, node, recording[node], name, records[label],
-                                                      f"{label} at {rate:g}/s", problems, top)
+                                                      f"{label} at {rate:g}/s", problems, top, sampled.get(node))
                     else:
                         _discarded(node, recording[node], name, problems)
         for label, figures in pair.items():
@@ -164,8 +174,60 @@ def _discarded(node: str, pid: str, name: str, problems: list[tuple[str, str]]) 
         problems.append((node, str(problem)))
 
 
+def _interval_ns(bench, node: str) -> int:
+    """CPU_PROFILER_INTERVAL_US, or about SAMPLES_WANTED samples over the step at the node's quota."""
+    own = bench.settings.jfr
+    if own.cpu_interval_us:
+        return own.cpu_interval_us * 1000
+    cores = node_cpus(RunRecord.read(bench.paths.run_json)).get(node, 1.0) if bench.paths.run_json.exists() else 1.0
+    return max(MIN_INTERVAL_NS, round(cores * own.seconds * 1e9 / SAMPLES_WANTED))
+
+
+def _sampling(bench, pids: dict[str, str], problems: list[tuple[str, str]]) -> dict[str, dict]:
+    """async-profiler started on each node: its event and interval, or why not (that node's CPU table is JFR's)."""
+    sampling = {}
+    for node, pid in pids.items():
+        interval = _interval_ns(bench, node)
+        try:
+            sampling[node] = {"by": "async-profiler", "event": cpu_profiler.start(node, pid, interval),
+                              "interval_us": interval // 1000}
+        except (ClusterError, OSError, subprocess.TimeoutExpired) as problem:
+            sampling[node] = {"by": "JFR", "why": f"async-profiler did not start: {problem}"}
+            problems.append((node, f"its CPU table is JFR's: {sampling[node]['why']}"))
+    return sampling
+
+
+def _sampled(sampling: dict[str, dict], pids: dict[str, str], name: str, title: str,
+             problems: list[tuple[str, str]]) -> dict[str, dict]:
+    """Each node's sampler stopped: what started it, with its stacks and flame graph (or why none)."""
+    sampled = {}
+    for node, started in sampling.items():
+        if started["by"] != "async-profiler":
+            sampled[node] = started
+            continue
+        try:
+            collapsed, page = cpu_profiler.stop(node, pids[node], name, f"{node} at {title}: cpu")
+            sampled[node] = {**started, "collapsed": collapsed, "page": page}
+        except (ClusterError, OSError, subprocess.TimeoutExpired) as problem:
+            sampled[node] = {"by": "JFR", "why": f"async-profiler's samples were lost: {problem}"}
+            problems.append((node, f"its CPU table is JFR's: {sampled[node]['why']}"))
+    return sampled
+
+
+def _cpu_from_sampler(bench, stem: str, sampled: dict, out: dict, top: int) -> None:
+    """The CPU tables and graph from async-profiler's samples in place of JFR's; how they were sampled, or why
+    they are JFR's."""
+    out["cpu_profiler"] = {k: v for k, v in sampled.items() if k not in ("collapsed", "page")}
+    if sampled["by"] != "async-profiler":
+        return
+    (bench.paths.profiles / f"{stem}-cpu.collapsed").write_text(sampled["collapsed"])
+    (bench.paths.profiles / f"{stem}-cpu.html").write_bytes(sampled["page"])
+    out["tables"].update(cpu_stacks.tables(sampled["collapsed"], top))
+    out["flame_graphs"]["cpu"] = f"{stem}-cpu.html"
+
+
 def _read_node(bench, node: str, pid: str, name: str, step: StepRecord, title: str, problems: list[tuple[str, str]],
-               top: int) -> dict:
+               top: int, sampled: dict | None = None) -> dict:
     """One node's recording stopped and kept, read over the profiled step's window; its heap counted by class
     (the load has stopped), the histogram's text kept beside the recording."""
     stem = f"step-{step.step:03d}-{node}"
@@ -178,6 +240,7 @@ def _read_node(bench, node: str, pid: str, name: str, step: StepRecord, title: s
         stacks = bench.paths.profiles / f"{stem}-cpu.collapsed"
         out["tables"] = read.summarize(path, window, stacks, top)
         out["flame_graphs"] = read.flame_graphs(path, window, stacks, bench.paths.profiles, stem, f"{node}, {title}")
+        _cpu_from_sampler(bench, stem, sampled or {"by": "JFR", "why": "CPU_PROFILER=jfr"}, out, top)
         histogram = jfr.class_histogram(node, pid)
         (bench.paths.profiles / f"{stem}-histogram.txt").write_text(histogram)
         out["heap_holders"] = read.heap_holders(histogram)

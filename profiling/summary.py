@@ -9,6 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from profiling.names import PLATFORM, SERVER
 from rundata.layout import ROOT
 
 SUMMARY_SOURCE = Path(__file__).resolve().parent / "JfrSummary.java"
@@ -23,12 +24,6 @@ TOP = 20  # rows of each table
 FLAME_GRAPHS = {"alloc": ["--alloc", "--total"], "lock": ["--lock", "--total"]}
 PRIMITIVES = {"Z": "boolean", "B": "byte", "C": "char", "S": "short", "I": "int", "J": "long", "F": "float",
               "D": "double"}  # an array's element in the JVM's names
-# The JDK's packages: their classes never name who holds an object (JfrSummary.java is given them too).
-PLATFORM = ("java.", "javax.", "jdk.", "sun.", "com.sun.")
-# The server's own packages on a node: Tomcat's, the Servlet API's and the monitoring's JMX exporter. A method in
-# neither these nor the JDK's is the application's (the Grinder's, or the WAR deployed): its own CPU table.
-SERVER = ("org.apache.tomcat.", "org.apache.catalina.", "org.apache.coyote.", "org.apache.juli.",
-          "org.apache.jasper.", "org.apache.el.", "org.apache.naming.", "jakarta.", "io.prometheus.")
 HISTOGRAM_ROW = re.compile(r"^\s*\d+:\s+(?P<instances>\d+)\s+(?P<bytes>\d+)\s+(?P<cls>\S+)")
 
 

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from analysis import profile_facts
 from analysis.hints import Hint
+from profiling.stacks import MIN_TO_RANK
 from report.sections import RunResults
 
 SHOWN = 10  # rows of each table in the report (profiles.json keeps more)
@@ -32,6 +33,8 @@ def node_tables(tables: dict) -> dict:
             "cpu_self": _share(tables.get("cpu_self") or [], samples),
             "cpu_total": _share(tables.get("cpu_total") or [], samples),
             "cpu_application": _share(tables.get("cpu_application") or [], samples),
+            "cpu_application_self": _share(tables.get("cpu_application_self") or [], samples),
+            "ranked": profile_facts.ranked(tables), "min_to_rank": MIN_TO_RANK,
             "monitors": (tables.get("monitors_ms") or [])[:SHOWN], "parks": (tables.get("parks_ms") or [])[:SHOWN],
             "idle_parks": tables.get("idle_parks"),
             "allocation": _share(allocation, allocated),
@@ -42,6 +45,14 @@ def node_tables(tables: dict) -> dict:
                                                                        tables.get("old_objects") or 0)}
 
 
+def sampler(how: dict | None) -> str:
+    """Who took the CPU samples, in words: async-profiler's event and interval, or JFR and why."""
+    if not how or how.get("by") != "async-profiler":
+        why = (how or {}).get("why")
+        return "JFR's execution sampler" + (f" ({why})" if why else "")
+    return f"async-profiler ({how['event']}, a sample every {how['interval_us']} µs of CPU time)"
+
+
 def blocks(results: RunResults) -> list[dict]:
     """One block per label profiled, in the order profiled."""
     out = []
@@ -50,6 +61,7 @@ def blocks(results: RunResults) -> list[dict]:
         for node, read in found.get("nodes", {}).items():
             nodes.append({"node": node, "recording": read.get("recording"),
                           "flame_graphs": read.get("flame_graphs") or {},
+                          "cpu_profiler": sampler(read.get("cpu_profiler")),
                           "tables": node_tables(read["tables"]) if read.get("tables") else None,
                           "heap": _in_mb(read.get("heap_holders")),
                           "heap_not_the_jdks": _in_mb(read.get("heap_classes_not_the_jdks"))})

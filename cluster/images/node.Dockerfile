@@ -8,6 +8,7 @@ COPY tomcat-conf/ /opt/capbench/src/tomcat-conf/
 COPY webapp/target/grinder.war /opt/capbench/src/webapp/target/
 COPY metrics/ /opt/capbench/src/metrics/
 COPY .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar /opt/capbench/src/.capbench/tools/jmx-exporter/
+COPY .capbench/tools/async-profiler/libasyncProfiler.so /opt/capbench/src/.capbench/tools/async-profiler/
 COPY cluster/provision/healthy /opt/capbench/src/cluster/provision/
 RUN /opt/capbench/src/cluster/provision/node.sh install /opt/capbench/src
 USER tomcat

@@ -57,6 +57,8 @@ install_files() {
     # and what it exposes (metrics/jmx-exporter.yaml).
     install -m 644 "$src/.capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar" \
         "$src/metrics/jmx-exporter.yaml" /opt/capbench/lib/
+    # The CPU profile's sampler, loaded into the JVM by the harness at a capacity (jattach), never at start.
+    install -m 644 "$src/.capbench/tools/async-profiler/libasyncProfiler.so" /opt/capbench/lib/
     install_pcp_host node tomcat "$src"
 }
 

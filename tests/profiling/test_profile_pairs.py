@@ -17,14 +17,25 @@ def profiled(monkeypatch, nodes_of: dict[str, tuple[str, ...]], pairs: int, refu
         log.append(f"start {name}")
         return {node: pid for node, pid in pids.items() if node not in refusing}
 
-    def read(bench, node, pid, name, record, title, problems, top):
-        log.append(f"read {node} {name} step {record.step} ({title}, {top} rows)")
+    def read(bench, node, pid, name, record, title, problems, top, sampled=None):
+        log.append(f"read {node} {name} step {record.step} ({title}, {top} rows, CPU by {sampled['by']})")
         return {"tables": {"cpu_samples": 10}}
+
+    def sampling(bench, pids, problems):
+        log.append("sample " + " ".join(pids))
+        return {node: {"by": "async-profiler"} for node in pids}
+
+    def sampled(sampling, pids, name, title, problems):
+        if sampling:
+            log.append(f"samples of {' '.join(sampling)} at {title}")
+        return sampling
 
     monkeypatch.setattr(profile_step, "_primed", lambda nodes, problems: {node: f"pid-{node}" for node in nodes})
     monkeypatch.setattr(profile_step, "_started", started)
     monkeypatch.setattr(profile_step, "_discarded", lambda node, pid, name, problems: log.append(f"discard {node} {name}"))
     monkeypatch.setattr(profile_step, "_read_node", read)
+    monkeypatch.setattr(profile_step, "_sampling", sampling)
+    monkeypatch.setattr(profile_step, "_sampled", sampled)
     monkeypatch.setattr(profile_step.time, "sleep", lambda s: None)
 
     def measure(phase: str) -> dict:
@@ -34,17 +45,21 @@ def profiled(monkeypatch, nodes_of: dict[str, tuple[str, ...]], pairs: int, refu
             achieved_rps=achieved, responses=int(achieved * 10), errors={"status": 3, "timeout": 2},
             latency_ms={"p99": 40.0})) for label in nodes_of}
 
-    bench = SimpleNamespace(settings=SimpleNamespace(jfr=SimpleNamespace(pairs=pairs, seconds=10)), findings={})
+    bench = SimpleNamespace(settings=SimpleNamespace(jfr=SimpleNamespace(pairs=pairs, seconds=10, cpu="async")),
+                            findings={})
     profile_step.profile(bench, 500.0, nodes_of, measure, top=50)
     return log, bench.findings["profiles"]
 
 
 def test_a_duets_two_builds_are_recorded_in_the_same_steps_and_each_keeps_its_own_slot(monkeypatch):
     log, found = profiled(monkeypatch, {"A": ("node2",), "B": ("node1",)}, pairs=2)
-    assert log == ["measure unprofiled", "start capbench-pair-1", "measure profiled",
-                   "read node2 capbench-pair-1 step 3 (A at 500/s, 50 rows)",
-                   "read node1 capbench-pair-1 step 4 (B at 500/s, 50 rows)",
-                   "start capbench-pair-2", "measure profiled", "discard node2 capbench-pair-2",
+    # The CPU sampler runs in every profiled step and no other, started after the settling pause, stopped before
+    # the recordings are read.
+    log_of_pair = ["sample node2 node1", "measure profiled", "samples of node2 node1 at 500/s"]
+    assert log == ["measure unprofiled", "start capbench-pair-1", *log_of_pair,
+                   "read node2 capbench-pair-1 step 3 (A at 500/s, 50 rows, CPU by async-profiler)",
+                   "read node1 capbench-pair-1 step 4 (B at 500/s, 50 rows, CPU by async-profiler)",
+                   "start capbench-pair-2", *log_of_pair, "discard node2 capbench-pair-2",
                    "discard node1 capbench-pair-2", "measure unprofiled"]
     assert list(found["A"]["nodes"]) == ["node2"] and list(found["B"]["nodes"]) == ["node1"]
     assert found["B"]["profiled"] == {"step": 4, "passed": True, "achieved_rps": 480.0, "answered_ok": 4797,

@@ -1,0 +1,92 @@
+"""The CPU profile tells the truth: a small program (Hot.java) whose time goes to one named method doing what v3
+does, sampled by async-profiler as hosts/cpu_profiler.py does on a node (the JDK's jcmd loads the agent here, as
+jattach does there), then read into the tables (profiling/stacks.py)."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from analysis import profile_facts
+from hosts import cpu_profiler
+from profiling import stacks
+from rundata.layout import ROOT
+
+PROGRAM = Path(__file__).resolve().parent / "Hot.java"
+LIBRARY = ROOT / ".capbench" / "tools" / "async-profiler" / "libasyncProfiler.so"  # the Makefile's
+
+
+class ThisMachine:
+    """The backend's exec, run here: jcmd's JVMTI.agent_load for jattach's load (both ask the JVM to load an agent
+    with its options)."""
+
+    def exec(self, node, argv, check=True, timeout=None):
+        if argv[:1] == ["jattach"] and argv[2] == "load":
+            argv = ["jcmd", argv[1], "JVMTI.agent_load", argv[3], argv[5]]
+        return subprocess.run(argv, capture_output=True, check=check, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def sampled(tmp_path_factory) -> tuple[str, str, bytes]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cpu_profiler, "backend", ThisMachine)
+        patch.setattr(cpu_profiler, "LIBRARY", str(LIBRARY))
+        program = subprocess.Popen(["java", str(PROGRAM)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert program.stdout.readline().strip() == "ready"
+            pid = str(program.pid)
+            event = cpu_profiler.start("here", pid, 1_000_000)
+            program.stdin.write("go\n")
+            program.stdin.flush()
+            assert program.stdout.readline().strip() == "done"
+            collapsed, page = cpu_profiler.stop("here", pid, f"capbench-test-{pid}", "Hot at 2 threads")
+        finally:
+            program.stdin.close()
+            program.wait(timeout=60)
+    return event, collapsed, page
+
+
+def test_the_named_hot_method_is_the_top_application_frame(sampled):
+    event, collapsed, _ = sampled
+    assert event in cpu_profiler.EVENTS
+    tables = stacks.tables(collapsed, 10)
+    # Two threads for 3 s at a sample a millisecond of CPU time: thousands, enough to rank.
+    assert tables["cpu_samples"] >= stacks.MIN_TO_RANK and tables["cpu_ranked"], tables["cpu_samples"]
+    # The application's innermost frame: Hot.grind holds most of the samples (StringBuilder's copies and the JIT's
+    # stubs under it); the allocated bytes' native call, after it, few.
+    top = tables["cpu_application_self"][0]
+    assert top["name"] == "Hot.grind" and top["count"] > 0.8 * tables["cpu_samples"], tables["cpu_application_self"]
+    assert profile_facts.hottest_application(tables).endswith(" in Hot.grind")
+    native = sum(r["count"] for r in tables["cpu_total"] if "getCurrentThreadAllocatedBytes" in r["name"])
+    assert native < 0.1 * tables["cpu_samples"], tables["cpu_total"]
+    assert "getCurrentThreadAllocatedBytes" not in tables["cpu_self"][0]["name"], tables["cpu_self"]
+
+
+def test_its_own_flame_graph_is_a_page(sampled):
+    _, _, page = sampled
+    assert page.startswith(b"<!DOCTYPE html>") and b"Hot.grind" in page.replace(b"/", b".")
+
+
+def test_too_few_samples_rank_nothing():
+    few = "java/lang/Thread.run;Hot.work;Hot.grind 40\njava/lang/Thread.run;Hot.work 2\n"
+    tables = stacks.tables(few, 10)
+    assert tables["cpu_samples"] == 42 and not tables["cpu_ranked"]
+    assert profile_facts.hottest(tables).startswith("too few CPU samples to rank (42, fewer than 300")
+    assert profile_facts.hottest_application(tables) is None
+
+
+def test_collapsed_frames_are_named_as_the_jdks_reader_names_them():
+    text = ("java/lang/Thread.run;capbench/web/GrindServlet.doGet;capbench/grinder/ReusingGrinder.grind;"
+            "java/lang/AbstractStringBuilder.append;StubRoutines (final stubs) 70\n"
+            "java/lang/Thread.run;org/apache/tomcat/util/net/NioEndpoint$Poller.run;epoll_wait 20\n"
+            "[unknown_Java];__memmove_avx_unaligned_erms 10\nbroken line\n")
+    tables = stacks.tables(text, 10)
+    assert tables["cpu_samples"] == 100
+    assert [r["name"] for r in tables["cpu_self"]] == ["StubRoutines (final stubs)", "epoll_wait",
+                                                      "__memmove_avx_unaligned_erms"]
+    # The application's own methods: not the JDK's, not the server's, not native; innermost, the Grinder's.
+    assert [(r["name"], r["count"]) for r in tables["cpu_application"]] == [
+        ("capbench.grinder.ReusingGrinder.grind", 70), ("capbench.web.GrindServlet.doGet", 70)]
+    assert [(r["name"], r["count"]) for r in tables["cpu_application_self"]] == [
+        ("capbench.grinder.ReusingGrinder.grind", 70)]
