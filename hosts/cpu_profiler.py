@@ -74,5 +74,5 @@ def stop(node: str, pid: str, name: str, title: str) -> tuple[str, bytes]:
         _agent(node, pid, f"dump,collapsed,file={stacks}")
     finally:
         # The title goes on a command line the agent splits at commas: none in it.
-        _agent(node, pid, f"stop,flamegraph,title={title.replace(',', ' ').replace(' ', '_')},file={page}")
+        _agent(node, pid, f"stop,flamegraph,title={title.replace(',', ';')},file={page}")
     return _read(node, stacks).decode(errors="replace"), _read(node, page)
