@@ -47,7 +47,7 @@ setup: ## install what is missing (Docker, Compose, base image, Python tools, oh
 $(WAR): $(WEBAPP_SOURCES)
 	cd webapp && mvn -B -q -DskipTests package
 
-$(VENV)/.installed: requirements.txt requirements-test.txt | $(JFR_CONVERTER)
+$(VENV)/.installed: requirements.txt requirements-test.txt | $(JFR_CONVERTER) $(ASYNC_PROFILER)
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-test.txt
 	touch $@
