@@ -6,6 +6,16 @@ from __future__ import annotations
 
 from profiling.stacks import MIN_TO_RANK
 
+OVERHEAD_SAID_PCT = 3.0  # a profile that cost more of the throughput says so
+
+
+def overhead_cost(overhead: dict | None) -> str | None:
+    """What a profile that cost more than OVERHEAD_SAID_PCT of the throughput means for its tables, or None."""
+    ratio = (overhead or {}).get("achieved_ratio")
+    if ratio is None or (1 - ratio) * 100 <= OVERHEAD_SAID_PCT:
+        return None
+    return f"the profile cost {(1 - ratio) * 100:.0f} % of the throughput, so its tables describe a server slowed by it"
+
 
 def ranked(tables: dict) -> bool:
     """Enough CPU samples that a row's share means something (profiling/stacks.py's MIN_TO_RANK)."""

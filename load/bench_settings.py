@@ -69,9 +69,10 @@ class Jfr:
     seconds: int = setting("JFR_STEP_S", "60", integer(5, 3600),
                            "the profiled step's length, and its unprofiled twin's (s): CPU samples come every "
                            "10 ms from at most 5 running threads, so a short step gives few", quick="10")
-    pairs: int = setting("JFR_PAIRS", "1", integer(1, 20),
+    pairs: int = setting("JFR_PAIRS", "3", integer(1, 20),
                          "pairs of an unprofiled and a profiled step at each capacity, their order alternating: "
-                         "several give the overhead's spread (the first profiled step's recordings are kept)")
+                         "the overhead is their median, with its spread (the first profiled step's recordings "
+                         "are kept)", quick="1")
     cpu: str = setting("CPU_PROFILER", "async", choice(CPU_PROFILERS),
                        "who samples the CPU in the profiled step: async (async-profiler's sampler, which sees a "
                        "thread inside an intrinsic or a native call; JFR still records the rest) or jfr (JFR's "

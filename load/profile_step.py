@@ -132,14 +132,18 @@ def overall(pairs: list[dict]) -> dict:
 
 
 def describe_overhead(found: dict) -> str:
-    """'achieved 0.98× and p99 1.2× the unprofiled step's', with the pairs' median and range where several."""
+    """'achieved 0.98× and p99 1.2× the unprofiled step's', with the pairs' median and range where several, and
+    what a costly profile means for its tables (analysis/profile_facts.py)."""
     if found["pairs"] == 1:
-        return f"achieved {found['achieved_ratio']}× and p99 {found['p99_ratio']}× the unprofiled step's"
-    def shown(key: str) -> str:
-        low_high = found[key.replace("ratio", "range")]
-        return f"{found[key]}×" + (f" ({low_high[0]}–{low_high[1]})" if low_high else "")
-    return (f"achieved {shown('achieved_ratio')} and p99 {shown('p99_ratio')} the unprofiled step's "
-            f"(median of {found['pairs']} pairs, their order alternating; lowest–highest)")
+        text = f"achieved {found['achieved_ratio']}× and p99 {found['p99_ratio']}× the unprofiled step's"
+    else:
+        def shown(key: str) -> str:
+            low_high = found[key.replace("ratio", "range")]
+            return f"{found[key]}×" + (f" ({low_high[0]}–{low_high[1]})" if low_high else "")
+        text = (f"achieved {shown('achieved_ratio')} and p99 {shown('p99_ratio')} the unprofiled step's "
+                f"(median of {found['pairs']} pairs, their order alternating; lowest–highest)")
+    cost = profile_facts.overhead_cost(found)
+    return f"{text}: {cost}" if cost else text
 
 
 def _primed(nodes: tuple[str, ...], problems: list[tuple[str, str]]) -> dict[str, str]:

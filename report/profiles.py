@@ -67,7 +67,7 @@ def blocks(results: RunResults) -> list[dict]:
                           "heap_not_the_jdks": _in_mb(read.get("heap_classes_not_the_jdks"))})
         out.append({"label": label, **{k: found.get(k) for k in ("offered_rps", "seconds", "unprofiled",
                                                                    "profiled", "overhead", "problems")},
-                    "nodes": nodes})
+                    "overhead_cost": profile_facts.overhead_cost(found.get("overhead")), "nodes": nodes})
     return out
 
 

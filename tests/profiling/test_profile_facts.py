@@ -56,9 +56,17 @@ def test_several_pairs_give_the_median_and_the_range_of_each_ratio():
                      "p99_range": [1.0, 2.0]}
     assert profile_step.describe_overhead(found) == (
         "achieved 0.95× (0.9–1.0) and p99 1.5× (1.0–2.0) the unprofiled step's (median of 3 pairs, their order "
-        "alternating; lowest–highest)")
+        "alternating; lowest–highest): the profile cost 5 % of the throughput, so its tables describe a server "
+        "slowed by it")
     one = profile_step.overall(pairs[:1])
-    assert profile_step.describe_overhead(one) == "achieved 0.9× and p99 2.0× the unprofiled step's"
+    assert profile_step.describe_overhead(one).startswith("achieved 0.9× and p99 2.0× the unprofiled step's: the "
+                                                          "profile cost 10 %")
+    cheap = profile_step.overall([{"overhead": {"achieved_ratio": 0.98, "p99_ratio": 1.1}}])
+    assert profile_step.describe_overhead(cheap) == "achieved 0.98× and p99 1.1× the unprofiled step's"
+
+
+def test_full_runs_measure_three_pairs_quick_ones_one():
+    assert load_settings({}, {}).jfr.pairs == 3 and load_settings({"QUICK": "1"}, {}).jfr.pairs == 1
 
 
 def test_the_summary_keeps_where_the_files_are_not_the_tables():
