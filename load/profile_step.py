@@ -243,8 +243,10 @@ def _read_node(bench, node: str, pid: str, name: str, step: StepRecord, title: s
         out["recording"] = path.name
         stacks = bench.paths.profiles / f"{stem}-cpu.collapsed"
         out["tables"] = read.summarize(path, window, stacks, top)
-        out["flame_graphs"] = read.flame_graphs(path, window, stacks, bench.paths.profiles, stem, f"{node}, {title}")
-        _cpu_from_sampler(bench, stem, sampled or {"by": "JFR", "why": "CPU_PROFILER=jfr"}, out, top)
+        sampled = sampled or {"by": "JFR", "why": "CPU_PROFILER=jfr"}
+        jfr_cpu = stacks if sampled["by"] == "JFR" else None
+        out["flame_graphs"] = read.flame_graphs(path, window, jfr_cpu, bench.paths.profiles, stem, f"{node}, {title}")
+        _cpu_from_sampler(bench, stem, sampled, out, top)
         histogram = jfr.class_histogram(node, pid)
         (bench.paths.profiles / f"{stem}-histogram.txt").write_text(histogram)
         out["heap_holders"] = read.heap_holders(histogram)

@@ -53,15 +53,16 @@ def summarize(recording: Path, window: tuple[float, float], cpu_stacks: Path, to
     return json.loads(done.stdout)
 
 
-def flame_graphs(recording: Path, window: tuple[float, float], cpu_stacks: Path, out_dir: Path, stem: str,
+def flame_graphs(recording: Path, window: tuple[float, float], cpu_stacks: Path | None, out_dir: Path, stem: str,
                  title: str) -> dict[str, str]:
     """The recording's flame graphs over the window (epoch seconds) as self-contained pages in out_dir (kind →
-    file name): CPU from the stacks summarize() wrote to cpu_stacks, allocation and locks from the recording."""
+    file name): CPU from the stacks summarize() wrote to cpu_stacks (None: no CPU graph, another sampler's is
+    drawn), allocation and locks from the recording."""
     if not CONVERTER.is_file():
         raise ProfileError(f"{CONVERTER} is missing: make setup fetches it")
     out_dir.mkdir(parents=True, exist_ok=True)
     drawn = {}
-    drawn_from = {"cpu": [str(cpu_stacks)],
+    drawn_from = {**({"cpu": [str(cpu_stacks)]} if cpu_stacks else {}),
                   **{kind: [*options, "--dot", "--from", _ms(window[0]), "--to", _ms(window[1]), str(recording)]
                      for kind, options in FLAME_GRAPHS.items()}}
     for kind, arguments in drawn_from.items():
