@@ -67,11 +67,12 @@ def _read(node: str, path: str) -> bytes:
 
 def stop(node: str, pid: str, name: str, title: str) -> tuple[str, bytes]:
     """Stops sampling; the samples as collapsed stacks (a line per distinct stack: frames from the thread's root,
-    ';'-separated, then the count) and async-profiler's own flame graph (a self-contained page). Stopped even when
-    the dump fails: left running, it would weigh on every step after."""
+    ';'-separated, each Java frame marked as compiled, inlined or interpreted, then the count) and async-profiler's
+    own flame graph (a self-contained page). Stopped even when the dump fails: left running, it would weigh on
+    every step after."""
     stacks, page = _path(name, "collapsed"), _path(name, "html")
     try:
-        _agent(node, pid, f"dump,collapsed,file={stacks}")
+        _agent(node, pid, f"dump,collapsed,ann,file={stacks}")
     finally:
         # The title goes on a command line the agent splits at commas: none in it.
         _agent(node, pid, f"stop,flamegraph,title={title.replace(',', ';')},file={page}")

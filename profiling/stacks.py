@@ -1,5 +1,5 @@
-"""The CPU tables from collapsed stacks (async-profiler's output: a line per distinct stack, its frames from the
-thread's root ';'-separated, then its count), in the shape of JfrSummary.java's: samples, the frames samples were
+"""The CPU tables from collapsed stacks (async-profiler's output with its `ann` marks: a line per distinct stack, its
+frames from the thread's root ';'-separated, then its count), in the shape of JfrSummary.java's: samples, the frames samples were
 in (self), the methods on their stacks (total, once a sample), and the application's own methods among those."""
 from __future__ import annotations
 
@@ -10,31 +10,32 @@ from profiling.names import PLATFORM, SERVER
 MIN_TO_RANK = 300  # samples: fewer rank nothing (one sample more moves a 30-sample row by 3 points)
 
 
-def parse(text: str) -> list[tuple[list[str], int]]:
-    """(frames from the root, count) per line; a line that does not end in a count is skipped."""
+JAVA_FRAMES = ("_[j]", "_[i]", "_[0]", "_[1]")  # the `ann` option's marks: JIT-compiled, inlined, interpreted, C1
+KERNEL_FRAME = "_[k]"
+
+
+def parse(text: str) -> list[tuple[list[tuple[str, bool]], int]]:
+    """(frames from the root as (name, whether a Java method), count) per line; a line that does not end in a count
+    is skipped."""
     stacks = []
     for line in text.splitlines():
         frames, _, count = line.rpartition(" ")
         if frames and count.isdigit():
-            stacks.append(([readable(f) for f in frames.split(";")], int(count)))
+            stacks.append(([frame(f) for f in frames.split(";")], int(count)))
     return stacks
 
 
-def readable(frame: str) -> str:
-    """A Java method as the JDK's reader writes it (capbench.grinder.ReusingGrinder.grind); a native frame as it is
-    (a C++ name with '::' or a library's symbol)."""
-    if "::" in frame or "/" not in frame:
-        return frame
-    return frame.replace("/", ".")
+def frame(text: str) -> tuple[str, bool]:
+    """A frame as async-profiler's `ann` marks it: a Java method named as the JDK's reader names it
+    (capbench.grinder.ReusingGrinder.grind), else a native or kernel symbol as it is."""
+    for mark in JAVA_FRAMES:
+        if text.endswith(mark):
+            return text[:-len(mark)].replace("/", "."), True
+    return text, False
 
 
-def java(frame: str) -> bool:
-    """A Java method: a dotted class and method, not a native symbol."""
-    return "::" not in frame and "." in frame and " " not in frame and not frame.startswith(("[", "_"))
-
-
-def application(frame: str) -> bool:
-    return java(frame) and not frame.startswith(PLATFORM) and not frame.startswith(SERVER)
+def application(name: str, is_java: bool) -> bool:
+    return is_java and not name.startswith(PLATFORM) and not name.startswith(SERVER)
 
 
 def tables(text: str, top: int) -> dict:
@@ -46,12 +47,12 @@ def tables(text: str, top: int) -> dict:
     samples = 0
     for frames, count in parse(text):
         samples += count
-        own[frames[-1]] += count
-        for name in set(frames):
+        own[frames[-1][0]] += count
+        for name, is_java in set(frames):
             total[name] += count
-            if application(name):
+            if application(name, is_java):
                 app[name] += count
-        innermost = next((name for name in reversed(frames) if application(name)), None)
+        innermost = next((name for name, is_java in reversed(frames) if application(name, is_java)), None)
         if innermost:
             app_own[innermost] += count
     def rows(counter: Counter) -> list[dict]:

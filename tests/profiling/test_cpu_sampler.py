@@ -51,16 +51,18 @@ def test_the_named_hot_method_is_the_top_application_frame(sampled):
     event, collapsed, _ = sampled
     assert event in cpu_profiler.EVENTS
     tables = stacks.tables(collapsed, 10)
-    # Two threads for 3 s at a sample a millisecond of CPU time: thousands, enough to rank.
+    # Two threads of 1.5 s of CPU time each at a sample a millisecond of it: thousands, enough to rank (besides
+    # them, the JIT compiler's threads, which a busy machine makes a larger share: the shares below are of the
+    # program's own samples).
     assert tables["cpu_samples"] >= stacks.MIN_TO_RANK and tables["cpu_ranked"], tables["cpu_samples"]
-    # The application's innermost frame: Hot.grind holds most of the samples (StringBuilder's copies and the JIT's
-    # stubs under it); the allocated bytes' native call, after it, few.
+    own = sum(r["count"] for r in tables["cpu_application_self"])
+    # The application's innermost frame: Hot.grind holds most of the program's samples (StringBuilder's copies
+    # and the JIT's stubs under it); the allocated bytes' native call, after it, few.
     top = tables["cpu_application_self"][0]
-    assert top["name"] == "Hot.grind" and top["count"] > 0.8 * tables["cpu_samples"], tables["cpu_application_self"]
+    assert top["name"] == "Hot.grind" and top["count"] > 0.8 * own, tables["cpu_application_self"]
     assert profile_facts.hottest_application(tables).endswith(" in Hot.grind")
     native = sum(r["count"] for r in tables["cpu_total"] if "getCurrentThreadAllocatedBytes" in r["name"])
-    assert native < 0.1 * tables["cpu_samples"], tables["cpu_total"]
-    assert "getCurrentThreadAllocatedBytes" not in tables["cpu_self"][0]["name"], tables["cpu_self"]
+    assert native < 0.1 * own, tables["cpu_total"]
 
 
 def test_its_own_flame_graph_is_a_page(sampled):
@@ -70,7 +72,7 @@ def test_its_own_flame_graph_is_a_page(sampled):
 
 
 def test_too_few_samples_rank_nothing():
-    few = "java/lang/Thread.run;Hot.work;Hot.grind 40\njava/lang/Thread.run;Hot.work 2\n"
+    few = "java/lang/Thread.run_[j];Hot.work_[j];Hot.grind_[j] 40\njava/lang/Thread.run_[j];Hot.work_[j] 2\n"
     tables = stacks.tables(few, 10)
     assert tables["cpu_samples"] == 42 and not tables["cpu_ranked"]
     assert profile_facts.hottest(tables).startswith("too few CPU samples to rank (42, fewer than 300")
@@ -78,14 +80,15 @@ def test_too_few_samples_rank_nothing():
 
 
 def test_collapsed_frames_are_named_as_the_jdks_reader_names_them():
-    text = ("java/lang/Thread.run;capbench/web/GrindServlet.doGet;capbench/grinder/ReusingGrinder.grind;"
-            "java/lang/AbstractStringBuilder.append;StubRoutines (final stubs) 70\n"
-            "java/lang/Thread.run;org/apache/tomcat/util/net/NioEndpoint$Poller.run;epoll_wait 20\n"
-            "[unknown_Java];__memmove_avx_unaligned_erms 10\nbroken line\n")
+    text = ("java/lang/Thread.run_[j];capbench/web/GrindServlet.doGet_[j];capbench/grinder/ReusingGrinder.grind_[j];"
+            "java/lang/AbstractStringBuilder.append_[i];jshort_disjoint_arraycopy 70\n"
+            "java/lang/Thread.run_[j];org/apache/tomcat/util/net/NioEndpoint$Poller.run_[j];epoll_wait;"
+            "finish_task_switch.isra.0_[k] 20\n"
+            "start_thread;CompileBroker::compiler_thread_loop;Compile::Optimize 10\nbroken line\n")
     tables = stacks.tables(text, 10)
     assert tables["cpu_samples"] == 100
-    assert [r["name"] for r in tables["cpu_self"]] == ["StubRoutines (final stubs)", "epoll_wait",
-                                                      "__memmove_avx_unaligned_erms"]
+    assert [r["name"] for r in tables["cpu_self"]] == ["jshort_disjoint_arraycopy", "finish_task_switch.isra.0_[k]",
+                                                      "Compile::Optimize"]
     # The application's own methods: not the JDK's, not the server's, not native; innermost, the Grinder's.
     assert [(r["name"], r["count"]) for r in tables["cpu_application"]] == [
         ("capbench.grinder.ReusingGrinder.grind", 70), ("capbench.web.GrindServlet.doGet", 70)]
