@@ -133,9 +133,16 @@ def test_quick_bench_single_profiles_v1_at_its_capacity(second_cluster, tmp_path
     profiled = steps[found["profiled"]["step"]]
     window_s = profiled["end_epoch"] - profiled["start_epoch"]
     assert tables["cpu_samples"] > 0 and tables["allocation_bytes"] and 2 < tables["seconds"] <= window_s + 0.01
-    # The CPU graph's stacks are the table's samples (no native-method waits).
+    # The CPU samples are async-profiler's (perf events where the container allows them, else the CPU-time timer),
+    # and its flame graph is the CPU graph; the table's samples are the stacks kept.
+    sampler = read["cpu_profiler"]
+    assert sampler["by"] == "async-profiler" and sampler["event"] in ("cpu", "itimer"), sampler
+    assert read["flame_graphs"]["cpu"].endswith("-cpu.html")
     stacks = (run_dir / "profiles" / read["recording"].replace(".jfr", "-cpu.collapsed")).read_text()
     assert sum(int(line.rsplit(" ", 1)[1]) for line in stacks.splitlines()) == tables["cpu_samples"]
+    # The thread that holds v1's monitor grinds: the application's innermost frame is the Grinder's grind.
+    assert tables["cpu_application_self"][0]["name"] == "capbench.grinder.SynchronizedAllocatingGrinder.grind", \
+        tables["cpu_application_self"]
     # v1 serialises every request on its one Grinder: the longest waits are for that monitor, in the servlet.
     monitor = tables["monitors_ms"][0]
     assert monitor["name"] == "capbench.grinder.SynchronizedAllocatingGrinder", tables["monitors_ms"]
