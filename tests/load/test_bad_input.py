@@ -35,6 +35,10 @@ BAD = [
     ("bench cluster", {"QUICK": "1", "QUICK_HOLD_S": "420"}, "HOLD_S='420' is not allowed with STEP_S=5 and "
      "MAX_STEPS=24: its 84 windows are as many steps as a whole search may take; use a HOLD_S of at most 60 s"),
     ("bench cluster", {"STATE_BETWEEN": "x"}, "STATE_BETWEEN='x' is not allowed: use one of carry, expire, restart"),
+    # the profile
+    ("bench single", {"CPU_PROFILER": "x"}, "CPU_PROFILER='x' is not allowed: use one of async, jfr"),
+    ("bench single", {"CPU_PROFILER_INTERVAL_US": "50"},
+     "CPU_PROFILER_INTERVAL_US='50' is not allowed: use auto or an integer from 100 to 100000"),
     ("bench cluster", {"TIMEOUT_S": "0"}, "TIMEOUT_S='0' is not allowed: use an integer from 1 to 600"),
     ("bench failover", {"FAULT_FOR_S": "0"}, "FAULT_FOR_S='0' is not allowed: use an integer from 1 to 3600"),
     ("bench failover", {"FAULT_AT_S": "80", "FAULT_FOR_S": "20"}, "FAILOVER_S='90' is not allowed: use more than"),
