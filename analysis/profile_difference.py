@@ -1,11 +1,12 @@
 """What build B spends more on than build A, from two profiles recorded at the same instants at the same rate
 (a duet's, load/duet_profile.py): each method's CPU samples per thousand requests answered without an error
 status, B's against A's. Per request, because the two slots served the same offered rate but not always the same
-number of requests. A sample is taken of a thread running Java code, every 10 ms of the JVM's sampler, which runs
-inside the JVM's CPU quota like the threads it samples: the samples follow the CPU time the JVM gets. Two limits:
-the sampler takes at most 5 threads a tick (500 samples a second at 10 ms), so a JVM near that count is
-undercounted (each side's samples a second are given to compare with it); and a thread waiting or in native code
-is not sampled."""
+number of requests. async-profiler (the default) samples each JVM once every interval of CPU time its threads use,
+Java code or native, with one interval for both slots: a sample is the same CPU time on each. JFR's sampler
+(CPU_PROFILER=jfr) takes a thread running Java code every 10 ms, inside the JVM's CPU quota like the threads it
+samples, so its samples follow the CPU time the JVM gets too, with two limits: at most 5 threads a tick (500
+samples a second at 10 ms), so a JVM near that count is undercounted (each side's samples a second are given to
+compare with it); and a thread waiting or in native code is not sampled."""
 from __future__ import annotations
 
 PER = 1000  # requests: samples per thousand requests answered
@@ -58,3 +59,14 @@ def samples_per_s(tables: dict) -> float | None:
     """A profile's CPU samples a second (against MAX_SAMPLES_PER_S)."""
     seconds = tables.get("seconds")
     return round((tables.get("cpu_samples") or 0) / seconds, 1) if seconds else None
+
+
+def sampled_by(a: dict, b: dict) -> dict:
+    """How both slots' CPU was sampled: async-profiler's event and interval when both used the same, else why the
+    comparison rests on JFR's sampler (the slots' samples are then JFR's, or not alike)."""
+    if a.get("by") == b.get("by") == "async-profiler" and a.get("interval_us") == b.get("interval_us"):
+        return {"by": "async-profiler", "event": a.get("event"), "interval_us": a.get("interval_us")}
+    if a.get("by") == b.get("by") == "JFR" or not (a or b):
+        return {"by": "JFR"}
+    return {"by": "mixed", "why": f"A's CPU was sampled by {a.get('by') or 'nothing'}, B's by {b.get('by') or 'nothing'}"
+                                 " (not alike: read the counts with care)"}

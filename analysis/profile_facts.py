@@ -56,6 +56,14 @@ def longest_monitor(tables: dict) -> str | None:
     return _longest(tables, "monitors_ms", "blocked on the monitor of")
 
 
+def starved_monitor(tables: dict) -> str | None:
+    """The monitor waited on longest on a node at its CPU quota: the quota deschedules a thread that holds it, and
+    every thread wanting it waits for the next period too, so the wait is the quota's as much as the lock's."""
+    longest = longest_monitor(tables)
+    return (f"{longest}, while the quota was used up: a holder descheduled until the next period keeps the others "
+            "waiting, so these waits are CPU starvation as much as contention") if longest else None
+
+
 def longest_park(tables: dict) -> str | None:
     return _longest(tables, "parks_ms", "parked on")
 
@@ -83,7 +91,7 @@ def headline(tables: dict) -> str:
 
 
 # Which facts a bottleneck hint (analysis/hints.py's kinds) cites from the node's profile.
-CITED = {"cpu": (hottest, hottest_application), "throttled": (hottest, hottest_application),
+CITED = {"cpu": (hottest, hottest_application), "throttled": (hottest, hottest_application, starved_monitor),
          "lock": (longest_monitor, longest_park), "pool": (longest_park,), "gc": (top_allocation, top_holder)}
 
 

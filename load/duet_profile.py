@@ -1,4 +1,5 @@
-"""A duet's profile (JFR=on): after its last pair, both slots recorded by JDK Flight Recorder over the same
+"""A duet's profile (JFR=on): after its last pair, both slots recorded by JDK Flight Recorder and sampled by
+async-profiler over the same
 steps, at one rate for both builds (DUET_COMMON_PCT of the pair's lower capacity; that capacity itself when 0),
 beside unprofiled steps (load/profile_step.py's pairs, each measured on both slots at once). Each build's tables
 and flame graphs go to the report's profiles; what B spends more on than A, per request, to the duet's section
@@ -36,7 +37,9 @@ def profile_both(bench, assignment: dict, rate_rps: float,
     if not all(tables.values()) or not all(served.values()):
         say("the duet's profile difference: a slot's recording or its requests are missing (above)")
         return
+    sampler = {name: (found[name]["nodes"][slot[name]].get("cpu_profiler") or {}) for name in ("A", "B")}
     difference = {"rate_rps": rate_rps, "a_slot": slot["A"], "b_slot": slot["B"], "per": profile_difference.PER,
+                  "sampled_by": profile_difference.sampled_by(sampler["A"], sampler["B"]),
                   "a_requests": served["A"], "b_requests": served["B"],
                   "a_samples": profile_difference.totals(tables["A"], served["A"]),
                   "b_samples": profile_difference.totals(tables["B"], served["B"]),
@@ -54,14 +57,20 @@ def profile_both(bench, assignment: dict, rate_rps: float,
 
 # Its part of the duet's section in report.html.
 REPORT = """{% set d = duet.profile_difference if duet else none %}{% if d %}
-<h3>What B spends more on than A (JDK Flight Recorder, both at {{ d.rate_rps }}/s)</h3>
+<h3>What B spends more on than A (CPU samples, both at {{ d.rate_rps }}/s)</h3>
 <p>After the last pair, both slots (A on {{ d.a_slot }}, B on {{ d.b_slot }}) offered the same rate over the same
-seconds with JDK Flight Recorder recording (each build's tables and flame graphs are under "Profiles" below). CPU
+seconds, profiled (each build's tables and flame graphs are under "Profiles" below). CPU
 samples per {{ d.per }} requests answered without an error status: A {{ d.a_samples }}, B {{ d.b_samples }}
-({{ d.a_requests }} and {{ d.b_requests }} requests). A thread running Java code is sampled every 10 ms by a
-sampler inside the JVM's own CPU quota, so the samples follow the CPU time each JVM got: a method that takes B
-longer for the same requests has more of B's samples. The sampler takes at most {{ d.max_samples_per_s }} samples
-a second (5 threads a tick); these took {{ d.a_samples_per_s }} (A) and {{ d.b_samples_per_s }} (B). "≤": the
+({{ d.a_requests }} and {{ d.b_requests }} requests).
+{% set by = d.sampled_by or {} %}{% if by.interval_us %}async-profiler sampled both JVMs once every {{ by.interval_us }} µs of CPU
+time a thread used ({{ by.event }}), in Java code or native, so a sample is the same CPU time on each: a
+method that takes B longer for the same requests has more of B's samples ({{ d.a_samples_per_s }} samples a second
+on A, {{ d.b_samples_per_s }} on B).
+{% else %}{% if by.why %}{{ by.why }}; {% endif %}a thread running Java code is sampled every
+10 ms by JFR's sampler inside the JVM's own CPU quota, so the samples follow the CPU time each JVM got: a method that
+takes B longer for the same requests has more of B's samples. The sampler takes at most {{ d.max_samples_per_s }}
+samples a second (5 threads a tick); these took {{ d.a_samples_per_s }} (A) and {{ d.b_samples_per_s }} (B).
+{% endif %}"≤": the
 method was below the last row of A's table (its growth is at least the one shown). Methods with fewer than
 {{ d.min_samples }} of B's samples are left out (chance).</p>
 <div class="tables">

@@ -188,10 +188,12 @@ def _interval_ns(bench, node: str) -> int:
 
 
 def _sampling(bench, pids: dict[str, str], problems: list[tuple[str, str]]) -> dict[str, dict]:
-    """async-profiler started on each node: its event and interval, or why not (that node's CPU table is JFR's)."""
+    """async-profiler started on each node: its event and interval, or why not (that node's CPU table is JFR's).
+    One interval for every node profiled together, the finest any of them needs: a sample then stands for the same
+    CPU time on each, so a duet's two builds (and a cluster's nodes) compare sample for sample."""
     sampling = {}
+    interval = min((_interval_ns(bench, node) for node in pids), default=MIN_INTERVAL_NS)
     for node, pid in pids.items():
-        interval = _interval_ns(bench, node)
         try:
             sampling[node] = {"by": "async-profiler", "event": cpu_profiler.start(node, pid, interval),
                               "interval_us": interval // 1000}

@@ -40,3 +40,13 @@ def test_the_samples_per_thousand_requests_and_the_rate_both_builds_are_profiled
     assert samples_per_s({"cpu_samples": 300, "seconds": 10.1}) == 29.7 and samples_per_s({"cpu_samples": 3}) is None
     assert common_rate(80, 900.0, 600.0) == 480.0 and common_rate(100, 900.0, 600.0) == 600.0
     assert common_rate(80, None, 600.0) is None and common_rate(80, 900.0, 0) is None
+
+
+def test_the_slots_compare_sample_for_sample_only_when_one_sampler_took_both_at_one_interval():
+    from analysis.profile_difference import sampled_by
+    async_1666 = {"by": "async-profiler", "event": "itimer", "interval_us": 1666}
+    assert sampled_by(async_1666, dict(async_1666)) == {"by": "async-profiler", "event": "itimer", "interval_us": 1666}
+    assert sampled_by({"by": "JFR", "why": "CPU_PROFILER=jfr"}, {"by": "JFR"}) == {"by": "JFR"}
+    mixed = sampled_by(async_1666, {"by": "JFR", "why": "async-profiler did not start"})
+    assert mixed["by"] == "mixed" and "A's CPU was sampled by async-profiler, B's by JFR" in mixed["why"]
+    assert sampled_by(async_1666, {**async_1666, "interval_us": 833})["by"] == "mixed"

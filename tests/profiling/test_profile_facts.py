@@ -103,5 +103,16 @@ def test_a_hint_cites_its_nodes_profile_and_only_its_own_kind_of_fact():
     assert cited([lock], None) == [lock]
 
 
+def test_a_monitor_waited_on_at_the_nodes_quota_is_cited_as_starvation_as_much_as_contention():
+    """v1 on half a core: the quota used up in 90 % of its periods and request threads blocked on the Grinder's
+    monitor, a holder descheduled with it held: the throttled hint names the monitor and says what the waits are."""
+    throttled = Hint("throttled", "node1", "node1: CPU-throttled")
+    [said] = cited([throttled], {"nodes": {"node1": {"tables": TABLES}}})
+    assert ("9.8 s blocked on the monitor of capbench.grinder.SynchronizedAllocatingGrinder (312 waits of 10 ms or "
+            "more), while the quota was used up: a holder descheduled until the next period keeps the others "
+            "waiting, so these waits are CPU starvation as much as contention") in said.text
+    assert profile_facts.starved_monitor({}) is None
+
+
 def test_no_kind_without_a_default_profiles_unasked():
     assert [name for name, kind in KINDS.items() if kind.profiles_by_default] == ["variants"]

@@ -72,3 +72,17 @@ def test_a_node_that_refuses_to_record_is_said_under_its_own_label_only(monkeypa
     log, found = profiled(monkeypatch, {"A": ("node2",), "B": ("node1",)}, pairs=1, refusing=("node1",))
     assert found["B"]["nodes"] == {} and found["B"]["problems"] == ["node1: not recorded: refused"]
     assert found["A"]["problems"] == [] and list(found["A"]["nodes"]) == ["node2"]
+
+
+def test_nodes_sampled_together_share_the_finest_interval_any_of_them_needs(monkeypatch):
+    """A duet's slots on quotas of 1 and 0.5 CPU: both sampled every 0.5 x 10 s / SAMPLES_WANTED of CPU time,
+    so one sample is the same CPU time on each and their counts per request compare."""
+    quotas = {"node1": 1.0, "node2": 0.5}
+    monkeypatch.setattr(profile_step, "_interval_ns",
+                        lambda bench, node: round(quotas[node] * 10 * 1e9 / profile_step.SAMPLES_WANTED))
+    asked = {}
+    monkeypatch.setattr(profile_step.cpu_profiler, "start",
+                        lambda node, pid, interval: asked.setdefault(node, interval) and "cpu")
+    sampling = profile_step._sampling(SimpleNamespace(), {"node1": "1", "node2": "2"}, [])
+    assert asked == {"node1": 1_666_667, "node2": 1_666_667}
+    assert {node: s["interval_us"] for node, s in sampling.items()} == {"node1": 1666, "node2": 1666}
