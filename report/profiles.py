@@ -50,7 +50,8 @@ def sampler(how: dict | None) -> str:
     if not how or how.get("by") != "async-profiler":
         why = (how or {}).get("why")
         return "JFR's execution sampler" + (f" ({why})" if why else "")
-    return f"async-profiler ({how['event']}, a sample every {how['interval_us']} µs of CPU time)"
+    return (f"async-profiler ({how['event']}, samples at least {how['interval_us']} µs of CPU time apart: one that the "
+            "quota delays stands for more)")
 
 
 def blocks(results: RunResults) -> list[dict]:

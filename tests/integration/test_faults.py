@@ -110,8 +110,10 @@ def test_failover_kill_is_detected_and_the_node_comes_back(second, tmp_path):
 
 def test_failover_freeze_is_detected_and_thawed(second, tmp_path):
     # Users with sessions and no stickiness: the round robin moves them, and they lose their sessions fault or not.
+    # A thawed JVM answers at once (nothing to start), so a 35-s step with 10 s frozen from 10 s in leaves it 15 s
+    # to pass HAProxy's checks again (detection and return take a few seconds each).
     _, _, summary = bench("failover", tmp_path, second, FAULT="freeze", FAULT_NODE="node2", FAILOVER_RATE="150",
-                          MONITOR="off", WORKLOAD="session")
+                          MONITOR="off", WORKLOAD="session", QUICK_FAILOVER_S="35", FAULT_AT_S="10", FAULT_FOR_S="10")
     result = summary["failover"]
     assert summary["status"] == "complete" and result["fault"] == "freeze" and result["node"] == "node2"
     assert result["fault_time"]["source"] == "Docker's pause event"

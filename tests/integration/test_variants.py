@@ -140,9 +140,14 @@ def test_quick_bench_single_profiles_v1_at_its_capacity(second_cluster, tmp_path
     assert read["flame_graphs"]["cpu"].endswith("-cpu.html")
     stacks = (run_dir / "profiles" / read["recording"].replace(".jfr", "-cpu.collapsed")).read_text()
     assert sum(int(line.rsplit(" ", 1)[1]) for line in stacks.splitlines()) == tables["cpu_samples"]
-    # The thread that holds v1's monitor grinds: the application's innermost frame is the Grinder's grind.
-    assert tables["cpu_application_self"][0]["name"] == "capbench.grinder.SynchronizedAllocatingGrinder.grind", \
-        tables["cpu_application_self"]
+    # The thread that holds v1's monitor grinds: the application's innermost frame is the allocating Grinder's own
+    # work (in the test's first run 207 of 506 samples in AllocatingGrinder.reverse, 41 in its grind), with the
+    # synchronized wrapper on every one of those stacks.
+    innermost = tables["cpu_application_self"][0]
+    assert innermost["name"] in ("capbench.grinder.AllocatingGrinder.reverse",
+                                 "capbench.grinder.AllocatingGrinder.grind"), tables["cpu_application_self"]
+    anywhere = {r["name"]: r["count"] for r in tables["cpu_application"]}
+    assert anywhere["capbench.grinder.SynchronizedAllocatingGrinder.grind"] >= innermost["count"], anywhere
     # v1 serialises every request on its one Grinder: the longest waits are for that monitor, in the servlet.
     monitor = tables["monitors_ms"][0]
     assert monitor["name"] == "capbench.grinder.SynchronizedAllocatingGrinder", tables["monitors_ms"]
