@@ -160,5 +160,5 @@ def test_quick_bench_single_profiles_v1_at_its_capacity(second_cluster, tmp_path
     assert tables["old_objects"] >= sum(r["count"] for r in tables["held_by"])  # the top rows of all it sampled
     assert "blocked on the monitor of capbench.grinder.SynchronizedAllocatingGrinder" in done.stdout
     page = (run_dir / "report.html").read_text()
-    assert "Profiles at capacity (JDK Flight Recorder)" in page
+    assert "Profiles at capacity (JDK Flight Recorder, async-profiler)" in page
     assert f'href="profiles/{read["flame_graphs"]["cpu"]}"' in page and "cpu flame graph" in page
