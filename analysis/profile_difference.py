@@ -21,16 +21,17 @@ MIN_SAMPLES = 3
 
 
 def per_request(rows: list[dict], requests: int, complete: bool) -> tuple[dict[str, float], float]:
-    """A table's methods as samples per PER requests; and what a method missing from it had at most: nothing when
-    the table holds every method sampled, else its last row's count (it was cut there)."""
+    """A table's methods by their weight (CPU ms, or samples: `unit`) per PER requests; and what a method missing
+    from it had at most: nothing when the table holds every method sampled, else its last row's (it was cut
+    there)."""
     scale = PER / requests
-    counts = {r["name"]: r["count"] * scale for r in rows}
-    return counts, 0.0 if complete or not rows else rows[-1]["count"] * scale
+    counts = {r["name"]: r["total"] * scale for r in rows}
+    return counts, 0.0 if complete or not rows else rows[-1]["total"] * scale
 
 
 def grew(a_tables: dict, b_tables: dict, a_requests: int, b_requests: int, top: int,
          shown: int = SHOWN) -> dict[str, list[dict]]:
-    """Per table (TABLES): the methods whose samples per PER requests grew most from A to B, largest growth
+    """Per table (TABLES): the methods whose weight per PER requests grew most from A to B, largest growth
     first (only those that grew, among the methods of at least MIN_SAMPLES in B's table). A table of `top` rows or more was cut: a method
     missing from A's counts at A's last row (at most: `a_at_most`; its growth is then at least the one shown)."""
     out: dict[str, list[dict]] = {}
@@ -51,8 +52,15 @@ def grew(a_tables: dict, b_tables: dict, a_requests: int, b_requests: int, top: 
 
 
 def totals(tables: dict, requests: int) -> float:
-    """All of a profile's CPU samples per PER requests answered."""
-    return round((tables.get("cpu_samples") or 0) * PER / requests, 2)
+    """All of a profile's CPU per PER requests answered: the CPU time its samples stood for (ms), or its samples
+    (unit)."""
+    return round((tables.get("cpu_time_ms") or tables.get("cpu_samples") or 0) * PER / requests, 2)
+
+
+def unit(a_tables: dict, b_tables: dict) -> str:
+    """What the rows count: CPU ms where both profiles weighed their samples by CPU time (async-profiler's), else
+    CPU samples."""
+    return "CPU ms" if a_tables.get("cpu_time_ms") and b_tables.get("cpu_time_ms") else "CPU samples"
 
 
 def samples_per_s(tables: dict) -> float | None:

@@ -22,13 +22,23 @@ def ranked(tables: dict) -> bool:
     return (tables.get("cpu_samples") or 0) >= MIN_TO_RANK
 
 
+def _of_whole(tables: dict) -> tuple[float, str]:
+    """What the CPU rows' totals are shares of, and how to say it: the CPU time the samples stood for where the
+    sampler gave it (async-profiler), else the samples."""
+    samples = tables.get("cpu_samples") or 0
+    if tables.get("cpu_time_ms"):
+        return tables["cpu_time_ms"], f"{tables['cpu_time_ms'] / 1000:.1f} s of CPU time ({samples} samples)"
+    return samples, f"{samples} CPU samples"
+
+
 def hottest(tables: dict) -> str | None:
     samples, rows = tables.get("cpu_samples") or 0, tables.get("cpu_self") or []
     if not samples or not rows:
         return None
     if not ranked(tables):
         return f"too few CPU samples to rank ({samples}, fewer than {MIN_TO_RANK}: a longer JFR_STEP_S gives more)"
-    return f"{100 * rows[0]['count'] / samples:.0f} % of {samples} CPU samples in {rows[0]['name']}"
+    whole, said = _of_whole(tables)
+    return f"{100 * rows[0]['total'] / whole:.0f} % of {said} in {rows[0]['name']}"
 
 
 def hottest_application(tables: dict) -> str | None:
@@ -40,7 +50,7 @@ def hottest_application(tables: dict) -> str | None:
     if not samples or not rows or not ranked(tables):
         return None
     where = "in" if innermost else "under"
-    return f"the application's: {100 * rows[0]['count'] / samples:.0f} % {where} {rows[0]['name']}"
+    return f"the application's: {100 * rows[0]['total'] / _of_whole(tables)[0]:.0f} % {where} {rows[0]['name']}"
 
 
 def _longest(tables: dict, key: str, what: str) -> str | None:

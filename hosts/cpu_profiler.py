@@ -65,15 +65,18 @@ def _read(node: str, path: str) -> bytes:
     return done.stdout
 
 
-def stop(node: str, pid: str, name: str, title: str) -> tuple[str, bytes]:
+def stop(node: str, pid: str, name: str, title: str) -> tuple[str, str, bytes]:
     """Stops sampling; the samples as collapsed stacks (a line per distinct stack: frames from the thread's root,
-    ';'-separated, each Java frame marked as compiled, inlined or interpreted, then the count) and async-profiler's
-    own flame graph (a self-contained page). Stopped even when the dump fails: left running, it would weigh on
-    every step after."""
-    stacks, page = _path(name, "collapsed"), _path(name, "html")
+    ';'-separated, each Java frame marked as compiled, inlined or interpreted, then the count), the same stacks with
+    the CPU time their samples stood for in ns (a sample the quota delayed stands for more than the interval: on
+    half a core throttled in most periods, about four), and async-profiler's own flame graph of that CPU time (a
+    self-contained page). Stopped even when a dump fails: left running, it would weigh on every step after."""
+    stacks, cpu_ns, page = _path(name, "collapsed"), _path(name, "ns.collapsed"), _path(name, "html")
     try:
         _agent(node, pid, f"dump,collapsed,ann,file={stacks}")
+        _agent(node, pid, f"dump,collapsed,ann,total,file={cpu_ns}")
     finally:
         # The title goes on a command line the agent splits at commas: none in it.
-        _agent(node, pid, f"stop,flamegraph,title={title.replace(',', ';')},file={page}")
-    return _read(node, stacks).decode(errors="replace"), _read(node, page)
+        _agent(node, pid, f"stop,flamegraph,total,title={title.replace(',', ';')},file={page}")
+    return (_read(node, stacks).decode(errors="replace"), _read(node, cpu_ns).decode(errors="replace"),
+            _read(node, page))

@@ -40,6 +40,7 @@ def profile_both(bench, assignment: dict, rate_rps: float,
     sampler = {name: (found[name]["nodes"][slot[name]].get("cpu_profiler") or {}) for name in ("A", "B")}
     difference = {"rate_rps": rate_rps, "a_slot": slot["A"], "b_slot": slot["B"], "per": profile_difference.PER,
                   "sampled_by": profile_difference.sampled_by(sampler["A"], sampler["B"]),
+                  "unit": profile_difference.unit(tables["A"], tables["B"]),
                   "a_requests": served["A"], "b_requests": served["B"],
                   "a_samples": profile_difference.totals(tables["A"], served["A"]),
                   "b_samples": profile_difference.totals(tables["B"], served["B"]),
@@ -50,22 +51,22 @@ def profile_both(bench, assignment: dict, rate_rps: float,
                   "grew": profile_difference.grew(tables["A"], tables["B"], served["A"], served["B"], TOP)}
     bench.findings["duet"]["profile_difference"] = difference
     top = difference["grew"]["self"][:1]
-    say(f"duet profile at {rate_rps:g}/s: CPU samples per {profile_difference.PER} requests A "
+    say(f"duet profile at {rate_rps:g}/s: {difference['unit']} per {profile_difference.PER} requests A "
         f"{difference['a_samples']}, B {difference['b_samples']}"
         + (f"; grew most (self): {top[0]['name']} {top[0]['a']} → {top[0]['b']}" if top else ""))
 
 
 # Its part of the duet's section in report.html.
 REPORT = """{% set d = duet.profile_difference if duet else none %}{% if d %}
-<h3>What B spends more on than A (CPU samples, both at {{ d.rate_rps }}/s)</h3>
+<h3>What B spends more on than A ({{ d.unit or "CPU samples" }}, both at {{ d.rate_rps }}/s)</h3>
 <p>After the last pair, both slots (A on {{ d.a_slot }}, B on {{ d.b_slot }}) offered the same rate over the same
-seconds, profiled (each build's tables and flame graphs are under "Profiles" below). CPU
-samples per {{ d.per }} requests answered without an error status: A {{ d.a_samples }}, B {{ d.b_samples }}
+seconds, profiled (each build's tables and flame graphs are under "Profiles" below). {{ d.unit or "CPU samples" }}
+per {{ d.per }} requests answered without an error status: A {{ d.a_samples }}, B {{ d.b_samples }}
 ({{ d.a_requests }} and {{ d.b_requests }} requests).
-{% set by = d.sampled_by or {} %}{% if by.interval_us %}async-profiler sampled both JVMs once every {{ by.interval_us }} µs of CPU
-time a thread used ({{ by.event }}), in Java code or native, so a sample is the same CPU time on each: a
-method that takes B longer for the same requests has more of B's samples ({{ d.a_samples_per_s }} samples a second
-on A, {{ d.b_samples_per_s }} on B).
+{% set by = d.sampled_by or {} %}{% if by.interval_us %}async-profiler sampled both JVMs at least {{ by.interval_us }} µs of
+CPU time apart ({{ by.event }}), in Java code or native, and each sample is weighed by the CPU time it stood for
+(one the quota delayed stands for more): a method that takes B longer for the same requests has more of B's CPU
+time ({{ d.a_samples_per_s }} samples a second on A, {{ d.b_samples_per_s }} on B).
 {% else %}{% if by.why %}{{ by.why }}; {% endif %}a thread running Java code is sampled every
 10 ms by JFR's sampler inside the JVM's own CPU quota, so the samples follow the CPU time each JVM got: a method that
 takes B longer for the same requests has more of B's samples. The sampler takes at most {{ d.max_samples_per_s }}

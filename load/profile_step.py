@@ -212,8 +212,8 @@ def _sampled(sampling: dict[str, dict], pids: dict[str, str], name: str, title: 
             sampled[node] = started
             continue
         try:
-            collapsed, page = cpu_profiler.stop(node, pids[node], name, f"{node} at {title}: cpu")
-            sampled[node] = {**started, "collapsed": collapsed, "page": page}
+            collapsed, cpu_ns, page = cpu_profiler.stop(node, pids[node], name, f"{node} at {title}: cpu")
+            sampled[node] = {**started, "collapsed": collapsed, "cpu_ns": cpu_ns, "page": page}
         except (ClusterError, OSError, subprocess.TimeoutExpired) as problem:
             sampled[node] = {"by": "JFR", "why": f"async-profiler's samples were lost: {problem}"}
             problems.append((node, f"its CPU table is JFR's: {sampled[node]['why']}"))
@@ -223,12 +223,13 @@ def _sampled(sampling: dict[str, dict], pids: dict[str, str], name: str, title: 
 def _cpu_from_sampler(bench, stem: str, sampled: dict, out: dict, top: int) -> None:
     """The CPU tables and graph from async-profiler's samples in place of JFR's; how they were sampled, or why
     they are JFR's."""
-    out["cpu_profiler"] = {k: v for k, v in sampled.items() if k not in ("collapsed", "page")}
+    out["cpu_profiler"] = {k: v for k, v in sampled.items() if k not in ("collapsed", "cpu_ns", "page")}
     if sampled["by"] != "async-profiler":
         return
     (bench.paths.profiles / f"{stem}-cpu.collapsed").write_text(sampled["collapsed"])
+    (bench.paths.profiles / f"{stem}-cpu-ns.collapsed").write_text(sampled["cpu_ns"])
     (bench.paths.profiles / f"{stem}-cpu.html").write_bytes(sampled["page"])
-    out["tables"].update(cpu_stacks.tables(sampled["collapsed"], top))
+    out["tables"].update(cpu_stacks.tables(sampled["collapsed"], top, sampled["cpu_ns"]))
     out["flame_graphs"]["cpu"] = f"{stem}-cpu.html"
 
 

@@ -38,25 +38,40 @@ def application(name: str, is_java: bool) -> bool:
     return is_java and not name.startswith(PLATFORM) and not name.startswith(SERVER)
 
 
-def tables(text: str, top: int) -> dict:
-    """cpu_samples; rows {name, count, total} by count (ties by name): cpu_self (the frame running), cpu_total (a
-    method anywhere on the stack, once a sample), cpu_application (the application's methods, anywhere) and
-    cpu_application_self (the application's innermost method on each stack: where its own code spends, the JDK's
-    and native work it called included); and whether the samples are enough to rank (MIN_TO_RANK)."""
-    own, total, app, app_own = Counter(), Counter(), Counter(), Counter()
-    samples = 0
-    for frames, count in parse(text):
-        samples += count
-        own[frames[-1][0]] += count
+def _counted(stacks: list[tuple[list[tuple[str, bool]], int]]) -> tuple[int, dict[str, Counter]]:
+    """The whole, and per table the methods' sums of the stacks' values (samples, or ns of CPU time)."""
+    counters = {key: Counter() for key in ("cpu_self", "cpu_total", "cpu_application", "cpu_application_self")}
+    whole = 0
+    for frames, value in stacks:
+        whole += value
+        counters["cpu_self"][frames[-1][0]] += value
         for name, is_java in set(frames):
-            total[name] += count
+            counters["cpu_total"][name] += value
             if application(name, is_java):
-                app[name] += count
+                counters["cpu_application"][name] += value
         innermost = next((name for name, is_java in reversed(frames) if application(name, is_java)), None)
         if innermost:
-            app_own[innermost] += count
-    def rows(counter: Counter) -> list[dict]:
-        ranked = sorted(counter.items(), key=lambda item: (-item[1], item[0]))[:top]
-        return [{"name": name, "count": count, "total": count} for name, count in ranked]
-    return {"cpu_samples": samples, "cpu_ranked": samples >= MIN_TO_RANK, "cpu_self": rows(own),
-            "cpu_total": rows(total), "cpu_application": rows(app), "cpu_application_self": rows(app_own)}
+            counters["cpu_application_self"][innermost] += value
+    return whole, counters
+
+
+def tables(text: str, top: int, cpu_ns: str | None = None) -> dict:
+    """cpu_samples; rows {name, count, total}: cpu_self (the frame running), cpu_total (a method anywhere on the
+    stack, once a sample), cpu_application (the application's methods, anywhere) and cpu_application_self (the
+    application's innermost method on each stack: where its own code spends, the JDK's and native work it called
+    included); and whether the samples are enough to rank (MIN_TO_RANK). `count` is samples; `total`, by which the
+    rows are ordered (ties by name), is the CPU time in ms the samples stood for where `cpu_ns` gives the same
+    profile dumped with each sample's CPU time (async-profiler's `total`: a sample the quota delayed stands for more
+    than the interval), with cpu_time_ms the whole; else the samples again."""
+    samples, counts = _counted(parse(text))
+    out: dict = {"cpu_samples": samples, "cpu_ranked": samples >= MIN_TO_RANK}
+    weights = counts
+    if cpu_ns is not None:
+        whole_ns, weights = _counted(parse(cpu_ns))
+        out["cpu_time_ms"] = round(whole_ns / 1e6, 1)
+    scale = 1e-6 if cpu_ns is not None else 1
+    for key, counter in counts.items():
+        weighed = {name: round(value * scale, 3) if scale != 1 else value for name, value in weights[key].items()}
+        ranked = sorted(counter, key=lambda name: (-weighed.get(name, 0), name))[:top]
+        out[key] = [{"name": name, "count": counter[name], "total": weighed.get(name, 0)} for name in ranked]
+    return out

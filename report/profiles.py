@@ -23,17 +23,19 @@ def _in_mb(holders: list[dict] | None) -> list[dict]:
 
 def node_tables(tables: dict) -> dict:
     """One node's tables as the report shows them: CPU methods (the application's apart) with their share of the
-    samples, monitors and parks in ms, allocation classes with their share of the samples' weight, GC pauses,
+    CPU time the samples stood for (async-profiler's) or of the samples (JFR's), monitors and parks in ms, allocation classes with their share of the samples' weight, GC pauses,
     exceptions with their stack, throttling, and the live objects sampled by what holds them (their share of
     those samples)."""
     samples = tables.get("cpu_samples") or 0
+    cpu_whole = tables.get("cpu_time_ms") or samples  # what the CPU rows' totals add up to
     allocation = tables.get("allocation_bytes") or []
     allocated = sum(r["total"] for r in allocation)
-    return {"samples": samples, "seconds": tables.get("seconds"), "truncated": tables.get("truncated_stacks"),
-            "cpu_self": _share(tables.get("cpu_self") or [], samples),
-            "cpu_total": _share(tables.get("cpu_total") or [], samples),
-            "cpu_application": _share(tables.get("cpu_application") or [], samples),
-            "cpu_application_self": _share(tables.get("cpu_application_self") or [], samples),
+    return {"samples": samples, "cpu_time_ms": tables.get("cpu_time_ms"), "seconds": tables.get("seconds"),
+            "truncated": tables.get("truncated_stacks"),
+            "cpu_self": _share(tables.get("cpu_self") or [], cpu_whole),
+            "cpu_total": _share(tables.get("cpu_total") or [], cpu_whole),
+            "cpu_application": _share(tables.get("cpu_application") or [], cpu_whole),
+            "cpu_application_self": _share(tables.get("cpu_application_self") or [], cpu_whole),
             "ranked": profile_facts.ranked(tables), "min_to_rank": MIN_TO_RANK,
             "monitors": (tables.get("monitors_ms") or [])[:SHOWN], "parks": (tables.get("parks_ms") or [])[:SHOWN],
             "idle_parks": tables.get("idle_parks"),

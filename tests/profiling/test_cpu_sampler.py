@@ -28,7 +28,7 @@ class ThisMachine:
 
 
 @pytest.fixture(scope="module")
-def sampled(tmp_path_factory) -> tuple[str, str, bytes]:
+def sampled(tmp_path_factory) -> tuple[str, str, bytes, str]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(cpu_profiler, "backend", ThisMachine)
         patch.setattr(cpu_profiler, "LIBRARY", str(LIBRARY))
@@ -40,17 +40,17 @@ def sampled(tmp_path_factory) -> tuple[str, str, bytes]:
             program.stdin.write("go\n")
             program.stdin.flush()
             assert program.stdout.readline().strip() == "done"
-            collapsed, page = cpu_profiler.stop("here", pid, f"capbench-test-{pid}", "Hot at 2 threads")
+            collapsed, cpu_ns, page = cpu_profiler.stop("here", pid, f"capbench-test-{pid}", "Hot at 2 threads")
         finally:
             program.stdin.close()
             program.wait(timeout=60)
-    return event, collapsed, page
+    return event, collapsed, page, cpu_ns
 
 
 def test_the_named_hot_method_is_the_top_application_frame(sampled):
-    event, collapsed, _ = sampled
+    event, collapsed, _, cpu_ns = sampled
     assert event in cpu_profiler.EVENTS
-    tables = stacks.tables(collapsed, 10)
+    tables = stacks.tables(collapsed, 10, cpu_ns)
     # Two threads of 1.5 s of CPU time each at a sample a millisecond of it: thousands, enough to rank (besides
     # them, the JIT compiler's threads, which a busy machine makes a larger share: the shares below are of the
     # program's own samples).
@@ -63,10 +63,14 @@ def test_the_named_hot_method_is_the_top_application_frame(sampled):
     assert profile_facts.hottest_application(tables).endswith(" in Hot.grind")
     native = sum(r["count"] for r in tables["cpu_total"] if "getCurrentThreadAllocatedBytes" in r["name"])
     assert native < 0.1 * own, tables["cpu_total"]
+    # Weighed by the CPU time each sample stood for: at least the interval each (a millisecond), about 3 s for the
+    # two threads' 1.5 s each, and the same method on top.
+    assert tables["cpu_time_ms"] >= tables["cpu_samples"] * 0.99 and top["total"] > 0.8 * sum(
+        r["total"] for r in tables["cpu_application_self"]), (tables["cpu_time_ms"], tables["cpu_application_self"])
 
 
 def test_its_own_flame_graph_is_a_page(sampled):
-    _, _, page = sampled
+    _, _, page, _ = sampled
     # The page keeps its frames' names in pieces ("Hot", "grind"); its heading is the title given.
     assert page.startswith(b"<!DOCTYPE html>") and b"<h1>Hot at 2 threads" in page and b"grind" in page
 
@@ -94,3 +98,21 @@ def test_collapsed_frames_are_named_as_the_jdks_reader_names_them():
         ("capbench.grinder.ReusingGrinder.grind", 70), ("capbench.web.GrindServlet.doGet", 70)]
     assert [(r["name"], r["count"]) for r in tables["cpu_application_self"]] == [
         ("capbench.grinder.ReusingGrinder.grind", 70)]
+
+
+def test_each_method_is_weighed_by_the_cpu_time_its_samples_stood_for():
+    """The same profile dumped twice, as samples and as each sample's CPU time: a sample the quota delayed stands
+    for more than the interval, so the tables order and share by CPU time and keep the samples beside it."""
+    samples = ("java/lang/Thread.run_[j];capbench/grinder/Hot.grind_[j] 300\n"
+               "java/lang/Thread.run_[j];capbench/grinder/Hot.copy_[j] 200\n")
+    cpu_ns = ("java/lang/Thread.run_[j];capbench/grinder/Hot.grind_[j] 300000000\n"
+              "java/lang/Thread.run_[j];capbench/grinder/Hot.copy_[j] 900000000\n")
+    tables = stacks.tables(samples, 10, cpu_ns)
+    assert tables["cpu_samples"] == 500 and tables["cpu_time_ms"] == 1200.0
+    assert [(r["name"], r["count"], r["total"]) for r in tables["cpu_self"]] == [
+        ("capbench.grinder.Hot.copy", 200, 900.0), ("capbench.grinder.Hot.grind", 300, 300.0)]
+    assert profile_facts.hottest(tables) == "75 % of 1.2 s of CPU time (500 samples) in capbench.grinder.Hot.copy"
+    # Without the CPU time, the samples are the weight.
+    plain = stacks.tables(samples, 10)
+    assert "cpu_time_ms" not in plain and plain["cpu_self"][0] == {"name": "capbench.grinder.Hot.grind",
+                                                                   "count": 300, "total": 300}

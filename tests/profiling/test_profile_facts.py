@@ -12,8 +12,8 @@ from load.kinds import KINDS
 from load.setting_fields import SettingsError
 from report.profiles import cited
 
-TABLES = {"cpu_samples": 400, "cpu_self": [{"name": "capbench.grinder.Grinder.grind", "count": 284}],
-          "cpu_application": [{"name": "capbench.web.GrindServlet.doGet", "count": 360}],
+TABLES = {"cpu_samples": 400, "cpu_self": [{"name": "capbench.grinder.Grinder.grind", "count": 284, "total": 284}],
+          "cpu_application": [{"name": "capbench.web.GrindServlet.doGet", "count": 360, "total": 360}],
           "monitors_ms": [{"name": "capbench.grinder.SynchronizedAllocatingGrinder", "count": 312, "total": 9812.0,
                            "largest": 95.0}],
           # A pool of one connection: the park's class is the pool's hand-off queue, its stack names the borrow.

@@ -185,11 +185,13 @@ def test_a_duets_section_shows_its_pairs_what_the_same_instants_allowed_and_the_
     html = build.build(run, KINDS["duet"].section).read_text()
     assert "What B spends more on than A (CPU samples, both at 320.0/s)" in html
     assert "A 150.0, B 210.5\n(3200 and 3190 requests)" in html and "these took 48.0 (A) and 67.1 (B)" in html
-    summary["duet"]["profile_difference"]["sampled_by"] = {"by": "async-profiler", "event": "cpu", "interval_us": 1666}
+    summary["duet"]["profile_difference"].update(
+        sampled_by={"by": "async-profiler", "event": "cpu", "interval_us": 1666}, unit="CPU ms")
     (run / "summary.json").write_text(json.dumps(summary))
     sampled = build.build(run, KINDS["duet"].section).read_text()
-    assert "async-profiler sampled both JVMs once every 1666 µs of CPU\ntime a thread used (cpu)" in sampled
-    assert "(48.0 samples a second\non A, 67.1 on B)" in sampled and "5 threads a tick" not in sampled
+    assert "What B spends more on than A (CPU ms, both at 320.0/s)" in sampled
+    assert "async-profiler sampled both JVMs at least 1666 µs of\nCPU time apart (cpu)" in sampled
+    assert "(48.0 samples a second on A, 67.1 on B)" in sampled and "5 threads a tick" not in sampled
     assert ('<td><code>capbench.grinder.Grinder.reverse</code></td><td class="num">≤3.0</td>\n'
             '<td class="num">41.2</td><td class="num">38.2</td>') in html and "none grew" in html
     assert "both slots offered 80 % of the lower capacity" in html and "<td>30.3</td>" in html
