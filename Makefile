@@ -17,7 +17,7 @@ OHA := .capbench/tools/oha/bin/oha
 JMX_AGENT_VERSION := 1.0.1
 JMX_AGENT := .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar
 # async-profiler's converter: flame graphs of the nodes' JFR recordings, drawn on this machine (profiling/).
-JFR_CONVERTER_VERSION := 4.1
+JFR_CONVERTER_VERSION := 4.2
 JFR_CONVERTER := .capbench/tools/jfr-converter/jfr-converter.jar
 # async-profiler's agent for the nodes' JVMs (their CPU profile: profiling/README.md), the converter's release.
 ASYNC_PROFILER := .capbench/tools/async-profiler/libasyncProfiler.so

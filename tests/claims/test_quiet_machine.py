@@ -92,3 +92,8 @@ def test_v3s_requests_wait_less_than_v1s(tmp_path):
     v3 = wait_per_request("v3", "capbench.grinder.ReusingGrinder")
     v1 = wait_per_request("v1", "capbench.grinder.SynchronizedAllocatingGrinder")
     assert v3 < v1, (v3, v1)
+    # Of the servlet's own monitors, v3's threads can only wait for one of its pool's ReusingGrinders.
+    servlets = {monitor for evidence in variants["v3"]["evidence"].values()
+                for dumps in evidence["thread_dumps"].values() for monitor in dumps["blocked_on"]
+                if monitor.startswith("capbench.")}
+    assert servlets <= {"capbench.grinder.ReusingGrinder"}, servlets
