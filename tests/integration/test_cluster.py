@@ -105,7 +105,15 @@ def test_requests_through_haproxy_reach_every_node_in_proportion_to_its_weight()
         expected = 60 * weights[node] / sum(weights.values())
         assert abs(counts[node] - expected) <= 3, \
             f"{dict(counts)} against weights {weights}; HAProxy's (up, admin, weight) before: {before}, " \
-            f"after: {servers_state()}; samples taken again (counts, DOWN transitions): {flapped}"
+            f"after: {servers_state()}; samples taken again (counts, DOWN transitions): {flapped}; " \
+            f"show stat's (slim, scur, stot, eweight) now: {session_limits()}"
+
+
+def session_limits() -> dict[str, tuple]:
+    """Per node, show stat's session limit (maxconn), current and total sessions and weight: a server at its
+    limit is skipped by the balancing, which would bend the shares."""
+    rows = haproxy.server_stats(haproxy.parse_stat(lb_api("show stat")))
+    return {node: (row.get("slim"), row.get("scur"), row.get("stot"), row.get("weight")) for node, row in rows.items()}
 
 
 def transitions_down() -> dict[str, int]:
