@@ -62,7 +62,7 @@ def it_down(env: dict[str, str] = IT_ENV) -> None:
 
 
 # A second cluster, for tests that need nothing of the first's state (integration/test_variants.py,
-# test_metrics.py, test_sessions.py, test_your_application.py, the freeze and the overload of test_faults.py): it
+# test_metrics.py, test_sessions.py, test_your_application.py, test_faults.py): it
 # runs on the other worker, beside the Swarm lab, so its minutes are not the first cluster's.
 IT2_ENV = {**IT_ENV, "COMPOSE_PROJECT_NAME": f"{PROJECT}2", "BENCH_NET_PREFIX": "10.89.2"}
 
