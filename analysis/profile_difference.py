@@ -1,8 +1,9 @@
 """What build B spends more on than build A, from two profiles recorded at the same instants at the same rate
 (a duet's, load/duet_profile.py): each method's CPU samples per thousand requests answered without an error
 status, B's against A's. Per request, because the two slots served the same offered rate but not always the same
-number of requests. async-profiler (the default) samples each JVM once every interval of CPU time its threads use,
-Java code or native, with one interval for both slots: a sample is the same CPU time on each. JFR's sampler
+number of requests. async-profiler (the default) samples each JVM's threads, Java code or native, at least one
+interval of CPU time apart (one interval for both slots), and each sample is weighed by the CPU time it stood for
+(one the quota delayed stands for more): the rows are then CPU ms. JFR's sampler
 (CPU_PROFILER=jfr) takes a thread running Java code every 10 ms, inside the JVM's CPU quota like the threads it
 samples, so its samples follow the CPU time the JVM gets too, with two limits: at most 5 threads a tick (500
 samples a second at 10 ms), so a JVM near that count is undercounted (each side's samples a second are given to

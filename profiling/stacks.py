@@ -65,13 +65,13 @@ def tables(text: str, top: int, cpu_ns: str | None = None) -> dict:
     than the interval), with cpu_time_ms the whole; else the samples again."""
     samples, counts = _counted(parse(text))
     out: dict = {"cpu_samples": samples, "cpu_ranked": samples >= MIN_TO_RANK}
-    weights = counts
+    weights: dict = counts
     if cpu_ns is not None:
-        whole_ns, weights = _counted(parse(cpu_ns))
+        whole_ns, by_ns = _counted(parse(cpu_ns))
         out["cpu_time_ms"] = round(whole_ns / 1e6, 1)
-    scale = 1e-6 if cpu_ns is not None else 1
+        weights = {key: {name: round(ns / 1e6, 3) for name, ns in counter.items()} for key, counter in by_ns.items()}
     for key, counter in counts.items():
-        weighed = {name: round(value * scale, 3) if scale != 1 else value for name, value in weights[key].items()}
-        ranked = sorted(counter, key=lambda name: (-weighed.get(name, 0), name))[:top]
-        out[key] = [{"name": name, "count": counter[name], "total": weighed.get(name, 0)} for name in ranked]
+        weight = weights[key]
+        ranked = sorted(counter, key=lambda name: (-weight.get(name, 0), name))[:top]
+        out[key] = [{"name": name, "count": counter[name], "total": weight.get(name, 0)} for name in ranked]
     return out
