@@ -13,11 +13,11 @@ import time
 from typing import Callable
 
 from analysis import profile_facts
-from hosts import cpu_profiler, jfr, jvm
+from hosts import cpu_profiler, jfr, jvm, thread_times
 from hosts.backend import ClusterError
 from hosts.topology import IN_ROTATION
 from load.progress import say
-from profiling import stacks as cpu_stacks, summary as read
+from profiling import stacks as cpu_stacks, summary as read, thread_time
 from rundata.records import StepRecord
 from rundata.run import RunRecord, node_cpus
 
@@ -85,11 +85,14 @@ def profile(bench, rate: float, nodes_of: dict[str, tuple[str, ...]],
             name = f"capbench-pair-{number + 1}"
             recording = _started(pids, name, problems) if phase == "profiled" else {}
             sampling: dict[str, dict] = {}
+            kept = phase == "profiled" and number == 0  # the recordings read
             try:
                 time.sleep(SETTLE_S)  # before either step: the two start alike
                 if phase == "profiled" and own.cpu == "async":
                     sampling = _sampling(bench, pids, problems)
+                started = _thread_times(recording if kept else {}, problems)
                 records = measure(phase)
+                ended = _thread_times({node: recording[node] for node in started}, problems)
             except BaseException:  # interrupted or failed: no recording left running on a node
                 for node, pid in recording.items():
                     _discarded(node, pid, name, problems)
@@ -100,9 +103,10 @@ def profile(bench, rate: float, nodes_of: dict[str, tuple[str, ...]],
                 pair[label][phase] = _step_figures(record)
             for label, nodes in nodes_of.items():
                 for node in (n for n in nodes if n in recording):
-                    if number == 0:
+                    if kept:
                         read_nodes[node] = _read_node(bench, node, recording[node], name, records[label],
-                                                      f"{label} at {rate:g}/s", problems, top, sampled.get(node))
+                                                      f"{label} at {rate:g}/s", problems, top, sampled.get(node),
+                                                      (started.get(node), ended.get(node)))
                     else:
                         _discarded(node, recording[node], name, problems)
         for label, figures in pair.items():
@@ -171,6 +175,17 @@ def _started(pids: dict[str, str], name: str, problems: list[tuple[str, str]]) -
     return started
 
 
+def _thread_times(pids: dict[str, str], problems: list[tuple[str, str]]) -> dict[str, tuple[float, str]]:
+    """Each node's JVM threads' CPU time and run delay now (hosts/thread_times.py)."""
+    found = {}
+    for node, pid in pids.items():
+        try:
+            found[node] = thread_times.read(node, pid)
+        except (ClusterError, OSError, subprocess.TimeoutExpired) as problem:
+            problems.append((node, f"no thread time: {problem}"))
+    return found
+
+
 def _discarded(node: str, pid: str, name: str, problems: list[tuple[str, str]]) -> None:
     try:
         jfr.discard(node, pid, name)
@@ -234,9 +249,10 @@ def _cpu_from_sampler(bench, stem: str, sampled: dict, out: dict, top: int) -> N
 
 
 def _read_node(bench, node: str, pid: str, name: str, step: StepRecord, title: str, problems: list[tuple[str, str]],
-               top: int, sampled: dict | None = None) -> dict:
+               top: int, sampled: dict | None = None, clock: tuple = (None, None)) -> dict:
     """One node's recording stopped and kept, read over the profiled step's window; its heap counted by class
-    (the load has stopped), the histogram's text kept beside the recording."""
+    (the load has stopped), the histogram's text kept beside the recording; its threads' time over the step from
+    clock (what _thread_times read before and after it, or None), the two readings kept beside it too."""
     stem = f"step-{step.step:03d}-{node}"
     window = (step.result.start_epoch, step.result.end_epoch)
     out: dict = {}
@@ -250,6 +266,9 @@ def _read_node(bench, node: str, pid: str, name: str, step: StepRecord, title: s
         jfr_cpu = stacks if sampled["by"] == "JFR" else None
         out["flame_graphs"] = read.flame_graphs(path, window, jfr_cpu, bench.paths.profiles, stem, f"{node}, {title}")
         _cpu_from_sampler(bench, stem, sampled, out, top)
+        if all(clock):
+            (bench.paths.profiles / f"{stem}-threads.txt").write_text(f"{clock[0][1]}\n\n{clock[1][1]}")
+            out["tables"].update(thread_time.table(clock[0][1], clock[1][1], clock[1][0] - clock[0][0], top))
         histogram = jfr.class_histogram(node, pid)
         (bench.paths.profiles / f"{stem}-histogram.txt").write_text(histogram)
         out["heap_holders"] = read.heap_holders(histogram)

@@ -20,7 +20,8 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass
 
-REQUEST_THREAD_PREFIX = "http-exec-"
+from profiling.names import REQUEST_THREAD_PREFIX
+
 _HEADER = re.compile(r'^"(?P<name>[^"]+)"')
 _STATE = re.compile(r"^\s+java\.lang\.Thread\.State: (?P<state>[A-Z_]+)")
 _OBJECT = r"<0x[0-9a-f]+> \(a (?P<cls>[^)]+)\)"

@@ -17,9 +17,17 @@ def profiled(monkeypatch, nodes_of: dict[str, tuple[str, ...]], pairs: int, refu
         log.append(f"start {name}")
         return {node: pid for node, pid in pids.items() if node not in refusing}
 
-    def read(bench, node, pid, name, record, title, problems, top, sampled=None):
-        log.append(f"read {node} {name} step {record.step} ({title}, {top} rows, CPU by {sampled['by']})")
+    def read(bench, node, pid, name, record, title, problems, top, sampled=None, clock=(None, None)):
+        log.append(f"read {node} {name} step {record.step} ({title}, {top} rows, CPU by {sampled['by']}, "
+                   f"threads {' to '.join(clock)})")
         return {"tables": {"cpu_samples": 10}}
+
+    readings = iter("abcdefgh")
+
+    def thread_times(pids, problems):
+        if pids:
+            log.append(f"threads of {' '.join(pids)}")
+        return {node: next(readings) for node in pids}
 
     def sampling(bench, pids, problems):
         log.append("sample " + " ".join(pids))
@@ -36,6 +44,7 @@ def profiled(monkeypatch, nodes_of: dict[str, tuple[str, ...]], pairs: int, refu
     monkeypatch.setattr(profile_step, "_read_node", read)
     monkeypatch.setattr(profile_step, "_sampling", sampling)
     monkeypatch.setattr(profile_step, "_sampled", sampled)
+    monkeypatch.setattr(profile_step, "_thread_times", thread_times)
     monkeypatch.setattr(profile_step.time, "sleep", lambda s: None)
 
     def measure(phase: str) -> dict:
@@ -54,11 +63,12 @@ def profiled(monkeypatch, nodes_of: dict[str, tuple[str, ...]], pairs: int, refu
 def test_a_duets_two_builds_are_recorded_in_the_same_steps_and_each_keeps_its_own_slot(monkeypatch):
     log, found = profiled(monkeypatch, {"A": ("node2",), "B": ("node1",)}, pairs=2)
     # The CPU sampler runs in every profiled step and no other, started after the settling pause, stopped before
-    # the recordings are read.
+    # the recordings are read; the threads' times are read just before and after the step whose recordings are.
     log_of_pair = ["sample node2 node1", "measure profiled", "samples of node2 node1 at 500/s"]
-    assert log == ["measure unprofiled", "start capbench-pair-1", *log_of_pair,
-                   "read node2 capbench-pair-1 step 3 (A at 500/s, 50 rows, CPU by async-profiler)",
-                   "read node1 capbench-pair-1 step 4 (B at 500/s, 50 rows, CPU by async-profiler)",
+    assert log == ["measure unprofiled", "start capbench-pair-1", "sample node2 node1", "threads of node2 node1",
+                   "measure profiled", "threads of node2 node1", "samples of node2 node1 at 500/s",
+                   "read node2 capbench-pair-1 step 3 (A at 500/s, 50 rows, CPU by async-profiler, threads a to c)",
+                   "read node1 capbench-pair-1 step 4 (B at 500/s, 50 rows, CPU by async-profiler, threads b to d)",
                    "start capbench-pair-2", *log_of_pair, "discard node2 capbench-pair-2",
                    "discard node1 capbench-pair-2", "measure unprofiled"]
     assert list(found["A"]["nodes"]) == ["node2"] and list(found["B"]["nodes"]) == ["node1"]
