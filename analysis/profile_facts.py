@@ -5,6 +5,7 @@ count, total, largest, by total)."""
 from __future__ import annotations
 
 from profiling.stacks import MIN_TO_RANK
+from profiling.thread_time import STARVED_SHARE
 
 OVERHEAD_SAID_PCT = 3.0  # a profile that cost more of the throughput says so
 
@@ -66,12 +67,37 @@ def longest_monitor(tables: dict) -> str | None:
     return _longest(tables, "monitors_ms", "blocked on the monitor of")
 
 
+def request_thread_time(tables: dict) -> str | None:
+    """Where the request threads' wall-clock time went, by the kernel's accounting (profiling/thread_time.py)."""
+    t = tables.get("request_threads")
+    if not t or t.get("run_delay_share") is None:
+        return None
+    return (f"{t['threads']} request threads over {t['seconds']:.1f} s: {t['cpu_s']:.1f} s on a CPU, "
+            f"{t['run_delay_s']:.1f} s runnable and waiting for one ({100 * t['run_delay_share']:.0f} % of the time "
+            f"they could run), {t['off_cpu_s']:.0f} s blocked, parked or idle")
+
+
 def starved_monitor(tables: dict) -> str | None:
-    """The monitor waited on longest on a node at its CPU quota: the quota deschedules a thread that holds it, and
-    every thread wanting it waits for the next period too, so the wait is the quota's as much as the lock's."""
+    """The monitor waited on longest on a node at its CPU quota, and whether its waits are the quota's or the
+    lock's: a thread holding a monitor runs or is runnable, so where runnable request threads waited for a CPU
+    longer than they ran on one (thread_time.STARVED_SHARE: the kernel's run delay), the holder was descheduled for
+    most of the time it held it. Without the kernel's figures: a holder may be, so the waits are starvation as
+    much as contention."""
     longest = longest_monitor(tables)
-    return (f"{longest}, while the quota was used up: a holder descheduled until the next period keeps the others "
-            "waiting, so these waits are CPU starvation as much as contention") if longest else None
+    if not longest:
+        return None
+    request = tables.get("request_threads") or {}
+    share = request.get("run_delay_share")
+    if share is None:
+        return (f"{longest}, while the quota was used up: a holder descheduled until the next period keeps the "
+                "others waiting, so these waits are CPU starvation as much as contention")
+    runnable = (f"runnable request threads waited for a CPU {100 * share:.0f} % of the time they could run "
+                f"({request['run_delay_s']:.1f} s against {request['cpu_s']:.1f} s on one)")
+    if share >= STARVED_SHARE:
+        return (f"{longest}, CPU-starved rather than lock-bound: the quota was used up and {runnable}, so the "
+                "monitor's holder was descheduled for most of the time it held it")
+    return (f"{longest}, the lock's own: the quota was used up, yet {runnable}, so the holder mostly ran while it "
+            "held the monitor")
 
 
 def longest_park(tables: dict) -> str | None:
@@ -95,14 +121,15 @@ def top_holder(tables: dict) -> str | None:
 
 def headline(tables: dict) -> str:
     """Everything above that the recording holds, in one line."""
-    found = [f(tables) for f in (hottest, hottest_application, longest_monitor, longest_park, top_allocation,
-                                 top_holder)]
+    found = [f(tables) for f in (hottest, hottest_application, longest_monitor, longest_park,
+                                 request_thread_time, top_allocation, top_holder)]
     return "; ".join(p for p in found if p) or "nothing recorded"
 
 
 # Which facts a bottleneck hint (analysis/hints.py's kinds) cites from the node's profile.
 CITED = {"cpu": (hottest, hottest_application), "throttled": (hottest, hottest_application, starved_monitor),
-         "lock": (longest_monitor, longest_park), "pool": (longest_park,), "gc": (top_allocation, top_holder)}
+         "lock": (longest_monitor, longest_park, request_thread_time), "pool": (longest_park,),
+         "gc": (top_allocation, top_holder)}
 
 
 def cite(kind: str, tables: dict | None) -> str | None:

@@ -103,15 +103,46 @@ def test_a_hint_cites_its_nodes_profile_and_only_its_own_kind_of_fact():
     assert cited([lock], None) == [lock]
 
 
-def test_a_monitor_waited_on_at_the_nodes_quota_is_cited_as_starvation_as_much_as_contention():
-    """v1 on half a core: the quota used up in 90 % of its periods and request threads blocked on the Grinder's
-    monitor, a holder descheduled with it held: the throttled hint names the monitor and says what the waits are."""
+def _request_threads(cpu_s: float, run_delay_s: float) -> dict:
+    return {"name": "request threads", "threads": 25, "seconds": 10.0, "cpu_s": cpu_s, "run_delay_s": run_delay_s,
+            "off_cpu_s": 250 - cpu_s - run_delay_s, "run_delay_share": round(run_delay_s / (cpu_s + run_delay_s), 3)}
+
+
+def test_a_monitor_at_the_quota_whose_holder_waits_for_a_cpu_more_than_it_runs_is_cpu_starved():
+    """v1 on half a core, the quota used up: request threads blocked on the Grinder's monitor while runnable ones
+    (the holder among them) waited 3 s for a CPU for every 1 s on one: the throttled hint calls it starvation."""
     throttled = Hint("throttled", "node1", "node1: CPU-throttled")
+    tables = {**TABLES, "request_threads": _request_threads(4.5, 13.5)}
+    [said] = cited([throttled], {"nodes": {"node1": {"tables": tables}}})
+    assert ("9.8 s blocked on the monitor of capbench.grinder.SynchronizedAllocatingGrinder (312 waits of 10 ms "
+            "or more), CPU-starved rather than lock-bound: the quota was used up and runnable request threads "
+            "waited for a CPU 75 % of the time they could run (13.5 s against 4.5 s on one), so the monitor's "
+            "holder was descheduled for most of the time it held it") in said.text
+
+
+def test_a_monitor_at_the_quota_whose_holder_runs_is_the_locks_own():
+    throttled = Hint("throttled", "node1", "node1: CPU-throttled")
+    [said] = cited([throttled], {"nodes": {"node1": {"tables": {**TABLES,
+                                                                "request_threads": _request_threads(8.0, 2.0)}}}})
+    assert ("9.8 s blocked on the monitor of capbench.grinder.SynchronizedAllocatingGrinder (312 waits of 10 ms "
+            "or more), the lock's own: the quota was used up, yet runnable request threads waited for a CPU 20 % "
+            "of the time they could run (2.0 s against 8.0 s on one), so the holder mostly ran while it held the "
+            "monitor") in said.text
+    # Without the kernel's figures, a holder at the quota may have been descheduled: both are said.
     [said] = cited([throttled], {"nodes": {"node1": {"tables": TABLES}}})
-    assert ("9.8 s blocked on the monitor of capbench.grinder.SynchronizedAllocatingGrinder (312 waits of 10 ms or "
-            "more), while the quota was used up: a holder descheduled until the next period keeps the others "
-            "waiting, so these waits are CPU starvation as much as contention") in said.text
-    assert profile_facts.starved_monitor({}) is None
+    assert ("(312 waits of 10 ms or more), while the quota was used up: a holder descheduled until the next period "
+            "keeps the others waiting, so these waits are CPU starvation as much as contention") in said.text
+    assert profile_facts.starved_monitor({}) is None and profile_facts.request_thread_time(TABLES) is None
+
+
+def test_a_lock_bound_node_cites_its_request_threads_time_without_a_verdict_on_the_quota():
+    """Not at its quota, a node's runnable threads wait for the host's CPU, if any: the figures, no starvation."""
+    lock = Hint("lock", "node1", "node1: lock-bound? 12 threads busy")
+    tables = {**TABLES, "request_threads": _request_threads(8.0, 2.0)}
+    [said] = cited([lock], {"nodes": {"node1": {"tables": tables}}})
+    assert ("25 request threads over 10.0 s: 8.0 s on a CPU, 2.0 s runnable and waiting for one (20 % of the time "
+            "they could run), 240 s blocked, parked or idle") in said.text
+    assert "starved" not in said.text and "quota" not in said.text
 
 
 def test_no_kind_without_a_default_profiles_unasked():
