@@ -23,7 +23,8 @@ def _in_mb(holders: list[dict] | None) -> list[dict]:
 
 def node_tables(tables: dict) -> dict:
     """One node's tables as the report shows them: CPU methods (the application's apart) with their share of the
-    CPU time the samples stood for (async-profiler's) or of the samples (JFR's), monitors and parks in ms, allocation classes with their share of the samples' weight, GC pauses,
+    CPU time the samples stood for (async-profiler's) or of the samples (JFR's), monitors and parks in ms, the
+    threads' time on and waiting for a CPU, allocation classes with their share of the samples' weight, GC pauses,
     exceptions with their stack, throttling, and the live objects sampled by what holds them (their share of
     those samples)."""
     samples = tables.get("cpu_samples") or 0
@@ -38,7 +39,8 @@ def node_tables(tables: dict) -> dict:
             "cpu_application_self": _share(tables.get("cpu_application_self") or [], cpu_whole),
             "ranked": profile_facts.ranked(tables), "min_to_rank": MIN_TO_RANK,
             "monitors": (tables.get("monitors_ms") or [])[:SHOWN], "parks": (tables.get("parks_ms") or [])[:SHOWN],
-            "idle_parks": tables.get("idle_parks"),
+            "idle_parks": tables.get("idle_parks"), "thread_time": (tables.get("thread_time") or [])[:SHOWN],
+            "thread_seconds": tables.get("thread_seconds"),
             "allocation": _share(allocation, allocated),
             "gc": tables.get("gc_pauses_ms") or [],
             "thrown": [*(tables.get("exceptions") or [])[:SHOWN], *(tables.get("errors") or [])[:SHOWN]],

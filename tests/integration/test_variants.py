@@ -160,6 +160,15 @@ def test_quick_bench_single_profiles_v1_at_its_capacity(second_cluster, tmp_path
     # themselves are tests/profiling's (the same dump command, by jcmd) and the findings' session runs.
     assert tables["old_objects"] >= sum(r["count"] for r in tables["held_by"])  # the top rows of all it sampled
     assert "blocked on the monitor of capbench.grinder.SynchronizedAllocatingGrinder" in done.stdout
+    # The kernel's account of the JVM's threads over the profiled step, read before and after it: Tomcat's request
+    # threads ran on a CPU, and each thread's time on one, waiting for one and off it adds up to the step.
+    request = tables["request_threads"]
+    assert request["threads"] >= 1 and request["cpu_s"] > 0 and request["seconds"] >= window_s - 1, request
+    accounted = request["cpu_s"] + request["run_delay_s"] + request["off_cpu_s"]
+    assert accounted == pytest.approx(request["threads"] * request["seconds"], rel=0.01), request
+    assert "request threads" in {r["name"] for r in tables["thread_time"]}
+    assert (run_dir / "profiles" / read["recording"].replace(".jfr", "-threads.txt")).is_file()
+    assert "request threads over" in done.stdout
     page = (run_dir / "report.html").read_text()
     assert "Profiles at capacity (JDK Flight Recorder, async-profiler)" in page
     assert f'href="profiles/{read["flame_graphs"]["cpu"]}"' in page and "cpu flame graph" in page
