@@ -1,4 +1,10 @@
 """The step's thread time from two readings of the kernel's per-thread accounting (profiling/thread_time.py)."""
+import os
+import subprocess
+import threading
+import time
+
+from hosts import thread_times
 from profiling import thread_time
 
 BEFORE = """/proc/7/task/7/comm:java
@@ -57,3 +63,43 @@ def test_a_tid_reused_by_another_thread_counts_from_zero_and_a_jvm_without_tomca
     plain = "\n".join(line for line in AFTER.splitlines() if "/task/3" not in line)
     assert thread_time.table(plain, plain, 10.0, top=10)["request_threads"] is None
     assert thread_time.parse("not a line\n/proc/x/task/y/comm:a\n/proc/7/task/8/schedstat:1 x 2\n") == {}
+
+
+def test_this_machines_kernel_counts_a_busy_threads_cpu_time_between_two_readings(monkeypatch):
+    """hosts/thread_times.py's command run here on this test's own process: a thread named as a request thread
+    that spins 0.3 s of CPU is found with that time (and the readings parse as the kernel writes them)."""
+    class ThisMachine:
+        def exec(self, node, argv, check=True, timeout=None):
+            return subprocess.run(argv, capture_output=True, check=check, timeout=timeout)
+
+    monkeypatch.setattr(thread_times, "backend", ThisMachine)
+    go, done, named, release = (threading.Event() for _ in range(4))
+
+    def spin():
+        with open(f"/proc/self/task/{threading.get_native_id()}/comm", "w") as comm:
+            comm.write("http-exec-1")  # the kernel's name for the thread, as a JVM sets its threads'
+        named.set()
+        go.wait()
+        until = time.thread_time() + 0.3
+        while time.thread_time() < until:
+            pass
+        done.set()
+        release.wait()  # alive at the second reading
+
+    worker = threading.Thread(target=spin)
+    worker.start()
+    named.wait(timeout=30)
+    try:
+        before = thread_times.read("here", str(os.getpid()))
+        go.set()
+        done.wait(timeout=30)
+        after = thread_times.read("here", str(os.getpid()))
+    finally:
+        go.set()
+        release.set()
+        worker.join(timeout=30)
+    found = thread_time.table(before[1], after[1], after[0] - before[0], top=50)
+    request = found["request_threads"]
+    assert request is not None, found["thread_time"]
+    assert request["threads"] == 1 and 0.29 <= request["cpu_s"] <= 0.6, request
+    assert after[0] > before[0]
