@@ -22,6 +22,10 @@ JFR_CONVERTER := .capbench/tools/jfr-converter/jfr-converter.jar
 # async-profiler's agent for the nodes' JVMs (their CPU profile: profiling/README.md), the converter's release.
 ASYNC_PROFILER := .capbench/tools/async-profiler/libasyncProfiler.so
 JUNIT_XSD := .capbench/tools/junit/junit-10.xsd
+# Tomcat's migration tool: a WAR built for javax.servlet converted to jakarta.servlet before it is staged
+# (APP_MIGRATE, cluster/app.sh), run on this machine.
+JAKARTA_MIGRATION_VERSION := 1.0.12
+JAKARTA_MIGRATION := .capbench/tools/jakartaee-migration/jakartaee-migration.jar
 # Where the cluster runs: compose (containers here), vagrant (VMs, see Vagrantfile) or swarm (a stack on a
 # Docker Swarm of several machines, placed by the hosts file: hosts/swarm_hosts.py). Unset, the one whose hosts
 # are running (a VM of the Vagrantfile, or the stack on the swarm), else compose; everything below gets it.
@@ -47,7 +51,7 @@ setup: ## install what is missing (Docker, Compose, base image, Python tools, oh
 $(WAR): $(WEBAPP_SOURCES)
 	cd webapp && mvn -B -q -DskipTests package
 
-$(VENV)/.installed: requirements.txt requirements-test.txt | $(JFR_CONVERTER) $(ASYNC_PROFILER)
+$(VENV)/.installed: requirements.txt requirements-test.txt | $(JFR_CONVERTER) $(ASYNC_PROFILER) $(JAKARTA_MIGRATION)
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-test.txt
 	touch $@
@@ -64,6 +68,15 @@ $(JUNIT_XSD): requirements-test.txt | $(VENV)/.installed
 $(JFR_CONVERTER): Makefile
 	mvn -B -q dependency:copy -Dartifact=tools.profiler:jfr-converter:$(JFR_CONVERTER_VERSION) \
 		-Dmdep.stripVersion=true -DoutputDirectory=$(@D)
+	touch $@
+
+# The tool with its dependencies inside (the "shaded" jar), so that `java -jar` runs it alone.
+$(JAKARTA_MIGRATION): Makefile
+	@rm -rf $(@D) && mkdir -p $(@D)/jar
+	mvn -B -q dependency:copy \
+		-Dartifact=org.apache.tomcat:jakartaee-migration:$(JAKARTA_MIGRATION_VERSION):jar:shaded \
+		-DoutputDirectory=$(@D)/jar
+	mv $(@D)/jar/jakartaee-migration-$(JAKARTA_MIGRATION_VERSION)-shaded.jar $@ && rm -rf $(@D)/jar
 	touch $@
 
 # Maven Central serves the agent inside a jar, one library per platform: the nodes' is linux-x64's.

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # A user's application on the nodes (cluster/app.env: APP_WAR, APP_CONTEXT, APP_HEALTH, APP_JAVA_OPTS), made ready
 # before `make up` touches the cluster:
-#   app.sh stage     the WAR copied into .capbench/app/ (app.war, its sha256, the context), where the node image
+#   app.sh stage     the WAR copied into .capbench/app/ (app.war, its sha256, the context; a WAR built for
+#                    javax.servlet converted to jakarta.servlet first, APP_MIGRATE), where the node image
 #                    with the application (cluster/images/node-app.Dockerfile) and the VMs (vagrant/up.sh) take it
 #   app.sh image     stage, then capbench-node-app built from capbench-node, only when the WAR, its context or the
 #                    node image changed; a trial node of it, alone, must deploy the application and answer
 #                    APP_HEALTH before the nodes may run it (compose/up.sh, hosts/swarm.py, before they re-create any)
+#   app.sh prepare WAR OUT
+#                    WAR as the nodes' Tomcat can run it (stage's step): converted when built for javax.servlet
 #   app.sh build WAR one build of the application for a duet's slot (DUET_B="WAR=…", load/duet.py): the same
 #                    staging, image and trial for WAR, in .capbench/app-builds/SHA/ and capbench-node-app:SHA (SHA:
 #                    the first 16 digits of its sha256), whose name is printed; the context and health path are
@@ -33,16 +36,51 @@ write_if_changed() {
 
 stage() {
     [ -n "${APP_WAR-}" ] || return 0
-    local sha
-    sha=$(sha256sum "$APP_WAR" | cut -d' ' -f1)
+    local source
+    source="$(sha256sum "$APP_WAR" | cut -d' ' -f1) APP_MIGRATE=$APP_MIGRATE"
     mkdir -p "$staged"
-    if [ "$(cat "$staged/sha256" 2>/dev/null)" != "$sha" ] || [ ! -f "$staged/app.war" ]; then
-        cp "$APP_WAR" "$staged/app.war.tmp"
+    if [ "$(cat "$staged/source" 2>/dev/null)" != "$source" ] || [ ! -f "$staged/app.war" ]; then
+        rm -f "$staged/migrated" "$staged/source"
+        prepare "$APP_WAR" "$staged/app.war.tmp"
+        [ ! -f "$staged/app.war.tmp.migrated" ] || mv "$staged/app.war.tmp.migrated" "$staged/migrated"
         mv "$staged/app.war.tmp" "$staged/app.war"
-        say "staged $APP_WAR (sha256 ${sha:0:16}) for /${APP_CONTEXT#ROOT}"
+        printf '%s\n' "$source" >"$staged/source"
+        say "staged $APP_WAR (sha256 ${source:0:16}) for /${APP_CONTEXT#ROOT}"
     fi
-    write_if_changed "$staged/sha256" "$sha"
+    write_if_changed "$staged/sha256" "$(sha256sum "$staged/app.war" | cut -d' ' -f1)"
     write_if_changed "$staged/context" "$APP_CONTEXT"
+}
+
+# prepare WAR OUT: OUT is WAR as the nodes' Tomcat 10.1 can run it. A WAR built for javax.servlet
+# (cluster/javax_war.py says why) is converted to jakarta.servlet by Tomcat's migration tool (APP_MIGRATE=auto;
+# off refuses it, exit 2), and OUT.migrated then holds the converted file's sha256; any other is copied. The
+# tool's default profile converts what Tomcat itself provides (servlet, JSP, EL, WebSocket, JASPIC), so the
+# application's other javax packages stay as they are.
+prepare() {
+    local war=$1 out=$2 why status=0 tool=$root/.capbench/tools/jakartaee-migration/jakartaee-migration.jar started
+    local output
+    rm -f "$out.migrated"
+    why=$(python3 "$root/cluster/javax_war.py" "$war") || status=$?
+    if [ "$status" -eq 1 ]; then
+        cp "$war" "$out"
+        return 0
+    fi
+    [ "$status" -eq 0 ] || { say "APP_WAR='$war' could not be read as a zip"; exit 2; }
+    if [ "$APP_MIGRATE" != auto ]; then
+        say "APP_WAR='$war' is built for javax.servlet ($why), which Tomcat 10.1 cannot run; APP_MIGRATE=auto" \
+            "converts it to jakarta.servlet at make up (now APP_MIGRATE=$APP_MIGRATE)"
+        exit 2
+    fi
+    [ -f "$tool" ] || { say "$tool is missing: make setup fetches it"; exit 1; }
+    started=$(date +%s)
+    if ! output=$(java -jar "$tool" "$war" "$out" 2>&1); then
+        echo "$output" | tail -n 20 >&2
+        say "APP_WAR='$war': Tomcat's migration tool could not convert it from javax to jakarta"
+        exit 2
+    fi
+    sha256sum "$out" | cut -d' ' -f1 >"$out.migrated"
+    say "APP_WAR='$war' is built for javax.servlet ($why): converted to jakarta.servlet by Tomcat's migration" \
+        "tool in $(( $(date +%s) - started )) s (sha256 $(cut -c1-16 "$out.migrated"))"
 }
 
 # The derived image carries what it was built from in a label: the node image's ID, the WAR's sha256, the context.
@@ -171,6 +209,7 @@ refuse() {
 
 case ${1:-} in
     stage) stage ;;
+    prepare) prepare "${2:?usage: $0 prepare WAR OUT}" "${3:?usage: $0 prepare WAR OUT}" ;;
     image)
         [ -n "${APP_WAR-}" ] || exit 0
         stage
@@ -187,5 +226,5 @@ case ${1:-} in
         stage
         image
         echo "$CAPBENCH_NODE_IMAGE" ;;
-    *) echo "usage: $0 stage | image | build WAR" >&2; exit 2 ;;
+    *) echo "usage: $0 stage | image | build WAR | prepare WAR OUT" >&2; exit 2 ;;
 esac

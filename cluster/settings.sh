@@ -230,8 +230,10 @@ check_app() {
             "- . _ ~ / ? = & % : @ + , (no spaces or quotes), like /examples/index.html"
     fi
     check_app_java_opts
-    # Unset where a node's provisioning checks the application it installs (only the machine that starts it waits).
+    # Unset where a node's provisioning checks the application it installs (only the machine that starts it waits,
+    # and stages it: converted there, if at all).
     [ -z "${APP_START_S+set}" ] || check_int APP_START_S 1 3600
+    [ -z "${APP_MIGRATE+set}" ] || check_choice APP_MIGRATE auto off
 }
 
 # start_s CPUS: APP_START_S for a node of CPUS (0: no quota), scaled by 0.5 / CPUS below half a core.

@@ -37,11 +37,24 @@ def war_sha256(path: str) -> str:
     return digest.hexdigest()
 
 
+STAGED_APP = ROOT / ".capbench" / "app"  # cluster/app.sh stage's
+
+
 def with_application(settings: dict[str, str]) -> dict[str, str]:
     """The settings with the application's content named (APP_SHA256) when the cluster runs one: its path says
-    nothing of what the file held when the run deployed it (make gate, make baseline)."""
+    nothing of what the file held when the run deployed it (make gate, make baseline); and where the nodes run
+    it converted from javax to jakarta (cluster/app.sh's migrate), the converted WAR's (APP_MIGRATED_SHA256)."""
     war = settings.get("APP_WAR")
-    return {**settings, "APP_SHA256": war_sha256(war)} if war else settings
+    if not war:
+        return settings
+    sha = war_sha256(war)
+    named = {**settings, "APP_SHA256": sha}
+    try:
+        source = (STAGED_APP / "source").read_text().split()
+        migrated = (STAGED_APP / "migrated").read_text().strip()
+    except OSError:
+        return named
+    return {**named, "APP_MIGRATED_SHA256": migrated} if source[:1] == [sha] else named
 
 
 def profile_name() -> str:

@@ -186,6 +186,12 @@ def test_a_start_time_that_is_not_whole_seconds_is_refused(value):
         f"capbench: APP_START_S='{value}' is not allowed: use an integer from 1 to 3600"]
 
 
+@pytest.mark.parametrize("value", ["yes", "on", ""])
+def test_a_migration_setting_other_than_auto_or_off_is_refused(value):
+    assert refused({"APP_MIGRATE": value}) == [
+        f"capbench: APP_MIGRATE='{value}' is not allowed: use one of auto off"]
+
+
 def test_the_start_time_is_scaled_for_a_quota_under_half_a_core_and_tomcat_named_when_it_runs_out():
     script = ('source cluster/settings.sh; APP_START_S=90; start_s 0.3; start_s 0.5; start_s 0; '
               'tomcat_doing "$(printf "a\\nDeploying web application archive [/w/shop.war]\\n")" 150; '
