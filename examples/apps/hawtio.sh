@@ -13,48 +13,15 @@
 # commands): the policy added here (WEB-INF/classes/jolokia-access.xml, where Jolokia looks by default) allows
 # only reading: the version, reads, searches and listings, by GET.
 set -euo pipefail
+# shellcheck source=examples/apps/maven_central.sh
+source "$(dirname "$0")/maven_central.sh"
 out=${1:?usage: $0 OUT.war}
 version=4.2.0
-repo=${MAVEN_REPO:-https://repo.maven.apache.org/maven2}
-url=$repo/io/hawt/hawtio-war/$version/hawtio-war-$version.war
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-curl -fsS --retry 2 -o "$work/hawtio.war" "$url" || { echo "capbench: could not download $url" >&2; exit 1; }
-expected=$(curl -fsS --retry 2 "$url.sha1" | cut -c1-40) || { echo "capbench: could not download $url.sha1" >&2; exit 1; }
-actual=$(sha1sum "$work/hawtio.war" | cut -c1-40)
-[ "$actual" = "$expected" ] || { echo "capbench: $url: SHA-1 $actual, Maven Central says $expected" >&2; exit 1; }
+maven_get "io/hawt/hawtio-war/$version/hawtio-war-$version.war" "$work/hawtio.war"
 mkdir -p "$(dirname "$out")"
 
-python3 - "$work/hawtio.war" "$out" <<'PY'
-import shutil
-import sys
-import zipfile
-from pathlib import Path
-
-POLICY = """<?xml version="1.0" encoding="UTF-8"?>
-<!-- Added by capbench's examples/apps/hawtio.sh: Jolokia answers reads only, by GET. -->
-<restrict>
-  <http>
-    <method>get</method>
-  </http>
-  <commands>
-    <command>version</command>
-    <command>read</command>
-    <command>search</command>
-    <command>list</command>
-  </commands>
-</restrict>
-"""
-source, out = Path(sys.argv[1]), Path(sys.argv[2])
-tmp = out.with_name(out.name + ".tmp")
-with zipfile.ZipFile(source) as war, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as copy:
-    if "WEB-INF/classes/jolokia-access.xml" in war.namelist():
-        sys.exit(f"{source}: already has a WEB-INF/classes/jolokia-access.xml")
-    for item in war.infolist():
-        with war.open(item) as data, copy.open(item, "w") as target:
-            shutil.copyfileobj(data, target)
-    copy.writestr("WEB-INF/classes/jolokia-access.xml", POLICY)
-tmp.replace(out)
-PY
+python3 "$(dirname "$0")/jolokia_read_only.py" "$work/hawtio.war" "$out"
 echo "capbench: $out: Hawtio $version from Maven Central (SHA-1 checked), Jolokia read-only"
