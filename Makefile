@@ -120,10 +120,10 @@ images: artifacts ## build the five images (only when what they are built from c
 	@docker image inspect $(IMAGE_NAMES) >/dev/null 2>&1 || rm -f $(IMAGES_BUILT)
 	@$(MAKE) --no-print-directory $(IMAGES_BUILT)
 
-# With no application (APP_WAR empty), so the nodes' build is capbench-node's own: cluster/app.sh builds the image with
+# With no application (APP_WAR and APP_JAR empty), so the nodes' build is capbench-node's own: cluster/app.sh builds the image with
 # an application from it, at make up.
 $(IMAGES_BUILT): $(IMAGE_INPUTS) $(WAR) $(OHA) $(JMX_AGENT) $(ASYNC_PROFILER)
-	@APP_WAR= $(COMPOSE) --progress quiet build
+	@APP_WAR= APP_JAR= $(COMPOSE) --progress quiet build
 	@touch $@
 
 up: ## start the cluster with the current settings and wait until every service is healthy

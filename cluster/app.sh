@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A user's application on the nodes (cluster/app.env: APP_WAR, APP_CONTEXT, APP_HEALTH, APP_JAVA_OPTS), made ready
-# before `make up` touches the cluster:
+# A user's application on the nodes (cluster/app.env: APP_WAR or APP_JAR, APP_CONTEXT, APP_HEALTH, APP_JAVA_OPTS),
+# made ready before `make up` touches the cluster:
 #   app.sh stage     the WAR copied into .capbench/app/ (app.war, its sha256, the context; a WAR built for
 #                    javax.servlet converted to jakarta.servlet first, APP_MIGRATE), where the node image
 #                    with the application (cluster/images/node-app.Dockerfile) and the VMs (vagrant/up.sh) take it
@@ -13,8 +13,9 @@
 #                    staging, image and trial for WAR, in .capbench/app-builds/SHA/ and capbench-node-app:SHA (SHA:
 #                    the first 16 digits of its sha256), whose name is printed; the context and health path are
 #                    APP_CONTEXT and APP_HEALTH, which both builds share
-# Without APP_WAR both do nothing: the nodes run capbench-node with the Grinder at /. Exit 2 when the application
-# is refused (a bad setting, or a WAR that does not deploy: its Tomcat log lines are shown), 1 when Docker fails.
+# An executable JAR (APP_JAR) is staged and tried the same way (no conversion, no Grinder beside it). Without
+# APP_WAR or APP_JAR both do nothing: the nodes run capbench-node with the Grinder at /. Exit 2 when the
+# application is refused (a bad setting, or one that does not start: its log lines are shown), 1 when Docker fails.
 set -euo pipefail
 # shellcheck source=cluster/load-settings.sh
 source "$(dirname "${BASH_SOURCE[0]}")/load-settings.sh"
@@ -35,12 +36,13 @@ write_if_changed() {
 }
 
 stage() {
+    [ -z "${APP_JAR-}" ] || { stage_jar; return 0; }
     [ -n "${APP_WAR-}" ] || return 0
     local source
     source="$(sha256sum "$APP_WAR" | cut -d' ' -f1) APP_MIGRATE=$APP_MIGRATE"
     mkdir -p "$staged"
     if [ "$(cat "$staged/source" 2>/dev/null)" != "$source" ] || [ ! -f "$staged/app.war" ]; then
-        rm -f "$staged/migrated" "$staged/source"
+        rm -f "$staged/migrated" "$staged/source" "$staged/app.jar" "$staged/kind"
         prepare "$APP_WAR" "$staged/app.war.tmp"
         [ ! -f "$staged/app.war.tmp.migrated" ] || mv "$staged/app.war.tmp.migrated" "$staged/migrated"
         mv "$staged/app.war.tmp" "$staged/app.war"
@@ -49,6 +51,23 @@ stage() {
     fi
     write_if_changed "$staged/sha256" "$(sha256sum "$staged/app.war" | cut -d' ' -f1)"
     write_if_changed "$staged/context" "$APP_CONTEXT"
+}
+
+# stage_jar: the executable JAR copied into .capbench/app/ as it is (app.jar, its sha256), with what it is
+# (kind: cluster/app_jar.py's line, which tomcat-conf/run-jar.sh reads to start it).
+stage_jar() {
+    local source
+    source="$(sha256sum "$APP_JAR" | cut -d' ' -f1) jar"
+    mkdir -p "$staged"
+    if [ "$(cat "$staged/source" 2>/dev/null)" != "$source" ] || [ ! -f "$staged/app.jar" ]; then
+        rm -f "$staged/app.war" "$staged/context" "$staged/migrated" "$staged/source"
+        cp "$APP_JAR" "$staged/app.jar.tmp"
+        mv "$staged/app.jar.tmp" "$staged/app.jar"
+        printf '%s\n' "$source" >"$staged/source"
+        say "staged $APP_JAR (sha256 ${source:0:16}) to run on the nodes in Tomcat's place"
+    fi
+    write_if_changed "$staged/sha256" "$(sha256sum "$staged/app.jar" | cut -d' ' -f1)"
+    write_if_changed "$staged/kind" "$(python3 "$root/cluster/app_jar.py" "$staged/app.jar")"
 }
 
 # prepare WAR OUT: OUT is WAR as the nodes' Tomcat 10.1 can run it. A WAR built for javax.servlet
@@ -91,7 +110,7 @@ image() {
     local base wanted built started output
     base=$(docker image inspect --format '{{.Id}}' "$BASE_IMAGE" 2>/dev/null) \
         || { say "image $BASE_IMAGE is not built: run make images"; exit 1; }
-    wanted="$base $(cat "$staged/sha256") $APP_CONTEXT"
+    wanted="$base $(cat "$staged/sha256") ${APP_JAR:+jar}${APP_JAR:-$APP_CONTEXT}"
     built=$(docker image inspect --format '{{index .Config.Labels "capbench.app"}}' "$CAPBENCH_NODE_IMAGE" \
         2>/dev/null || true)
     if [ "$built" = "$wanted" ]; then
@@ -106,7 +125,7 @@ image() {
         say "building $CAPBENCH_NODE_IMAGE failed"
         exit 1
     fi
-    say "built $CANDIDATE with $(basename "$APP_WAR") in $(( $(date +%s) - started )) s"
+    say "built $CANDIDATE with $(basename "${APP_JAR:-$APP_WAR}") in $(( $(date +%s) - started )) s"
     trial "$CANDIDATE"
     docker tag "$CANDIDATE" "$CAPBENCH_NODE_IMAGE"
     docker rmi "$CANDIDATE" >/dev/null
@@ -114,19 +133,21 @@ image() {
 
 # A trial node: one container of the new image alone, with node1's settings, on a network of its own that is
 # internal (nothing else on it, no route out). It must answer APP_HEALTH and the Grinder's /capbench/health 200
-# within TRIAL_S, else the application is refused with what Tomcat logged, and the cluster is not touched. It is
+# (a JAR's node has no Grinder: APP_HEALTH alone) within TRIAL_S, else the application is refused with what Tomcat logged, and the cluster is not touched. It is
 # asked at its address on that network, not on loopback, so an application that admits only local clients
 # (a RemoteAddrValve or RemoteCIDRValve in its context.xml) is refused here as HAProxy's checks would find it.
 # Passed once for an image and its settings, it is not run again (.capbench/app/trial-passed).
 # trial IMAGE
 trial() {
     local image=$1 passed want name address started status=000 grinder=000 serving_since= key env_args=() doing
-    want="$(docker image inspect --format '{{.Id}}' "$image") $APP_HEALTH $APP_JAVA_OPTS"
+    local app="APP_WAR='${APP_WAR-}'"
+    [ -z "${APP_JAR-}" ] || app="APP_JAR='$APP_JAR'"
+    want="$(docker image inspect --format '{{.Id}}' "$image") $APP_HEALTH $APP_JAVA_OPTS ${APP_JAR_ARGS-}"
     want+=" $NODE1_HEAP $NODE1_GC $NODE1_MEM $NODE1_CPUS"
     passed=$staged/trial-passed
     [ "$(cat "$passed" 2>/dev/null)" = "$want" ] && return 0
     # The node's environment, as compose.yaml gives it (every tunable; sessions not replicated: no peers).
-    for key in $(settings_keys "$root/tomcat-conf/tunables.env") APP_JAVA_OPTS APP_HEALTH; do
+    for key in $(settings_keys "$root/tomcat-conf/tunables.env") APP_JAVA_OPTS APP_JAR_ARGS APP_HEALTH; do
         env_args+=(--env "$key")
     done
     name=capbench-app-trial-$$
@@ -144,31 +165,40 @@ trial() {
     say "a trial node of $image: waiting up to $TRIAL_S s for $APP_HEALTH"
     while :; do
         if [ "$(docker inspect --format '{{.State.Running}}' "$name")" != true ]; then
-            refuse "APP_WAR='$APP_WAR': the trial node stopped (exit $(docker inspect --format \
+            refuse "$app: the trial node stopped (exit $(docker inspect --format \
                 '{{.State.ExitCode}}' "$name")) after $(( $(date +%s) - started )) s" "$name"
         fi
         status=$(http_status "$name" "$address" "$APP_HEALTH")
-        grinder=$(http_status "$name" "$address" "$GRINDER_PATH/health")
+        if [ -n "${APP_JAR-}" ]; then
+            grinder=200  # none: the JAR's server serves from its first answer on
+        else
+            grinder=$(http_status "$name" "$address" "$GRINDER_PATH/health")
+        fi
         if [ "$status" = 200 ] && [ "$grinder" = 200 ]; then
             break
         fi
-        # Tomcat opens its connector only once every application is deployed: from the Grinder's first answer on,
-        # the application's is its own, and another status after SETTLE_S more is its answer, not a slow start.
-        if [ "$grinder" = 200 ] && [ -z "$serving_since" ]; then
+        # Tomcat opens its connector only once every application is deployed: from the Grinder's first answer on
+        # (a JAR's first answer of any status), the application's is its own, and another status after SETTLE_S
+        # more is its answer, not a slow start.
+        if [ "$grinder" = 200 ] && [ "$status" != 000 ] && [ -z "$serving_since" ]; then
             serving_since=$(date +%s)
         fi
         if [ -n "$serving_since" ] && [ $(( $(date +%s) - serving_since )) -ge "$SETTLE_S" ]; then
-            refuse "APP_HEALTH=$APP_HEALTH answered $status, not 200, on a trial node whose Tomcat had served for" \
+            refuse "APP_HEALTH=$APP_HEALTH answered $status, not 200, on a trial node whose server had served for" \
                 "$SETTLE_S s: use a path of the application that answers 200" "$name"
         fi
         # Tomcat keeps running when an application fails to start (the path then answers 404): its log says so.
         if docker logs "$name" 2>&1 | grep -qE 'startup failed due to previous errors|Error (deploying|during) web application'; then
-            refuse "APP_WAR='$APP_WAR' failed to deploy on a trial node" "$name"
+            refuse "$app failed to deploy on a trial node" "$name"
         fi
         if [ $(( $(date +%s) - started )) -ge "$TRIAL_S" ]; then
-            doing=$(tomcat_doing "$(docker logs "$name" 2>&1)" "$TRIAL_S")
+            if [ -n "${APP_JAR-}" ]; then
+                doing="the JAR had not answered on port 8080 after $TRIAL_S s"
+            else
+                doing=$(tomcat_doing "$(docker logs "$name" 2>&1)" "$TRIAL_S")
+            fi
             if [ "$status" = 000 ]; then
-                refuse "APP_WAR='$APP_WAR' did not start on a trial node with node1's $NODE1_CPUS CPU within" \
+                refuse "$app did not start on a trial node with node1's $NODE1_CPUS CPU within" \
                     "$TRIAL_S s: $doing; give it longer with APP_START_S (now $APP_START_S)" "$name"
             fi
             if [ "$status" != 200 ]; then
@@ -189,17 +219,17 @@ http_status() {
     docker exec "$1" curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://$2:8080$3" 2>/dev/null || true
 }
 
-# refuse WHY… CONTAINER: the reason, the trial node's Tomcat lines that say what went wrong, exit 2 (the trap
-# removes the container and its network).
+# refuse WHY… CONTAINER: the reason, the trial node's log lines (Tomcat's, or the JAR's) that say what went wrong,
+# exit 2 (the trap removes the container and its network).
 refuse() {
     local name=${*: -1} lines
     say "${*:1:$#-1}"
     lines=$(docker logs "$name" 2>&1 | grep -E 'SEVERE|Exception|Caused by' | tail -n 20 || true)
     if [ -n "$lines" ]; then
-        echo "---- the trial node's Tomcat log (SEVERE, exceptions; the last 20 lines):" >&2
+        echo "---- the trial node's log (SEVERE, exceptions; the last 20 lines):" >&2
         echo "$lines" >&2
     else
-        echo "---- the trial node's Tomcat log (the last 10 lines):" >&2
+        echo "---- the trial node's log (the last 10 lines):" >&2
         docker logs "$name" 2>&1 | tail -n 10 >&2 || true
     fi
     docker rmi "$CANDIDATE" >/dev/null 2>&1 || true  # a refused build is not kept
@@ -211,7 +241,7 @@ case ${1:-} in
     stage) stage ;;
     prepare) prepare "${2:?usage: $0 prepare WAR OUT}" "${3:?usage: $0 prepare WAR OUT}" ;;
     image)
-        [ -n "${APP_WAR-}" ] || exit 0
+        [ -n "${APP_WAR-}${APP_JAR-}" ] || exit 0
         stage
         image ;;
     build)

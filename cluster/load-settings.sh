@@ -44,12 +44,16 @@ fi
 export DATA_NET_PREFIX=${DATA_NET_PREFIX-}
 # With an application (APP_WAR) the nodes run an image of their own, built from the node image with the
 # application in it (cluster/app.sh), and the Grinder moves from / to /capbench (cluster/provision/node.sh): where
-# the harness finds its /info, /health and /grind is GRINDER_PATH. What the health checks ask: APP_HEALTH, by
+# the harness finds its /info, /health and /grind is GRINDER_PATH. With an executable JAR (APP_JAR) the nodes run it
+# instead of Tomcat, and there is no Grinder (GRINDER_PATH=none). What the health checks ask: APP_HEALTH, by
 # default the Grinder's /health without an application and the application's root with one.
 if [ -n "${APP_WAR-}" ]; then
     CAPBENCH_NODE_IMAGE=capbench-node-app:latest GRINDER_PATH=/$APP_CONTEXT_RESERVED
     [ "${APP_CONTEXT-}" = ROOT ] && app_root=/ || app_root=/${APP_CONTEXT-}/
     APP_HEALTH=${APP_HEALTH:-$app_root}
+elif [ -n "${APP_JAR-}" ]; then
+    CAPBENCH_NODE_IMAGE=capbench-node-app:latest GRINDER_PATH=none
+    APP_HEALTH=${APP_HEALTH:-/}
 else
     CAPBENCH_NODE_IMAGE=capbench-node:latest GRINDER_PATH=
     APP_HEALTH=${APP_HEALTH:-/health}
@@ -70,7 +74,8 @@ fi
 # The database admits every node's whole pool: one PostgreSQL process per connection, within compose.yaml's
 # pids_limit (1024) with room for PostgreSQL's own and pmcd's. With an application a node has two pools of
 # DB_POOL_SIZE: the Grinder's (HikariCP, which opens its connections when the node starts) and the DataSource
-# Tomcat offers the application (tomcat-conf/render-config.sh).
+# Tomcat offers the application (tomcat-conf/render-config.sh). A JAR (APP_JAR) has its own pool alone, counted
+# as one of DB_POOL_SIZE (HikariCP's default size, as DB_POOL_SIZE's).
 DB_MAX_CONNECTIONS=0 pools_per_node=1
 [ -z "${APP_WAR-}" ] || pools_per_node=2
 [[ ${DB_POOL_SIZE-} =~ ^[1-9][0-9]{0,2}$ ]] \

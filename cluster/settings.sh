@@ -184,13 +184,19 @@ check_net_prefix() {
 # The application's JVM options (cluster/app.env): catalina.sh passes JAVA_OPTS through eval, so each option is
 # held to characters that the shell reads as themselves (no quoting, expansion, redirection or globbing).
 check_app_java_opts() {
-    local value=${APP_JAVA_OPTS-} option options
-    read -r -a options <<<"$value"  # split at spaces, never globbed
-    for option in "${options[@]}"; do
-        if ! [[ $option =~ ^[A-Za-z0-9_.:=+,/@%-]+$ ]]; then
-            settings_error "APP_JAVA_OPTS='$value' is not allowed: use JVM options separated by spaces, each of" \
-                "letters, digits and - _ . : = + , / @ % only (no quotes, \$, backticks, ; & | or other shell" \
-                "characters: Tomcat's start script evaluates them)"
+    check_words APP_JAVA_OPTS "JVM options"
+}
+
+# check_words KEY WHAT: KEY's value is WHAT separated by spaces, each of characters no shell or start script
+# (catalina.sh evaluates JAVA_OPTS) reads as anything but text.
+check_words() {
+    local key=$1 what=$2 value=${!1-} word words
+    read -r -a words <<<"$value"  # split at spaces, never globbed
+    for word in "${words[@]}"; do
+        if ! [[ $word =~ ^[A-Za-z0-9_.:=+,/@%-]+$ ]]; then
+            settings_error "$key='$value' is not allowed: use $what separated by spaces, each of letters, digits" \
+                "and - _ . : = + , / @ % only (no quotes, \$, backticks, ; & | or other shell characters: the" \
+                "nodes' start scripts evaluate them)"
             return 0
         fi
     done
@@ -229,11 +235,64 @@ check_app() {
         settings_error "APP_HEALTH='$health' is not allowed: use a path starting with /, of letters, digits and" \
             "- . _ ~ / ? = & % : @ + , (no spaces or quotes), like /examples/index.html"
     fi
+    check_app_jar "$war"
     check_app_java_opts
     # Unset where a node's provisioning checks the application it installs (only the machine that starts it waits,
     # and stages it: converted there, if at all).
     [ -z "${APP_START_S+set}" ] || check_int APP_START_S 1 3600
     [ -z "${APP_MIGRATE+set}" ] || check_choice APP_MIGRATE auto off
+}
+
+# check_app_jar WAR: APP_JAR, an executable JAR the nodes run instead of Tomcat (tomcat-conf/run-jar.sh): one
+# application a node, a JAR java -jar starts (cluster/app_jar.py reads its manifest), its arguments, and the
+# tunables it can take.
+check_app_jar() {
+    local war=$1 jar=${APP_JAR-} found status=0
+    check_words APP_JAR_ARGS "arguments for the JAR"
+    [ -n "$jar" ] || return 0
+    if [ -n "$war" ]; then
+        settings_error "APP_WAR and APP_JAR are both set ('$war', '$jar'): a node runs one application; set one and" \
+            "leave the other empty"
+    elif [ -d "$jar" ] || [ ! -e "$jar" ]; then
+        settings_error "APP_JAR='$jar' is not allowed: it is not a file; use the path of an executable .jar on this" \
+            "machine, or leave it empty for none"
+    elif [ ! -r "$jar" ]; then
+        settings_error "APP_JAR='$jar' is not allowed: it cannot be read; use a .jar file this user can read"
+    else
+        found=$(python3 "$(dirname "${BASH_SOURCE[0]}")/app_jar.py" "$jar") || status=$?
+        if [ "$status" -ne 0 ]; then
+            settings_error "APP_JAR='$jar' is not allowed: $found; use an executable JAR (one java -jar starts)"
+        else
+            check_jar_tunables "${found%% *}"
+        fi
+    fi
+}
+
+# check_jar_tunables KIND: each tunable that a JAR of KIND (spring-boot, or main: any other) cannot take, refused by
+# name when it differs from tomcat-conf/tunables.env's default. A Spring Boot JAR takes the connector's settings as
+# its server.tomcat.* properties (tomcat-conf/run-jar.sh); any other server has its own names for them, and the
+# database pool and the session replication are Tomcat's, which a JAR does not run.
+check_jar_tunables() {
+    local kind=$1 key default value why
+    while IFS='=' read -r key default; do
+        [[ $key =~ ^[A-Z][A-Z0-9_]*$ ]] || continue
+        value=${!key-}
+        [ "$value" != "$default" ] || continue
+        case $kind:$key in
+            spring-boot:TOMCAT_PROTOCOL) why="Spring Boot's embedded Tomcat runs NIO only (capbench passes no other)" ;;
+            spring-boot:TOMCAT_SESSION_REPLICATION | main:TOMCAT_SESSION_REPLICATION)
+                why="session replication is the Tomcat nodes' cluster, which a JAR does not run" ;;
+            spring-boot:TOMCAT_*) continue ;;
+            main:TOMCAT_*)
+                why="a JAR that is not Spring Boot's takes no connector settings from capbench: pass its server's own"
+                why+=" in APP_JAR_ARGS" ;;
+            *:DB_*)
+                why="the database pool is the Tomcat nodes' DataSource; a JAR brings its own pool (for Spring Boot:"
+                why+=" APP_JAR_ARGS=--spring.datasource.hikari.maximum-pool-size=N)" ;;
+            *) continue ;;
+        esac
+        settings_error "$key=$value is not allowed with APP_JAR='$APP_JAR': $why"
+    done <"$(dirname "${BASH_SOURCE[0]}")/../tomcat-conf/tunables.env"
 }
 
 # start_s CPUS: APP_START_S for a node of CPUS (0: no quota), scaled by 0.5 / CPUS below half a core.

@@ -41,13 +41,14 @@ STAGED_APP = ROOT / ".capbench" / "app"  # cluster/app.sh stage's
 
 
 def with_application(settings: dict[str, str]) -> dict[str, str]:
-    """The settings with the application's content named (APP_SHA256) when the cluster runs one: its path says
-    nothing of what the file held when the run deployed it (make gate, make baseline); and where the nodes run
-    it converted from javax to jakarta (cluster/app.sh's migrate), the converted WAR's (APP_MIGRATED_SHA256)."""
-    war = settings.get("APP_WAR")
-    if not war:
+    """The settings with the application's content named (APP_SHA256) when the cluster runs one (a WAR or an
+    executable JAR): its path says nothing of what the file held when the run deployed it (make gate, make
+    baseline); and where the nodes run it converted from javax to jakarta (cluster/app.sh's migrate), the converted
+    WAR's (APP_MIGRATED_SHA256)."""
+    application = settings.get("APP_WAR") or settings.get("APP_JAR")
+    if not application:
         return settings
-    sha = war_sha256(war)
+    sha = war_sha256(application)
     named = {**settings, "APP_SHA256": sha}
     try:
         source = (STAGED_APP / "source").read_text().split()
@@ -64,5 +65,23 @@ def profile_name() -> str:
 @functools.cache
 def grinder_path() -> str:
     """Where the Grinder's /info, /health and /grind are on each node: "" (at /), or "/capbench" when a user's
-    application takes the nodes' other paths (APP_WAR; cluster/load-settings.sh decides). Read once a process."""
-    return cluster_settings().get("GRINDER_PATH", "")
+    application takes the nodes' other paths (APP_WAR; cluster/load-settings.sh decides). Read once a process.
+    Nodes that run an executable JAR (APP_JAR) have no Grinder: ask has_grinder() first."""
+    path = cluster_settings().get("GRINDER_PATH", "")
+    return "" if path == NO_GRINDER else path
+
+
+NO_GRINDER = "none"  # cluster/load-settings.sh's GRINDER_PATH on nodes that run an executable JAR
+
+
+@functools.cache
+def has_grinder() -> bool:
+    """Whether the nodes run the Grinder (at / or beside a WAR); not on nodes that run an executable JAR. Read
+    once a process."""
+    return cluster_settings().get("GRINDER_PATH", "") != NO_GRINDER
+
+
+def routing_path() -> str:
+    """A path every node answers 200, for the routing checks (the balancer names the node that answered): the
+    Grinder's /info, or the application's APP_HEALTH on nodes without it."""
+    return f"{grinder_path()}/info" if has_grinder() else cluster_settings().get("APP_HEALTH", "/")

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from hosts.cluster_settings import SettingsRefused, cluster_settings
+from hosts.cluster_settings import NO_GRINDER, SettingsRefused, cluster_settings
 from hosts.topology import LOAD_HOSTS
 from load.bench_settings import SettingsError, check_for_driver
 from load.drivers import find_wrk2
@@ -71,7 +71,11 @@ def checked(closed_loop: bool = False, environ: dict[str, str] | None = None, ki
     settings = read_settings(environ)
     if kind is not None:
         refuse_what_the_kind_cannot_run(kind, settings)
-    cluster_settings()
+    cluster = cluster_settings()
+    if cluster.get("GRINDER_PATH") == NO_GRINDER and settings.user_scenario is None:
+        raise SettingsError(f"WORKLOAD='{settings.workload}' cannot run on nodes that run an executable JAR "
+                            f"(APP_JAR='{cluster.get('APP_JAR')}'): its requests ask the Grinder, which they do not "
+                            "have; give your application's requests in a SCENARIO_FILE")
     driver, wrk2_local = choose_driver(settings, environ, closed_loop)
     return check_for_driver(settings, driver.name), driver, wrk2_local
 

@@ -11,6 +11,7 @@ idle cluster:
   which neither a JIT nor the node's CPU quota nor another process holding the core stretches. The nodes'
   median of it is what tells one machine from another (analysis/calibration.py);
 - the load host times a fixed CPU probe of its own (hashing 64 MB).
+Nodes that run an executable JAR (APP_JAR) have no Grinder: only the CPU probes run there.
 All of it goes into run.json and summary.json, and from there into the history, where runs whose calibrations
 differ are flagged (report/)."""
 from __future__ import annotations
@@ -23,7 +24,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from hosts.backend import ClusterError, backend
-from hosts.cluster_settings import grinder_path
+from hosts.cluster_settings import grinder_path, has_grinder
 from load.progress import say
 
 PROBE_VARIANT, PROBE_LEVEL = "v1-nosync", 13
@@ -51,7 +52,7 @@ def probe_script(nodes: tuple[str, ...]) -> str:
     PROBE_CALLS calls over one connection, each answer on a line after the node's name; then the load probe's
     runs, each after "load"."""
     parts = []
-    for node in nodes:
+    for node in nodes if has_grinder() else ():  # nodes that run an executable JAR: the CPU probe alone
         url = f"http://{node}:8080{grinder_path()}/grind?variant={PROBE_VARIANT}&level={PROBE_LEVEL}"
         urls = " ".join([f"'{url}'"] * PROBE_CALLS)
         parts.append(f"curl -sS --max-time 10 -w '\\n' {urls} | sed -n 's/^{{/{node} {{/p'")
@@ -75,6 +76,9 @@ def parse_probe(text: str, nodes: tuple[str, ...]) -> tuple[dict[str, float | No
                 pass
     per_node = {}
     for node, values in times.items():
+        if not has_grinder():
+            per_node[node] = None
+            continue
         if len(values) != PROBE_CALLS:
             say(f"warning: calibration of {node}: {len(values)} of {PROBE_CALLS} calls answered")
         per_node[node] = round(statistics.median(values[-MEASURED_CALLS:]), 3) if len(values) == PROBE_CALLS else None
@@ -134,7 +138,10 @@ def calibrate(host, nodes: tuple[str, ...]) -> dict:
     calls = ", ".join(f"{node} {ms} ms" for node, ms in per_node.items())
     probes = ", ".join(f"{node} {ms} ms" for node, ms in cpu.items())
     say(f"calibration: {calls} per call; CPU probe {probes}; load host {load_ms} ms")
-    if grinder_path():
+    if not has_grinder():
+        say("  (no ms per call: nodes that run an executable JAR have no Grinder to time; the CPU probe tells "
+            "machines apart)")
+    elif grinder_path():
         say("  (the ms per call are the Grinder's, beside your application: they say nothing of what your requests "
             "cost; the CPU probe tells machines apart)")
     return result

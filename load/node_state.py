@@ -30,6 +30,10 @@ def before_search(mode: str, label: str, nodes: tuple[str, ...]) -> dict:
     for node in nodes:
         try:
             held = jvm.sessions(node, expire=mode == "expire", collect=True)
+        except jvm.NoGrinder as missing:
+            # Nothing on the node can end its sessions: the search runs, and says it starts with what they hold.
+            state["nodes"][node] = {"unread": str(missing)}
+            continue
         except (ClusterError, ValueError) as problem:
             if mode == "expire":
                 raise
@@ -37,7 +41,11 @@ def before_search(mode: str, label: str, nodes: tuple[str, ...]) -> dict:
             continue
         state["nodes"][node] = {"active": held.get("active"), "expired": held.get("expired"),
                                 **live_heap(held), "contexts": contexts(held)}
-    if mode == "expire":
+    if mode == "expire" and any("unread" in s for s in state["nodes"].values()):
+        say(f"warning: {label}'s search starts with the sessions its nodes hold: STATE_BETWEEN=expire ends them "
+            "through the Grinder, which nodes running an executable JAR do not have (STATE_BETWEEN=restart starts "
+            "it on fresh JVMs)")
+    elif mode == "expire":
         ended = {node: s["expired"] for node, s in state["nodes"].items()}
         if any(ended.values()):
             say(f"state: {label}'s search starts with no sessions: ended "

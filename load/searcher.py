@@ -8,7 +8,7 @@ import time
 
 from hosts import haproxy
 from hosts.backend import ClusterError
-from hosts.cluster_settings import grinder_path
+from hosts.cluster_settings import grinder_path, has_grinder, routing_path
 from hosts.topology import IN_ROTATION, NODES
 from load import node_state
 from load.capacity_search import find_capacity
@@ -78,10 +78,10 @@ class Searcher:
         nodes_in = IN_ROTATION[target]
         haproxy.set_rotation(nodes_in)
         haproxy.wait_until_up(nodes_in)
-        # One user through first (warm-up), which also shows where HAProxy sends the traffic. A user's application
-        # (APP_WAR) does not name the node that answered; the Grinder's /info beside it does.
+        # One user through first (warm-up), which also shows where HAProxy sends the traffic; beside a user's
+        # application, a path every node answers (the Grinder's /info, or a JAR's APP_HEALTH).
         settings = self.steps.settings
-        url = (f"http://lb:8080{grinder_path()}/info" if grinder_path()
+        url = (f"http://lb:8080{routing_path()}" if grinder_path() or not has_grinder()
                else f"{target_url('lb', settings)}&user={user_ids(1)[0]}")
         seen = self.host.nodes_answering(url, max(settings.session_requests, 4 * len(nodes_in)))
         for again in range(2):

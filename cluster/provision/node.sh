@@ -51,7 +51,9 @@ install_files() {
     # The default context is written at each start (render-config.sh: whether sessions are replicated).
     ln -sfn ../temp/context.xml "$base/conf/context.xml"
     install_webapps "$src"
-    install -m 755 "$src/tomcat-conf/run-tomcat.sh" "$src/tomcat-conf/render-config.sh" /opt/capbench/bin/
+    install -m 755 "$src/tomcat-conf/run-tomcat.sh" "$src/tomcat-conf/run-jar.sh" "$src/tomcat-conf/render-config.sh" \
+        /opt/capbench/bin/
+    install -m 644 "$src/tomcat-conf/node-start.sh" /opt/capbench/bin/
     install -m 644 "$src/cluster/settings.sh" /opt/capbench/lib/
     # JVM and Tomcat metrics for PCP: the Prometheus JMX exporter agent (fetched from Maven Central by make)
     # and what it exposes (metrics/jmx-exporter.yaml).
@@ -62,8 +64,9 @@ install_files() {
     install_pcp_host node tomcat "$src"
 }
 
-# install_webapps SRC: the WARs Tomcat deploys. Without an application staged in SRC/.capbench/app (app.war and
-# context, written by cluster/app.sh), the Grinder alone, at /. With one, the application at its context (Tomcat's
+# install_webapps SRC: the WARs Tomcat deploys. With an executable JAR staged in SRC/.capbench/app (app.jar and
+# its kind, written by cluster/app.sh), that JAR alone. Without an application staged there (app.war and
+# context), the Grinder alone, at /. With one, the application at its context (Tomcat's
 # file name: shop/v2 → shop#v2.war, ROOT → /) and the Grinder at /capbench, where the harness still asks its
 # /info, /health and /grind. Whatever was deployed before is replaced (a VM provisioned again). webapps/ stays
 # root's: Tomcat (user tomcat) reads the WARs, never writes there (unpackWARs=false, server.xml). With an
@@ -72,7 +75,15 @@ install_webapps() {
     local src=$1 webapps=/opt/capbench/tomcat/webapps conf=/opt/capbench/tomcat/conf app=$1/.capbench/app context
     local lib=/opt/capbench/tomcat/lib
     find "$webapps" -maxdepth 1 -name '*.war' -delete
-    rm -f "$conf/web.xml" "$lib/postgresql.jar"
+    rm -f "$conf/web.xml" "$lib/postgresql.jar" /opt/capbench/app/app.jar /opt/capbench/app/kind
+    if [ -f "$app/app.jar" ]; then
+        # An executable JAR runs in Tomcat's place (tomcat-conf/run-jar.sh): no WAR, no Grinder.
+        install -d -m 755 /opt/capbench/app
+        install -m 644 "$app/app.jar" "$app/kind" /opt/capbench/app/
+        echo "capbench: node application: the executable JAR $(cut -d' ' -f1 "$app/kind") ($(cut -c1-16 "$app/sha256"))," \
+            "no Grinder"
+        return 0
+    fi
     if [ ! -f "$app/app.war" ]; then
         install -m 644 "$src/webapp/target/grinder.war" "$webapps/ROOT.war"
         echo "capbench: node webapps: the Grinder at /"

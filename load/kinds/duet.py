@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from analysis import duet_common, duet_verdict, same_instant
 from hosts import haproxy
 from hosts.backend import ClusterError, backend
-from hosts.cluster_settings import grinder_path
+from hosts.cluster_settings import routing_path
 from hosts.topology import NODES, node_port
 from load import duet_profile, profile_step
 from load.duet import RE_CREATED, SLOTS, Build, Twins, build, build_rule, node_problems
@@ -171,7 +171,7 @@ class Duet(Kind):
         """Both slots in rotation, the other nodes out; each slot's own port answered by its node alone."""
         haproxy.set_rotation(SLOTS)
         for node in SLOTS:
-            url = f"http://lb:{node_port(node)}{grinder_path()}/info"
+            url = f"http://lb:{node_port(node)}{routing_path()}"
             # A slot just re-created can look UP and then fail its next checks while HAProxy learns its new
             # address, and a port's requests go to the other node while it is down (CI of ef4691c: port 8102's 4
             # to node1 right after node2 was re-created): asked again once it is UP, a wrong route stays wrong.

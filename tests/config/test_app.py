@@ -104,7 +104,7 @@ def test_java_options_with_shell_characters_are_refused(options):
     assert refused({"APP_JAVA_OPTS": f"-Xss1m {options}"}) == [
         f"capbench: APP_JAVA_OPTS='-Xss1m {options}' is not allowed: use JVM options separated by spaces, each of "
         "letters, digits and - _ . : = + , / @ % only (no quotes, $, backticks, ; & | or other shell characters: "
-        "Tomcat's start script evaluates them)"]
+        "the nodes' start scripts evaluate them)"]
 
 
 def test_every_bad_app_setting_is_reported_at_once(tmp_path):

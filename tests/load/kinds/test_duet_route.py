@@ -15,7 +15,7 @@ def routed(monkeypatch, answers: list[dict]) -> list[str]:
     asked: list[str] = []
     monkeypatch.setattr(duet.haproxy, "set_rotation", lambda nodes: None)
     monkeypatch.setattr(duet.haproxy, "wait_until_up", lambda nodes: asked.append("wait until up"))
-    monkeypatch.setattr(duet, "grinder_path", lambda: "")
+    monkeypatch.setattr(duet, "routing_path", lambda: "/info")
     monkeypatch.setattr(duet.time, "sleep", lambda s: None)
     replies = iter(answers)
 

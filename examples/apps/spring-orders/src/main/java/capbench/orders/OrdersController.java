@@ -1,0 +1,40 @@
+package capbench.orders;
+
+import java.util.List;
+import java.util.Map;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * {@code GET /accounts/{id}/orders?limit=N}: the account's latest orders and their total, one indexed query on
+ * the seeded {@code orders} table (db/schema.sql); {@code GET /ping}: an answer that asks nothing of the database,
+ * for the balancer's health checks.
+ */
+@RestController
+public class OrdersController {
+
+    private static final int MAX_LIMIT = 100;
+
+    private final JdbcTemplate jdbc;
+
+    public OrdersController(JdbcTemplate jdbc) {
+        this.jdbc = jdbc;
+    }
+
+    @GetMapping("/ping")
+    public Map<String, String> ping() {
+        return Map.of("status", "ok");
+    }
+
+    @GetMapping("/accounts/{id}/orders")
+    public Map<String, Object> orders(@PathVariable int id, @RequestParam(defaultValue = "10") int limit) {
+        int rows = Math.max(1, Math.min(limit, MAX_LIMIT));
+        List<Map<String, Object>> orders = jdbc.queryForList(
+                "SELECT id, amount, note FROM orders WHERE account_id = ? ORDER BY id DESC LIMIT ?", id, rows);
+        long total = orders.stream().mapToLong(order -> ((Number) order.get("amount")).longValue()).sum();
+        return Map.of("account", id, "orders", orders, "total", total);
+    }
+}

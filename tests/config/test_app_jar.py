@@ -1,0 +1,118 @@
+"""An executable JAR on the nodes (APP_JAR): what it is, read from its manifest (cluster/app_jar.py); every bad
+APP_JAR setting refused before anything starts, with one line naming it; and the settings it resolves: the node
+image with an application, no Grinder, the application's root as its health path."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from conftest import ROOT, run
+from hosts.cluster_settings import cluster_settings
+from hosts.jvm import info_from_metrics
+from test_app import LOAD_SETTINGS, refused, war
+
+INSPECT = [sys.executable, str(ROOT / "cluster" / "app_jar.py")]
+SPRING = "Manifest-Version: 1.0\r\nMain-Class: org.springframework.boot.loader.launch.JarLauncher\r\n" \
+         "Start-Class: capbench.orders.OrdersApplication\r\nSpring-Boot-Version: 3.5.7\r\n\r\n"
+
+
+def jar(path, manifest: str | None = "Manifest-Version: 1.0\nMain-Class: shop.Main\n\n"):
+    with zipfile.ZipFile(path, "w") as archive:
+        if manifest is not None:
+            archive.writestr("META-INF/MANIFEST.MF", manifest)
+        archive.writestr("shop/Main.class", b"\xca\xfe\xba\xbe")
+    return path
+
+
+def inspect(path) -> subprocess.CompletedProcess:
+    return subprocess.run([*INSPECT, str(path)], capture_output=True, text=True, timeout=30)
+
+
+def test_a_spring_boot_jar_and_a_plain_one_are_told_apart_by_their_manifest(tmp_path):
+    assert inspect(jar(tmp_path / "spring.jar", SPRING)).stdout == "spring-boot 3.5.7\n"
+    assert inspect(jar(tmp_path / "plain.jar")).stdout == "main shop.Main\n"
+    # A long class name is wrapped at 72 bytes, its rest on lines that start with a space.
+    wrapped = "Main-Class: org.example.a.very.long.package.name.that.goes.on.and.on.and.o\n n.Main\n\n"
+    assert inspect(jar(tmp_path / "wrapped.jar", wrapped)).stdout == \
+        "main org.example.a.very.long.package.name.that.goes.on.and.on.and.on.Main\n"
+
+
+@pytest.mark.parametrize("manifest, why", [
+    (None, "it has no META-INF/MANIFEST.MF"),
+    ("Manifest-Version: 1.0\n\nName: shop/\nMain-Class: shop.Main\n",
+     "its META-INF/MANIFEST.MF names no Main-Class, so java -jar cannot start it")])
+def test_a_jar_without_a_main_class_is_no_runnable_jar(tmp_path, manifest, why):
+    done = inspect(jar(tmp_path / "lib.jar", manifest))
+    assert (done.returncode, done.stdout) == (1, why + "\n")
+
+
+def test_a_file_that_is_not_a_zip_cannot_be_read(tmp_path):
+    (tmp_path / "text.jar").write_text("not a zip")
+    assert inspect(tmp_path / "text.jar").returncode == 2
+
+
+def test_a_war_and_a_jar_together_are_refused(tmp_path):
+    app_war, app_jar = war(tmp_path / "shop.war"), jar(tmp_path / "shop.jar")
+    assert refused({"APP_WAR": str(app_war), "APP_JAR": str(app_jar)}) == [
+        f"capbench: APP_WAR and APP_JAR are both set ('{app_war}', '{app_jar}'): a node runs one application; set "
+        "one and leave the other empty"]
+
+
+def test_a_missing_jar_or_one_without_a_main_class_is_refused(tmp_path):
+    assert refused({"APP_JAR": str(tmp_path / "none.jar")}) == [
+        f"capbench: APP_JAR='{tmp_path / 'none.jar'}' is not allowed: it is not a file; use the path of an "
+        "executable .jar on this machine, or leave it empty for none"]
+    library = jar(tmp_path / "lib.jar", "Manifest-Version: 1.0\n\n")
+    assert refused({"APP_JAR": str(library)}) == [
+        f"capbench: APP_JAR='{library}' is not allowed: its META-INF/MANIFEST.MF names no Main-Class, so java -jar "
+        "cannot start it; use an executable JAR (one java -jar starts)"]
+
+
+def test_a_connector_setting_a_plain_jar_cannot_take_is_refused_by_name(tmp_path):
+    plain = jar(tmp_path / "plain.jar")
+    assert refused({"APP_JAR": str(plain), "TOMCAT_MAX_THREADS": "50"}) == [
+        f"capbench: TOMCAT_MAX_THREADS=50 is not allowed with APP_JAR='{plain}': a JAR that is not Spring Boot's "
+        "takes no connector settings from capbench: pass its server's own in APP_JAR_ARGS"]
+
+
+def test_a_spring_boot_jar_takes_the_connectors_threads_but_not_another_protocol_or_the_tomcat_pool(tmp_path):
+    spring = str(jar(tmp_path / "spring.jar", SPRING))
+    settings = cluster_settings({"APP_JAR": spring, "TOMCAT_MAX_THREADS": "50", "TOMCAT_ACCEPT_COUNT": "10"})
+    assert (settings["TOMCAT_MAX_THREADS"], settings["TOMCAT_ACCEPT_COUNT"]) == ("50", "10")
+    lines = refused({"APP_JAR": spring, "TOMCAT_PROTOCOL": "nio2", "DB_POOL_SIZE": "20"})
+    assert [line.split(" is not allowed")[0] for line in lines] == ["capbench: TOMCAT_PROTOCOL=nio2",
+                                                                    "capbench: DB_POOL_SIZE=20"], lines
+    assert "Spring Boot's embedded Tomcat runs NIO only" in lines[0]
+    assert "APP_JAR_ARGS=--spring.datasource.hikari.maximum-pool-size=N" in lines[1]
+
+
+def test_jar_arguments_with_shell_characters_are_refused():
+    assert refused({"APP_JAR_ARGS": "--port 8080 --x=$(id)"}) == [
+        "capbench: APP_JAR_ARGS='--port 8080 --x=$(id)' is not allowed: use arguments for the JAR separated by "
+        "spaces, each of letters, digits and - _ . : = + , / @ % only (no quotes, $, backticks, ; & | or other "
+        "shell characters: the nodes' start scripts evaluate them)"]
+
+
+def test_with_a_jar_the_nodes_run_the_application_image_without_a_grinder(tmp_path):
+    plain = str(jar(tmp_path / "plain.jar"))
+    settings = cluster_settings({"APP_JAR": plain, "APP_JAR_ARGS": "--port 8080"})
+    assert (settings["GRINDER_PATH"], settings["APP_HEALTH"], settings["APP_JAR_ARGS"]) == ("none", "/", "--port 8080")
+    script = 'source cluster/load-settings.sh && echo "$CAPBENCH_NODE_IMAGE"'
+    assert run(["bash", "-c", script], env={"APP_JAR": plain}).stdout.strip() == "capbench-node-app:latest"
+    assert run(LOAD_SETTINGS, env={"APP_JAR": plain, "APP_HEALTH": "/actuator/health"}).returncode == 0
+
+
+def test_a_node_without_the_grinder_is_described_by_the_metrics_agent():
+    """The JMX exporter's lines as a node's agent serves them (a Serial collector, 320 MB of heap)."""
+    text = ('jvm_gc_collection_seconds_count{gc="Copy"} 19\n'
+            'jvm_gc_collection_seconds_count{gc="MarkSweepCompact"} 83\n'
+            'jvm_memory_max_bytes{area="heap"} 3.244032E8\njvm_memory_max_bytes{area="nonheap"} -1.0\n'
+            'jvm_runtime_info{runtime="OpenJDK Runtime Environment",vendor="Debian",version="17.0.21+2"} 1\n')
+    info = info_from_metrics(text)
+    assert (info["gc"], info["gc_collectors"], info["heap_max_bytes"]) == ("Serial", "Copy, MarkSweepCompact",
+                                                                          324403200)
+    assert info["java_version"] == "17.0.21+2"
+    assert info_from_metrics("")["gc"] is None
