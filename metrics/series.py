@@ -43,8 +43,11 @@ def labels(instance: str) -> dict[str, str]:
 
 
 def application_deployed(series: Series, metric: str) -> bool:
-    """Whether the nodes ran a user's application (APP_WAR): the Grinder then sits beside it at HARNESS_CONTEXT."""
-    return any(labels(instance).get("module") == HARNESS_CONTEXT for (name, instance) in series if name == metric)
+    """Whether the nodes ran a user's application: a WAR (APP_WAR), the Grinder then beside it at HARNESS_CONTEXT;
+    or an executable JAR with an embedded Tomcat (APP_JAR), whose servlets are all its own (no grind servlet)."""
+    instances = [labels(instance) for (name, instance) in series if name == metric]
+    return (any(found.get("module") == HARNESS_CONTEXT for found in instances)
+            or (bool(instances) and not any(found.get("servlet") == "grind" for found in instances)))
 
 
 def serving_servlets(series: Series, metric: str):

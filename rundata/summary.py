@@ -193,10 +193,12 @@ def serving_nodes(host_metrics: dict | None) -> dict[str, dict]:
     servers = ((host_metrics or {}).get("lb") or {}).get("servers") or {}
 
     def served(host: str, figures: dict) -> bool:
-        if figures.get("app_requests_per_s") is None:
-            return any(figures.get(f"{servlet}_requests_per_s") for servlet in workload.SERVLETS)
+        grinder = [figures.get(f"{servlet}_requests_per_s") for servlet in workload.SERVLETS]
+        if figures.get("app_requests_per_s") is None and any(count is not None for count in grinder):
+            return any(grinder)
+        # A user's application, or a JAR whose server Tomcat's MBeans do not count (none on an embedded Jetty).
         if servers:
             return bool((servers.get(host) or {}).get("responses_per_s"))
-        return bool(figures["app_requests_per_s"])
+        return bool(figures.get("app_requests_per_s"))
 
     return {host: figures for host, figures in node_figures(host_metrics).items() if served(host, figures)}

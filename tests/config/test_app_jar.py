@@ -8,11 +8,11 @@ import sys
 import zipfile
 
 import pytest
+from test_app import LOAD_SETTINGS, refused, war
 
 from conftest import ROOT, run
 from hosts.cluster_settings import cluster_settings
 from hosts.jvm import info_from_metrics
-from test_app import LOAD_SETTINGS, refused, war
 
 INSPECT = [sys.executable, str(ROOT / "cluster" / "app_jar.py")]
 SPRING = "Manifest-Version: 1.0\r\nMain-Class: org.springframework.boot.loader.launch.JarLauncher\r\n" \

@@ -1,6 +1,7 @@
 """summary.json's rules: the host figures at a target's capacity, and which steps belong to a search."""
 from __future__ import annotations
 
+from metrics.series import application_deployed
 from rundata.summary import Summary, metrics_at, of_label, serving_nodes
 from step_records import a_step
 
@@ -52,3 +53,15 @@ def test_the_nodes_that_served_are_those_the_workload_or_the_balancer_counted_re
     app = {**nodes, "lb": {"servers": {"node1": {"responses_per_s": 3026.9}, "node2": {"responses_per_s": 0.0}}}}
     assert list(serving_nodes(app)) == ["node1"]
     assert list(serving_nodes(nodes)) == ["node1", "node2"]  # the balancer not monitored: every node with requests
+    # An executable JAR on an embedded Jetty: no Tomcat counts at all, the balancer's alone.
+    jetty = {node: {"grind_requests_per_s": None, "app_requests_per_s": None} for node in ("node1", "node2")}
+    jetty["lb"] = {"servers": {"node1": {"responses_per_s": 900.0}, "node2": {"responses_per_s": 0.0}}}
+    assert list(serving_nodes(jetty)) == ["node1"]
+
+
+def test_a_jars_embedded_tomcat_is_an_application_and_the_grinder_alone_is_not():
+    metric = "openmetrics.capbench.tomcat_servlet_requestcount_total"
+    spring = {(metric, '0 module:/ servlet:dispatcherServlet'): [1.0]}
+    grinder = {(metric, '0 module:/ servlet:grind'): [1.0], (metric, '1 module:/ servlet:health'): [1.0]}
+    beside = {**spring, (metric, '2 module:/capbench servlet:grind'): [1.0]}
+    assert [application_deployed(s, metric) for s in (spring, grinder, beside, {})] == [True, False, True, False]
