@@ -3,8 +3,9 @@ Maven Central (an HTTP mock server on an embedded Jetty: a server nobody on the 
 A connector setting it cannot take is refused before anything starts; a JAR that exits at start is refused on a
 trial node with its log lines and the cluster kept; started right, it serves on every node behind the balancer,
 which names the node that answered, and a QUICK bench-single on its admin API's requests finds node1's capacity
-without the Grinder: the nodes described by the metrics' agent, the calibration by its CPU probe alone. The
-cluster goes back to the Grinder afterwards (the tests after this one on its worker expect it)."""
+without the Grinder: the nodes described by the metrics' agent, the calibration by its CPU probe alone. It runs
+last but the teardown check on its worker (tests/conftest.py's RUN_LAST), so it leaves the JAR on the nodes rather
+than bringing the Grinder back for nothing."""
 from __future__ import annotations
 
 import json
@@ -16,7 +17,6 @@ from conftest import (
     ROOT,
     assert_capacity_from_the_steps,
     compose,
-    it_up,
     only_run,
     run,
     steps_of,
@@ -54,16 +54,13 @@ def test_a_jar_is_refused_before_it_runs_where_it_cannot_and_runs_on_every_node_
     assert "---- the trial node's log" in done.stderr and "the cluster was not touched" in done.stderr
     assert node_containers() == before
 
-    try:
-        run(up, timeout=900, env={**ENV, **wiremock})
-        answered = compose("exec", "-T", "load", "curl", "-fsS", "-D", "-", "-o", "/dev/null",
-                           "http://lb:8080/__admin/mappings", env=ENV).stdout.lower()
-        assert "x-capbench-node: node" in answered, answered
-        # From 1000/s: node1 served WireMock's admin API at 4600/s here; the tests' 100/s would add three steps.
-        run(["make", "--no-print-directory", "bench-single", "QUICK=1", f"SCENARIO_FILE={SCENARIO}", "START_RATE=1000"],
-            env={**ENV, **wiremock, "RESULTS_DIR": str(tmp_path)}, timeout=1200)
-    finally:
-        it_up()  # the Grinder back on every node
+    run(up, timeout=900, env={**ENV, **wiremock})
+    answered = compose("exec", "-T", "load", "curl", "-fsS", "-D", "-", "-o", "/dev/null",
+                       "http://lb:8080/__admin/mappings", env=ENV).stdout.lower()
+    assert "x-capbench-node: node" in answered, answered
+    # From 1000/s: node1 served WireMock's admin API at 4600/s here; the tests' 100/s would add three steps.
+    run(["make", "--no-print-directory", "bench-single", "QUICK=1", f"SCENARIO_FILE={SCENARIO}", "START_RATE=1000"],
+        env={**ENV, **wiremock, "RESULTS_DIR": str(tmp_path)}, timeout=1200)
     run_dir = only_run(tmp_path)
     summary = json.loads((run_dir / "summary.json").read_text())
     label = "node1"
