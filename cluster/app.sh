@@ -40,9 +40,7 @@ stage() {
     [ -n "${APP_WAR-}" ] || return 0
     local source
     source="$(sha256sum "$APP_WAR" | cut -d' ' -f1) APP_MIGRATE=$APP_MIGRATE"
-    mkdir -p "$staged"
-    if [ "$(cat "$staged/source" 2>/dev/null)" != "$source" ] || [ ! -f "$staged/app.war" ]; then
-        rm -f "$staged/migrated" "$staged/source" "$staged/app.jar" "$staged/kind"
+    if needs_staging "$source" app.war; then
         prepare "$APP_WAR" "$staged/app.war.tmp"
         [ ! -f "$staged/app.war.tmp.migrated" ] || mv "$staged/app.war.tmp.migrated" "$staged/migrated"
         mv "$staged/app.war.tmp" "$staged/app.war"
@@ -53,14 +51,20 @@ stage() {
     write_if_changed "$staged/context" "$APP_CONTEXT"
 }
 
+# needs_staging SOURCE FILE: whether FILE must be staged again (what it was staged from, SOURCE, changed, or it is
+# missing); when it must, what an earlier application left in the folder (a WAR's or a JAR's files) is removed.
+needs_staging() {
+    mkdir -p "$staged"
+    [ "$(cat "$staged/source" 2>/dev/null)" != "$1" ] || [ ! -f "$staged/$2" ] || return 1
+    rm -f "$staged/app.war" "$staged/context" "$staged/migrated" "$staged/app.jar" "$staged/kind" "$staged/source"
+}
+
 # stage_jar: the executable JAR copied into .capbench/app/ as it is (app.jar, its sha256), with what it is
 # (kind: cluster/app_jar.py's line, which tomcat-conf/run-jar.sh reads to start it).
 stage_jar() {
     local source
     source="$(sha256sum "$APP_JAR" | cut -d' ' -f1) jar"
-    mkdir -p "$staged"
-    if [ "$(cat "$staged/source" 2>/dev/null)" != "$source" ] || [ ! -f "$staged/app.jar" ]; then
-        rm -f "$staged/app.war" "$staged/context" "$staged/migrated" "$staged/source"
+    if needs_staging "$source" app.jar; then
         cp "$APP_JAR" "$staged/app.jar.tmp"
         mv "$staged/app.jar.tmp" "$staged/app.jar"
         printf '%s\n' "$source" >"$staged/source"

@@ -4,14 +4,8 @@
 # routes to and the connector's tunables as its embedded Tomcat's properties, so TOMCAT_MAX_THREADS and the others
 # tune it as they tune the Tomcat nodes (settings.sh's check_jar_tunables refused on the host what it cannot
 # take), and its Tomcat's MBeans registered, which the metrics' agent reads; any other JAR gets APP_JAR_ARGS only.
+# run-tomcat.sh checked the settings before it exec'd this.
 set -euo pipefail
-# shellcheck source=cluster/settings.sh
-source /opt/capbench/lib/settings.sh
-check_tunables
-check_jvm JVM_
-check_app_java_opts
-check_words APP_JAR_ARGS "arguments for the JAR"
-settings_report || exit 2
 # shellcheck source=tomcat-conf/node-start.sh
 source /opt/capbench/bin/node-start.sh
 read -r kind detail <"$APP_JAR_KIND_FILE"

@@ -8,6 +8,7 @@ source /opt/capbench/lib/settings.sh
 check_tunables
 check_jvm JVM_
 check_app_java_opts
+check_words APP_JAR_ARGS "arguments for the JAR"
 settings_report || exit 2
 # shellcheck source=tomcat-conf/node-start.sh
 source /opt/capbench/bin/node-start.sh
