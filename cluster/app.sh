@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # A user's application on the nodes (cluster/app.env: APP_WAR or APP_JAR, APP_CONTEXT, APP_HEALTH, APP_JAVA_OPTS),
 # made ready before `make up` touches the cluster:
-#   app.sh stage     the WAR copied into .capbench/app/ (app.war, its sha256, the context; a WAR built for
-#                    javax.servlet converted to jakarta.servlet first, APP_MIGRATE), where the node image
-#                    with the application (cluster/images/node-app.Dockerfile) and the VMs (vagrant/up.sh) take it
-#   app.sh image     stage, then capbench-node-app built from capbench-node, only when the WAR, its context or the
-#                    node image changed; a trial node of it, alone, must deploy the application and answer
-#                    APP_HEALTH before the nodes may run it (compose/up.sh, hosts/swarm.py, before they re-create any)
+#   app.sh stage     the WAR copied into .capbench/app/PROJECT/ (APP_STAGED: app.war, its sha256, the context;
+#                    a WAR built for javax.servlet converted to jakarta.servlet first, APP_MIGRATE), where the
+#                    node image with the application (cluster/images/node-app.Dockerfile) and the VMs
+#                    (vagrant/up.sh) take it
+#   app.sh image     stage, then capbench-node-app:PROJECT built from capbench-node, only when the WAR, its
+#                    context or the node image changed; a trial node of it, alone, must deploy the application
+#                    and answer APP_HEALTH before the nodes may run it (compose/up.sh, hosts/swarm.py, before they
+#                    re-create any)
 #   app.sh prepare WAR OUT
 #                    WAR as the nodes' Tomcat can run it (stage's step): converted when built for javax.servlet
 #   app.sh build WAR one build of the application for a duet's slot (DUET_B="WAR=…", load/duet.py): the same
@@ -20,7 +22,7 @@ set -euo pipefail
 # shellcheck source=cluster/load-settings.sh
 source "$(dirname "${BASH_SOURCE[0]}")/load-settings.sh"
 
-staged=$root/.capbench/app
+staged=$APP_STAGED
 BASE_IMAGE=capbench-node:latest
 # How long a trial node (node1's quota) may take to deploy the application and answer: APP_START_S, scaled for a
 # quota under half a core (cluster/settings.sh's start_s). A JVM, Tomcat and the Grinder start in about 15 s within
@@ -59,7 +61,7 @@ needs_staging() {
     rm -f "$staged/app.war" "$staged/context" "$staged/migrated" "$staged/app.jar" "$staged/kind" "$staged/source"
 }
 
-# stage_jar: the executable JAR copied into .capbench/app/ as it is (app.jar, its sha256), with what it is
+# stage_jar: the executable JAR copied into APP_STAGED as it is (app.jar, its sha256), with what it is
 # (kind: cluster/app_jar.py's line, which tomcat-conf/run-jar.sh reads to start it).
 stage_jar() {
     local source
@@ -109,7 +111,7 @@ prepare() {
 # The derived image carries what it was built from in a label: the node image's ID, the WAR's sha256, the context.
 # A new build is a candidate (tag CANDIDATE) until its trial node passes: only then does it take the name the nodes
 # run, so a refused WAR never reaches a node that Compose or Swarm re-creates later (a bench's new settings).
-CANDIDATE=${CAPBENCH_NODE_IMAGE%:*}:candidate
+CANDIDATE=${CAPBENCH_NODE_IMAGE%:*}:candidate-${CAPBENCH_NODE_IMAGE#*:}
 image() {
     local base wanted built started output
     base=$(docker image inspect --format '{{.Id}}' "$BASE_IMAGE" 2>/dev/null) \
@@ -140,7 +142,7 @@ image() {
 # (a JAR's node has no Grinder: APP_HEALTH alone) within TRIAL_S, else the application is refused with what Tomcat logged, and the cluster is not touched. It is
 # asked at its address on that network, not on loopback, so an application that admits only local clients
 # (a RemoteAddrValve or RemoteCIDRValve in its context.xml) is refused here as HAProxy's checks would find it.
-# Passed once for an image and its settings, it is not run again (.capbench/app/trial-passed).
+# Passed once for an image and its settings, it is not run again (APP_STAGED/trial-passed).
 # trial IMAGE
 trial() {
     local image=$1 passed want name address started status=000 grinder=000 serving_since= key env_args=() doing

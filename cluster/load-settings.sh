@@ -47,12 +47,17 @@ export DATA_NET_PREFIX=${DATA_NET_PREFIX-}
 # the harness finds its /info, /health and /grind is GRINDER_PATH. With an executable JAR (APP_JAR) the nodes run it
 # instead of Tomcat, and there is no Grinder (GRINDER_PATH=none). What the health checks ask: APP_HEALTH, by
 # default the Grinder's /health without an application and the application's root with one.
+# Each cluster (a Compose project; the Swarm stack and the VMs are named as one) stages its application and
+# tags its node image apart (APP_STAGED, capbench-node-app:PROJECT), so two clusters on one machine never run
+# each other's application.
+APP_PROJECT=${COMPOSE_PROJECT_NAME:-capbench}
+export APP_STAGED=$root/.capbench/app/$APP_PROJECT
 if [ -n "${APP_WAR-}" ]; then
-    CAPBENCH_NODE_IMAGE=capbench-node-app:latest GRINDER_PATH=/$APP_CONTEXT_RESERVED
+    CAPBENCH_NODE_IMAGE=capbench-node-app:$APP_PROJECT GRINDER_PATH=/$APP_CONTEXT_RESERVED
     [ "${APP_CONTEXT-}" = ROOT ] && app_root=/ || app_root=/${APP_CONTEXT-}/
     APP_HEALTH=${APP_HEALTH:-$app_root}
 elif [ -n "${APP_JAR-}" ]; then
-    CAPBENCH_NODE_IMAGE=capbench-node-app:latest GRINDER_PATH=none
+    CAPBENCH_NODE_IMAGE=capbench-node-app:$APP_PROJECT GRINDER_PATH=none
     APP_HEALTH=${APP_HEALTH:-/}
 else
     CAPBENCH_NODE_IMAGE=capbench-node:latest GRINDER_PATH=

@@ -46,7 +46,7 @@ settings_of() {
             # A user's application (cluster/app.env): its JVM options and health path, and which WAR it is, so
             # that a new WAR (put in place by push_app) restarts the node as a changed setting does.
             for key in APP_CONTEXT APP_JAVA_OPTS APP_JAR_ARGS APP_HEALTH; do echo "$key=${!key-}"; done
-            echo "APP_SHA256=$([ -z "$APP_WAR$APP_JAR" ] || cat "$root/.capbench/app/sha256")"
+            echo "APP_SHA256=$([ -z "$APP_WAR$APP_JAR" ] || cat "$APP_STAGED/sha256")"
             ;;
         lb)
             # The nodes' addresses are fixed on VMs (haproxy.cfg reads them once from /etc/hosts).
@@ -79,9 +79,9 @@ limits_of() {
 # JAR and its kind (cluster/app.sh stage), or none (the Grinder back at /). The unit restarts with the settings below.
 push_app() {
     if [ -n "$APP_WAR" ]; then
-        tar -C "$root/.capbench/app" -c -f - app.war context sha256
+        tar -C "$APP_STAGED" -c -f - app.war context sha256
     elif [ -n "$APP_JAR" ]; then
-        tar -C "$root/.capbench/app" -c -f - app.jar kind sha256
+        tar -C "$APP_STAGED" -c -f - app.jar kind sha256
     else
         tar -c -f - -T /dev/null
     fi | vm "$1" root bash -c \

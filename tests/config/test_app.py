@@ -138,7 +138,17 @@ def node_image(env: dict[str, str]) -> str:
 
 def test_the_node_image_is_chosen_by_app_war_in_one_place(app_war):
     assert node_image({"APP_WAR": ""}) == "capbench-node:latest"
-    assert node_image({"APP_WAR": app_war}) == "capbench-node-app:latest"
+    assert node_image({"APP_WAR": app_war, "COMPOSE_PROJECT_NAME": ""}) == "capbench-node-app:capbench"
+
+
+def test_each_cluster_stages_its_application_and_tags_its_image_apart(app_war):
+    """Two clusters on one machine (Compose projects: the integration tests' two run at once) never run each
+    other's application: staging one does not replace the other's image or files."""
+    script = 'source cluster/load-settings.sh && echo "$CAPBENCH_NODE_IMAGE $APP_STAGED"'
+    seen = {project: run(["bash", "-c", script], env={"APP_WAR": app_war, "COMPOSE_PROJECT_NAME": project})
+            .stdout.split() for project in ("capbench", "capbench-it2")}
+    assert seen["capbench"] == ["capbench-node-app:capbench", str(ROOT / ".capbench" / "app" / "capbench")]
+    assert seen["capbench-it2"] == ["capbench-node-app:capbench-it2", str(ROOT / ".capbench" / "app" / "capbench-it2")]
 
 
 # The Compose and Swarm side of the choice: what compose.sh renders, resolved by Compose itself, and the stack
@@ -150,7 +160,7 @@ def test_compose_and_the_swarm_stack_run_the_nodes_on_the_app_image_and_check_ap
     config = json.loads(compose("config", "--format", "json", env=env).stdout)
     document = stack.render(config, hosts)
     for services in (config["services"], document["services"]):
-        assert {services[f"node{i}"]["image"] for i in (1, 2, 3)} == {"capbench-node-app:latest"}
+        assert {services[f"node{i}"]["image"] for i in (1, 2, 3)} == {"capbench-node-app:capbench"}
         assert services["node1"]["environment"]["APP_HEALTH"] == "/shop/v2/"
         assert services["node1"]["environment"]["APP_JAVA_OPTS"] == "-Dshop.mode=bench"
         assert services["lb"]["environment"]["APP_HEALTH"] == "/shop/v2/"

@@ -101,7 +101,7 @@ def test_with_a_jar_the_nodes_run_the_application_image_without_a_grinder(tmp_pa
     settings = cluster_settings({"APP_JAR": plain, "APP_JAR_ARGS": "--port 8080"})
     assert (settings["GRINDER_PATH"], settings["APP_HEALTH"], settings["APP_JAR_ARGS"]) == ("none", "/", "--port 8080")
     script = 'source cluster/load-settings.sh && echo "$CAPBENCH_NODE_IMAGE"'
-    assert run(["bash", "-c", script], env={"APP_JAR": plain}).stdout.strip() == "capbench-node-app:latest"
+    assert run(["bash", "-c", script], env={"APP_JAR": plain}).stdout.strip() == "capbench-node-app:capbench"
     assert run(LOAD_SETTINGS, env={"APP_JAR": plain, "APP_HEALTH": "/actuator/health"}).returncode == 0
 
 
