@@ -11,10 +11,11 @@
 #                    re-create any)
 #   app.sh prepare WAR OUT
 #                    WAR as the nodes' Tomcat can run it (stage's step): converted when built for javax.servlet
-#   app.sh build WAR one build of the application for a duet's slot (DUET_B="WAR=…", load/duet.py): the same
-#                    staging, image and trial for WAR, in .capbench/app-builds/SHA/ and capbench-node-app:SHA (SHA:
-#                    the first 16 digits of its sha256), whose name is printed; the context and health path are
-#                    APP_CONTEXT and APP_HEALTH, which both builds share
+#   app.sh build FILE one build of the application for a duet's slot (DUET_B="WAR=…", or "JAR=…" when the cluster
+#                    runs APP_JAR; load/duet.py): the same staging, image and trial for FILE, in
+#                    .capbench/app-builds/SHA/ and capbench-node-app:SHA (SHA: the first 16 digits of its sha256),
+#                    whose name is printed; the context, health path and a JAR's arguments are the cluster's
+#                    (APP_CONTEXT, APP_HEALTH, APP_JAR_ARGS), which both builds share
 # An executable JAR (APP_JAR) is staged and tried the same way (no conversion, no Grinder beside it). Without
 # APP_WAR or APP_JAR both do nothing: the nodes run capbench-node with the Grinder at /. Exit 2 when the
 # application is refused (a bad setting, or one that does not start: its log lines are shown), 1 when Docker fails.
@@ -251,16 +252,20 @@ case ${1:-} in
         stage
         image ;;
     build)
-        [ -f "${2-}" ] || { say "app.sh build: '${2-}' is not a file: give a .war"; exit 2; }
-        [ -n "${APP_WAR-}" ] || { say "app.sh build: APP_WAR is empty: a build's WAR shares the application's" \
-            "APP_CONTEXT and APP_HEALTH"; exit 2; }
-        APP_WAR=$2
-        sha=$(sha256sum "$APP_WAR" | cut -d' ' -f1)
+        [ -f "${2-}" ] || { say "app.sh build: '${2-}' is not a file: give a .war (or a .jar with APP_JAR)"; exit 2; }
+        if [ -n "${APP_JAR-}" ]; then
+            APP_JAR=$2
+        else
+            [ -n "${APP_WAR-}" ] || { say "app.sh build: APP_WAR and APP_JAR are empty: a build's WAR shares the" \
+                "application's APP_CONTEXT and APP_HEALTH, a build's JAR its APP_HEALTH and APP_JAR_ARGS"; exit 2; }
+            APP_WAR=$2
+        fi
+        sha=$(sha256sum "$2" | cut -d' ' -f1)
         staged=$root/.capbench/app-builds/${sha:0:16}
         CAPBENCH_NODE_IMAGE=${CAPBENCH_NODE_IMAGE%:*}:${sha:0:16}
         CANDIDATE=${CAPBENCH_NODE_IMAGE%:*}:candidate-${sha:0:16}
         stage
         image
         echo "$CAPBENCH_NODE_IMAGE" ;;
-    *) echo "usage: $0 stage | image | build WAR | prepare WAR OUT" >&2; exit 2 ;;
+    *) echo "usage: $0 stage | image | build WAR|JAR | prepare WAR OUT" >&2; exit 2 ;;
 esac

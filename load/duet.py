@@ -1,16 +1,18 @@
 """A duet's parts: the two builds it compares and the twin slots they run on.
 
-A build is what the user changes between A and B, as KEY=VALUE words (DUET_A, DUET_B): the application's WAR (the
-slot's node runs an image with it, cluster/app.sh build), the Grinder's VARIANT (its requests ask for it), a
-node's CPUS, MEM, HEAP or GC, or a connector or pool setting (TOMCAT_MAX_THREADS, …): the slot's node is
-re-created with those. Nothing given: the build as the run's settings and the cluster's say. The slots are node1 and node2, made twins: both get
-node1's CPU quota, memory, heap, collector and maxconn (node2 is re-created when it differs), then each its
-build's own values. Each slot is reached through its own port on the balancer (haproxy/start), so both are
-measured at once through the same HAProxy. At the end each slot's node is brought back to the cluster's settings."""
+A build is what the user changes between A and B, as KEY=VALUE words (DUET_A, DUET_B): the application's WAR, or its
+executable JAR when the cluster runs one (the slot's node runs an image with it, cluster/app.sh build), the
+Grinder's VARIANT (its requests ask for it), a node's CPUS, MEM, HEAP or GC, or a connector or pool setting
+(TOMCAT_MAX_THREADS, …): the slot's node is re-created with those. Nothing given: the build as the run's settings
+and the cluster's say. The slots are node1 and node2, made twins: both get node1's CPU quota, memory, heap,
+collector and maxconn (node2 is re-created when it differs), then each its build's own values. Each slot is reached
+through its own port on the balancer (haproxy/start), so both are measured at once through the same HAProxy. At the
+end each slot's node is brought back to the cluster's settings."""
 from __future__ import annotations
 
 import re
 import subprocess
+import sys
 import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,21 +32,30 @@ TWIN_KEYS = (*NODE_KEYS, "MAXCONN")  # the slots are alike in these (node1's), b
 # joins every node.
 TUNABLE_KEYS = tuple(key for key in re.findall(r"^([A-Z][A-Z0-9_]*)=", (ROOT / "tomcat-conf" / "tunables.env")
                                                .read_text(), re.MULTILINE) if key != "TOMCAT_SESSION_REPLICATION")
-BUILD_KEYS = ("WAR", "VARIANT", *NODE_KEYS, *TUNABLE_KEYS)
-IMAGE = "IMAGE"  # a slot's node image: "" is the cluster's own (CAPBENCH_NODE_IMAGE), else a WAR build's
+APP_KEYS = {"WAR": "APP_WAR", "JAR": "APP_JAR"}  # a build's application file, and the cluster setting it stands in for
+BUILD_KEYS = (*APP_KEYS, "VARIANT", *NODE_KEYS, *TUNABLE_KEYS)
+IMAGE = "IMAGE"  # a slot's node image: "" is the cluster's own (CAPBENCH_NODE_IMAGE), else an application build's
 APP = ROOT / "cluster" / "app.sh"
+APP_JAR_READER = ROOT / "cluster" / "app_jar.py"
 BUILD_IMAGE_TIMEOUT_S = 600  # an image build and its trial node (cluster/app.sh: 90 s for the trial)
 
 
 @dataclass(frozen=True)
 class Build:
-    """One side of a duet: its name (A or B), the words that define it, its VARIANT (None: the run's), its WAR
-    (None: the cluster's application) and the node settings it gives its slot (IMAGE once its WAR is built)."""
+    """One side of a duet: its name (A or B), the words that define it, its VARIANT (None: the run's), its WAR or
+    JAR (None: the cluster's application) and the node settings it gives its slot (IMAGE once its application is
+    built)."""
     name: str
     text: str
     variant: str | None = None
     node: dict[str, str] = field(default_factory=dict)
     war: str | None = None
+    jar: str | None = None
+
+    @property
+    def app(self) -> tuple[str, str] | None:
+        """Its application file's word, ("WAR", path) or ("JAR", path); None when it runs the cluster's."""
+        return ("WAR", self.war) if self.war else ("JAR", self.jar) if self.jar else None
 
     def describe(self) -> str:
         return self.text or "as configured"
@@ -54,22 +65,25 @@ class Build:
         return replace(run, variant=self.variant) if self.variant else run
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "text": self.text, "variant": self.variant, "node": self.node, "war": self.war}
+        return {"name": self.name, "text": self.text, "variant": self.variant, "node": self.node, "war": self.war,
+                "jar": self.jar}
 
     def with_image(self) -> Build:
-        """This build with its WAR's node image built and tried (cluster/app.sh build), in its node settings;
-        itself without a WAR. ClusterError when the image cannot be built or its trial node fails."""
-        if not self.war:
+        """This build with its application's node image built and tried (cluster/app.sh build), in its node
+        settings; itself without a WAR or JAR. ClusterError when the image cannot be built or its trial node
+        fails."""
+        if self.app is None:
             return self
-        say(f"duet: build {self.name}'s node image with {self.war}")
+        key, path = self.app
+        say(f"duet: build {self.name}'s node image with {path}")
         try:
-            done = subprocess.run([str(APP), "build", str(Path(self.war).resolve())], cwd=ROOT,
+            done = subprocess.run([str(APP), "build", str(Path(path).resolve())], cwd=ROOT,
                                   stdout=subprocess.PIPE, text=True, timeout=BUILD_IMAGE_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            raise ClusterError(f"DUET_{self.name}: building the image of {self.war} took over "
+            raise ClusterError(f"DUET_{self.name}: building the image of {path} took over "
                                f"{BUILD_IMAGE_TIMEOUT_S} s") from None
         if done.returncode != 0 or not done.stdout.strip():
-            raise ClusterError(f"DUET_{self.name}: the image of WAR={self.war} was not built or its trial node "
+            raise ClusterError(f"DUET_{self.name}: the image of {key}={path} was not built or its trial node "
                                f"failed (cluster/app.sh build exited {done.returncode}; its lines above say why)")
         return replace(self, node={**self.node, IMAGE: done.stdout.strip().splitlines()[-1]})
 
@@ -85,6 +99,9 @@ def parse_words(text: str) -> dict[str, str]:
         if key == "VARIANT" and value not in VARIANTS:
             raise ValueError(f"VARIANT={value}: use one of {', '.join(VARIANTS)}")
         values[key] = value
+    if len(APP_KEYS.keys() & values.keys()) > 1:
+        raise ValueError("WAR= and JAR= in one build: a build runs one application, a WAR or an executable JAR "
+                         "(as the cluster's APP_WAR or APP_JAR)")
     return values
 
 
@@ -96,24 +113,34 @@ def build_rule() -> Rule:
 def build(name: str, text: str) -> Build:
     words = parse_words(text)
     return Build(name, text, words.get("VARIANT"),
-                 {k: v for k, v in words.items() if k in NODE_KEYS or k in TUNABLE_KEYS}, words.get("WAR"))
+                 {k: v for k, v in words.items() if k in NODE_KEYS or k in TUNABLE_KEYS}, words.get("WAR"),
+                 words.get("JAR"))
 
 
-def war_problem(b: Build, app_war: str, backend_name: str) -> str | None:
-    """Why a build's WAR cannot run on its slot, or None: it must be a web application archive, and the cluster
-    must run an application (APP_WAR) whose context and health path the build shares."""
-    if not b.war:
+def app_problem(b: Build, cluster: dict[str, str], backend_name: str) -> str | None:
+    """Why a build's WAR or JAR cannot run on its slot, or None: the cluster must run an application of the same
+    form (APP_WAR for a WAR, APP_JAR for a JAR) whose health path (and a WAR's context) the build shares, and the
+    file must be one: a web application archive, or a JAR java -jar starts of the same kind as the cluster's
+    (Spring Boot's or not: what the slot's connector settings become, tomcat-conf/run-jar.sh)."""
+    if b.app is None:
         return None
-    where = f"DUET_{b.name}: WAR='{b.war}'"
-    if not app_war:
-        return (f"{where} needs the cluster to run an application: set APP_WAR (the baseline's WAR), APP_CONTEXT "
-                "and APP_HEALTH, which both builds share; the Grinder's builds differ in VARIANT")
+    key, path = b.app
+    where, setting = f"DUET_{b.name}: {key}='{path}'", APP_KEYS[key]
+    if not cluster.get(setting):
+        other = next((k for k, name in APP_KEYS.items() if cluster.get(name)), None)
+        if other:
+            return (f"{where}: the cluster runs {'a WAR' if other == 'WAR' else 'an executable JAR'} "
+                    f"({APP_KEYS[other]}): give the build's as {other}=")
+        shared = "APP_CONTEXT and APP_HEALTH" if key == "WAR" else "APP_HEALTH and APP_JAR_ARGS"
+        return (f"{where} needs the cluster to run an application: set {setting} (the baseline's {key}), {shared}, "
+                "which both builds share; the Grinder's builds differ in VARIANT")
     if backend_name != "compose":
-        return (f"{where}: a build of its own WAR runs on Compose's slots only (BACKEND={backend_name} gives every "
-                "node one application image)")
-    path = Path(b.war)
-    if not path.is_file():
-        return f"{where} is not a file: use the path of a .war on this machine"
+        return (f"{where}: a build of its own {key} runs on Compose's slots only (BACKEND={backend_name} gives "
+                "every node one application image)")
+    if not Path(path).is_file():
+        return f"{where} is not a file: use the path of a .{key.lower()} on this machine"
+    if key == "JAR":
+        return jar_problem(where, path, cluster[setting])
     try:
         with zipfile.ZipFile(path) as war:
             webapp = any(name.startswith("WEB-INF/") for name in war.namelist())
@@ -122,17 +149,35 @@ def war_problem(b: Build, app_war: str, backend_name: str) -> str | None:
     return None if webapp else f"{where} is not a web application archive: use a .war (a zip holding WEB-INF/)"
 
 
+def jar_kind(path: str) -> tuple[int, str]:
+    """cluster/app_jar.py's answer on a JAR: (0, "spring-boot VERSION" or "main CLASS"), else its exit status
+    and why."""
+    done = subprocess.run([sys.executable, str(APP_JAR_READER), path], capture_output=True, text=True)
+    return done.returncode, done.stdout.strip()
+
+
+def jar_problem(where: str, path: str, cluster_jar: str) -> str | None:
+    status, said = jar_kind(path)
+    if status != 0:
+        return f"{where} is not an executable JAR: {said}"
+    cluster_status, cluster_said = jar_kind(cluster_jar)
+    if cluster_status == 0 and said.split()[0] != cluster_said.split()[0]:
+        return (f"{where} is {said} and the cluster's APP_JAR {cluster_said}: both builds must be Spring Boot's, "
+                "or neither (the connector settings the slots get depend on it)")
+    return None
+
+
 def node_problems(*builds: Build) -> list[str]:
-    """Each build's WAR and node values as the cluster's own rules judge them (on node1: the values, not the
+    """Each build's WAR or JAR and node values as the cluster's own rules judge them (on node1: the values, not the
     node, are checked)."""
     problems = []
-    if any(b.war for b in builds):
+    if any(b.app for b in builds):
         try:
             backend_name = detect()
         except BackendError as refused:
             return [str(refused)]
-        app_war = cluster_settings().get("APP_WAR", "")
-        problems += [p for b in builds if (p := war_problem(b, app_war, backend_name))]
+        cluster = cluster_settings()
+        problems += [p for b in builds if (p := app_problem(b, cluster, backend_name))]
     for b in builds:
         if b.node:
             try:

@@ -3,7 +3,7 @@ beside it.
 
 make baseline keeps it in the mark (rundata/history.py's BaselineMark.build): the accepted run's build as every
 word a duet's build may set (the Grinder's VARIANT, the connector's and pool's settings, node1's HEAP and GC: the
-slots are node1's twins) and its application's WAR, copied into results/builds/ (a path says nothing of what the
+slots are node1's twins) and its application's WAR or executable JAR, copied into results/builds/ (a path says nothing of what the
 file held at the time). An accepted duet run stands for its candidate, B. make gate, a duet by default, runs the
 last build kept as A beside the build as configured now as B, naming only the words in which they differ."""
 from __future__ import annotations
@@ -12,18 +12,18 @@ import shutil
 from pathlib import Path
 
 from hosts.cluster_settings import war_sha256
-from load.duet import TUNABLE_KEYS, parse_words
+from load.duet import APP_KEYS, TUNABLE_KEYS, parse_words
 from rundata import jsonl
 from rundata.history import BaselineMark
 from rundata.layout import results_dir
 from rundata.run import RunRecord
 
 NODE_BUILD_KEYS = ("HEAP", "GC")  # a run's build settings of node1 that are a slot's build words
-SHORT_SHA = 16  # the digits of a WAR's sha256 its node image is tagged with (cluster/app.sh build)
+SHORT_SHA = 16  # the digits of an application's sha256 its node image is tagged with (cluster/app.sh build)
 
 
 class BuildNotKept(ValueError):
-    """The accepted run's build cannot be kept for a duet (its WAR is gone or changed since the run)."""
+    """The accepted run's build cannot be kept for a duet (its WAR or JAR is gone or changed since the run)."""
 
 
 def builds_dir() -> Path:
@@ -31,7 +31,8 @@ def builds_dir() -> Path:
 
 
 def words_of(settings: dict, cluster: dict[str, str]) -> dict[str, str]:
-    """The duet words of a build from a run's (or this checkout's) bench and cluster settings, without its WAR.
+    """The duet words of a build from a run's (or this checkout's) bench and cluster settings, without its
+    application file.
     A setting left empty (Tomcat's own default) is no word: a slot cannot be given one of its own."""
     words = {"VARIANT": str(settings["variant"])} if settings.get("variant") else {}
     words.update({key: cluster[key] for key in TUNABLE_KEYS if cluster.get(key)})
@@ -39,72 +40,82 @@ def words_of(settings: dict, cluster: dict[str, str]) -> dict[str, str]:
     return words
 
 
-def keep_war(war: Path, sha256: str) -> str:
-    """The WAR copied into results/builds/ under its sha256 (once); its path there."""
-    kept = builds_dir() / f"{sha256[:SHORT_SHA]}.war"
+def app_key(cluster: dict[str, str]) -> str | None:
+    """The duet word a cluster's application is given by ("WAR", "JAR"), None when it runs the Grinder."""
+    return next((key for key, setting in APP_KEYS.items() if cluster.get(setting)), None)
+
+
+def keep_app(file: Path, sha256: str) -> str:
+    """The application file (a .war or .jar) copied into results/builds/ under its sha256 (once); its path."""
+    kept = builds_dir() / f"{sha256[:SHORT_SHA]}{file.suffix}"
     if not kept.is_file():
         kept.parent.mkdir(parents=True, exist_ok=True)
-        partial = kept.with_suffix(".war.tmp")
-        shutil.copyfile(war, partial)
+        partial = kept.with_name(kept.name + ".tmp")
+        shutil.copyfile(file, partial)
         partial.replace(kept)
     return str(kept)
 
 
-def _war_as_run(path: str, sha_prefix: str, run_id: str) -> tuple[Path, str]:
-    """The WAR at `path` and its sha256, when it still holds what the run deployed (its sha256 starts with
+def _file_as_run(key: str, path: str, sha_prefix: str, run_id: str) -> tuple[Path, str]:
+    """The WAR or JAR at `path` and its sha256, when it still holds what the run deployed (its sha256 starts with
     `sha_prefix`)."""
-    war = Path(path)
+    file = Path(path)
     if len(sha_prefix) < SHORT_SHA:
-        raise BuildNotKept(f"run {run_id} did not record what its WAR {path} held (no sha256)")
-    if not war.is_file():
-        raise BuildNotKept(f"run {run_id} ran the WAR {path}, which is no longer there")
-    sha = war_sha256(str(war))
+        raise BuildNotKept(f"run {run_id} did not record what its {key} {path} held (no sha256)")
+    if not file.is_file():
+        raise BuildNotKept(f"run {run_id} ran the {key} {path}, which is no longer there")
+    sha = war_sha256(str(file))
     if not sha.startswith(sha_prefix):
-        raise BuildNotKept(f"the WAR {path} changed since run {run_id} deployed it (sha256 {sha_prefix[:16]}…)")
-    return war, sha
+        raise BuildNotKept(f"the {key} {path} changed since run {run_id} deployed it (sha256 {sha_prefix[:16]}…)")
+    return file, sha
 
 
 def accepted_build(folder: Path) -> dict[str, str]:
-    """The build of the run in `folder`, as duet words with its WAR kept; BuildNotKept saying why it cannot be."""
+    """The build of the run in `folder`, as duet words with its WAR or JAR kept; BuildNotKept saying why it
+    cannot be."""
     run = RunRecord.read(folder / "run.json")
     words = words_of(run.settings, run.cluster_settings)
     candidate = parse_words(str(run.settings.get("b") or "")) if run.kind == "duet" else {}
-    words.update({key: value for key, value in candidate.items() if key != "WAR"})
-    war = None
-    if "WAR" in candidate:  # its node image is tagged with the start of the WAR's sha256 (cluster/app.sh build)
+    words.update({key: value for key, value in candidate.items() if key not in APP_KEYS})
+    app = None
+    own = next((key for key in APP_KEYS if key in candidate), None)
+    if own:  # its node image is tagged with the start of the file's sha256 (cluster/app.sh build)
         builds = ((jsonl.read_json(folder / "summary.json") or {}).get("duet") or {}).get("builds") or [{}, {}]
-        war = (candidate["WAR"], (builds[1].get("node") or {}).get("IMAGE", "").rpartition(":")[2])
-    elif run.cluster_settings.get("APP_WAR"):
+        app = (own, candidate[own], (builds[1].get("node") or {}).get("IMAGE", "").rpartition(":")[2])
+    elif key := app_key(run.cluster_settings):
         sha = run.cluster_settings.get("APP_SHA256")
         if not sha:
-            raise BuildNotKept(f"run {run.run_id} did not record its WAR's sha256 (a run from before it was)")
-        war = (run.cluster_settings["APP_WAR"], sha)
-    if war:
-        path, sha = war
-        words["WAR"] = keep_war(*_war_as_run(path, sha, run.run_id))
+            raise BuildNotKept(f"run {run.run_id} did not record its {key}'s sha256 (a run from before it was)")
+        app = (key, run.cluster_settings[APP_KEYS[key]], sha)
+    if app:
+        key, path, sha = app
+        words[key] = keep_app(*_file_as_run(key, path, sha, run.run_id))
     return words
 
 
 def baseline_words(mark: BaselineMark, settings: dict, cluster: dict[str, str]) -> dict[str, str]:
-    """Build A's words for a duet gate: the mark's build where it differs from this one (a WAR that differs in
-    its content); {} when it is this build. BuildNotKept when its kept WAR is gone."""
+    """Build A's words for a duet gate: the mark's build where it differs from this one (a WAR or JAR that
+    differs in its content); {} when it is this build. BuildNotKept when its kept file is gone."""
     now = words_of(settings, cluster)
-    differ = {key: value for key, value in mark.build.items() if key != "WAR" and now.get(key) != value}
-    war = mark.build.get("WAR")
-    if war and not Path(war).is_file():
-        raise BuildNotKept(f"the WAR kept for the baseline run {mark.run_id} is gone ({war}): accept a baseline "
-                           "again (make baseline), or name the builds (DUET_A, DUET_B)")
-    if war and (not cluster.get("APP_WAR") or war_sha256(war) != war_sha256(cluster["APP_WAR"])):
-        differ = {"WAR": war, **differ}
+    differ = {key: value for key, value in mark.build.items() if key not in APP_KEYS and now.get(key) != value}
+    for key, setting in APP_KEYS.items():
+        kept = mark.build.get(key)
+        if not kept:
+            continue
+        if not Path(kept).is_file():
+            raise BuildNotKept(f"the {key} kept for the baseline run {mark.run_id} is gone ({kept}): accept a "
+                               "baseline again (make baseline), or name the builds (DUET_A, DUET_B)")
+        if not cluster.get(setting) or war_sha256(kept) != war_sha256(cluster[setting]):
+            differ = {key: kept, **differ}
     return differ
 
 
-def chosen_mark(marks: list[BaselineMark], wanted: str | None, with_app: bool) -> BaselineMark | None:
+def chosen_mark(marks: list[BaselineMark], wanted: str | None, app: str | None) -> BaselineMark | None:
     """The mark whose build a duet gate runs: BASELINE's (a tag, else a run id's prefix), else the last one kept
-    for a cluster like this one (with an application, or the Grinder's)."""
+    for a cluster like this one (whose application is a WAR, a JAR, or the Grinder: `app`, app_key's)."""
     kept = [m for m in marks if m.build]
     if wanted:
         chosen = [m for m in kept if m.tag == wanted] or [m for m in kept if m.run_id.startswith(wanted)]
     else:
-        chosen = [m for m in kept if ("WAR" in m.build) == with_app]
+        chosen = [m for m in kept if next((key for key in APP_KEYS if key in m.build), None) == app]
     return chosen[-1] if chosen else None

@@ -75,7 +75,8 @@ def with_baseline(chosen: GateSettings, environ: dict[str, str], settings) -> tu
     """The environment with DUET_A the build of the accepted baseline (BASELINE's, else the last kept for a
     cluster like this one) where it differs from this one, and how it was chosen ("" when none was accepted)."""
     cluster = cluster_settings()
-    mark = duet_baseline.chosen_mark(read_history(history_path())[1], chosen.baseline, bool(cluster.get("APP_WAR")))
+    mark = duet_baseline.chosen_mark(read_history(history_path())[1], chosen.baseline,
+                                      duet_baseline.app_key(cluster))
     if mark is None:
         if chosen.baseline:
             raise SettingsError(f"BASELINE='{chosen.baseline}' is not a baseline whose build was kept (a tag, or the "

@@ -42,7 +42,7 @@ ROUTE_RECHECK_S = 2  # HAProxy's checks (inter 300 ms, fall 2, rise 2) settle wi
 @dataclass(frozen=True)
 class DuetSettings(KindSettings):
     a: str = setting("DUET_A", "", build_rule(), "bench-duet and the duet gate: build A, the baseline (KEY=VALUE "
-                     "words: WAR, VARIANT, CPUS, MEM, HEAP, GC, a connector or pool setting such as "
+                     "words: WAR or JAR, VARIANT, CPUS, MEM, HEAP, GC, a connector or pool setting such as "
                      "TOMCAT_MAX_THREADS; empty: as configured)")
     b: str = setting("DUET_B", "", build_rule(), "build B, the candidate, in the same words (empty: as configured, "
                      "an A/A duet)")

@@ -68,6 +68,18 @@ def test_an_applications_war_is_kept_by_its_content_and_refused_once_changed(tmp
         duet_baseline.accepted_build(older)
 
 
+def test_an_executable_jar_is_kept_as_a_jar_and_a_later_one_runs_beside_it(tmp_path, results):
+    jar = tmp_path / "orders.jar"
+    jar.write_bytes(b"PK release 1")
+    kept = duet_baseline.accepted_build(a_run(tmp_path / "r6", cluster={"APP_JAR": str(jar),
+                                                                          "APP_SHA256": sha(jar)}))["JAR"]
+    assert kept == str(results / "builds" / f"{sha(jar)[:16]}.jar") and Path(kept).read_bytes() == b"PK release 1"
+    mark = BaselineMark("r6", None, "2026-11-27T06:00:00Z", "h", None, {"JAR": kept})
+    assert duet_baseline.baseline_words(mark, {}, {**CLUSTER, "APP_JAR": str(jar)}) == {}  # the same content
+    jar.write_bytes(b"PK release 2")
+    assert duet_baseline.baseline_words(mark, {}, {**CLUSTER, "APP_JAR": str(jar)}) == {"JAR": kept}
+
+
 def test_an_accepted_duet_stands_for_its_candidate(tmp_path):
     war = a_war(tmp_path / "candidate.war")
     summary = {"duet": {"builds": [{"node": {}}, {"node": {"IMAGE": f"capbench-node-app:{sha(war)[:16]}"}}]}}
@@ -92,11 +104,13 @@ def test_the_baseline_is_the_one_named_else_the_last_kept_for_a_cluster_like_thi
     marks = [BaselineMark("20261127T0400Z-a", "release-1", "t", "h", None, {"VARIANT": "v3"}),
              BaselineMark("20261127T0500Z-b", None, "t", "h", None, {"WAR": "/r/builds/x.war"}),
              BaselineMark("20261127T0600Z-c", None, "t", "h", None, {}),  # its build could not be kept
-             BaselineMark("20261127T0700Z-d", None, "t", "h", None, {"VARIANT": "v1"})]
-    assert duet_baseline.chosen_mark(marks, None, with_app=False).run_id == "20261127T0700Z-d"
-    assert duet_baseline.chosen_mark(marks, None, with_app=True).run_id == "20261127T0500Z-b"
-    assert duet_baseline.chosen_mark(marks, "release-1", with_app=True).run_id == "20261127T0400Z-a"
-    assert duet_baseline.chosen_mark(marks, "20261127T0600", with_app=False) is None
+             BaselineMark("20261127T0700Z-d", None, "t", "h", None, {"VARIANT": "v1"}),
+             BaselineMark("20261127T0800Z-e", None, "t", "h", None, {"JAR": "/r/builds/y.jar"})]
+    assert duet_baseline.chosen_mark(marks, None, app=None).run_id == "20261127T0700Z-d"
+    assert duet_baseline.chosen_mark(marks, None, app="WAR").run_id == "20261127T0500Z-b"
+    assert duet_baseline.chosen_mark(marks, None, app="JAR").run_id == "20261127T0800Z-e"
+    assert duet_baseline.chosen_mark(marks, "release-1", app="WAR").run_id == "20261127T0400Z-a"
+    assert duet_baseline.chosen_mark(marks, "20261127T0600", app=None) is None
 
 
 def test_with_no_baseline_accepted_the_gate_cannot_tell():

@@ -6,7 +6,7 @@ import zipfile
 
 import pytest
 
-from load.duet import QUOTAS, Twins, build, node_problems, parse_words, war_problem
+from load.duet import QUOTAS, Twins, app_problem, build, node_problems, parse_words
 
 TUNABLES = {"TOMCAT_PROTOCOL": "nio", "TOMCAT_MAX_THREADS": "200", "TOMCAT_MIN_SPARE_THREADS": "25",
             "TOMCAT_ACCEPT_COUNT": "100", "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_CONNECTION_TIMEOUT": "60000",
@@ -30,7 +30,7 @@ def test_a_build_is_a_variant_and_node_settings():
 
 @pytest.mark.parametrize("text, said", [
     ("VARIANT=v9", "VARIANT=v9: use one of v1, v1-nosync, v2, v3"),
-    ("THREADS=4", "'THREADS=4' is not a build word: KEY=VALUE with KEY one of WAR, VARIANT, CPUS, MEM, HEAP, GC, TOMCAT_PROTOCOL"),
+    ("THREADS=4", "'THREADS=4' is not a build word: KEY=VALUE with KEY one of WAR, JAR, VARIANT, CPUS, MEM, HEAP, GC, TOMCAT_PROTOCOL"),
     ("CPUS=0.4 CPUS=0.5", "'CPUS=0.5' is not a build word"),
     ("CPUS", "'CPUS' is not a build word")])
 def test_bad_words_are_refused_with_what_is_allowed(text, said):
@@ -115,7 +115,7 @@ def a_war(path, webapp=True):
 def test_a_build_may_be_its_own_war(tmp_path):
     made = build("B", f"WAR={a_war(tmp_path / 'b.war')} HEAP=256m")
     assert (made.war, made.node, made.variant) == (str(tmp_path / "b.war"), {"HEAP": "256m"}, None)
-    assert war_problem(made, "/apps/a.war", "compose") is None
+    assert app_problem(made, {"APP_WAR": "/apps/a.war"}, "compose") is None
     assert build("A", "").with_image() == build("A", "")  # no WAR: the cluster's image, nothing built
 
 
@@ -128,8 +128,46 @@ def test_a_build_may_be_its_own_war(tmp_path):
 def test_a_war_that_cannot_run_on_a_slot_is_refused_saying_why(tmp_path, war, app_war, backend_name, said):
     path = {"good": lambda p: a_war(p), "missing": str, "plain": lambda p: a_war(p, webapp=False),
             "text": lambda p: p.write_text("not a zip") and str(p)}[war](tmp_path / "b.war")
-    problem = war_problem(build("B", f"WAR={path}"), app_war, backend_name)
+    problem = app_problem(build("B", f"WAR={path}"), {"APP_WAR": app_war}, backend_name)
     assert problem is not None and said.format(war=path) in problem
+
+
+def a_jar(path, manifest="Main-Class: org.example.Server\n"):
+    with zipfile.ZipFile(path, "w") as jar:
+        jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n" + manifest)
+    return str(path)
+
+
+SPRING = "Main-Class: org.springframework.boot.loader.launch.JarLauncher\nSpring-Boot-Version: 3.5.7\n"
+
+
+def test_a_build_may_be_its_own_executable_jar_of_the_clusters_kind(tmp_path):
+    made = build("B", f"JAR={a_jar(tmp_path / 'b.jar', SPRING)} TOMCAT_MAX_THREADS=50")
+    assert (made.app, made.node) == (("JAR", str(tmp_path / "b.jar")), {"TOMCAT_MAX_THREADS": "50"})
+    assert made.as_dict()["jar"] == str(tmp_path / "b.jar") and made.as_dict()["war"] is None
+    assert app_problem(made, {"APP_JAR": a_jar(tmp_path / "a.jar", SPRING)}, "compose") is None
+
+
+@pytest.mark.parametrize("jar, cluster, said", [
+    ("spring", {"APP_JAR": "main"}, "is spring-boot 3.5.7 and the cluster's APP_JAR main org.example.Server: both "
+                                    "builds must be Spring Boot's, or neither"),
+    ("no-main", {"APP_JAR": "main"}, "is not an executable JAR: its META-INF/MANIFEST.MF names no Main-Class"),
+    ("text", {"APP_JAR": "main"}, "is not an executable JAR: it cannot be read as a zip"),
+    ("main", {"APP_WAR": "war"}, "the cluster runs a WAR (APP_WAR): give the build's as WAR="),
+    ("main", {}, "needs the cluster to run an application: set APP_JAR (the baseline's JAR)")])
+def test_a_jar_that_cannot_run_on_a_slot_is_refused_saying_why(tmp_path, jar, cluster, said):
+    files = {"main": lambda p: a_jar(p), "spring": lambda p: a_jar(p, SPRING),
+             "no-main": lambda p: a_jar(p, "Created-By: hand\n"), "text": lambda p: p.write_text("no zip") and str(p),
+             "war": lambda p: a_war(p)}
+    path = files[jar](tmp_path / "b.jar")
+    cluster = {key: files[value](tmp_path / f"cluster-{value}") for key, value in cluster.items()}
+    problem = app_problem(build("B", f"JAR={path}"), cluster, "compose")
+    assert problem is not None and problem.startswith(f"DUET_B: JAR='{path}'") and said in problem, problem
+
+
+def test_one_build_runs_one_application():
+    with pytest.raises(ValueError, match="WAR= and JAR= in one build"):
+        parse_words("WAR=a.war JAR=b.jar")
 
 
 def test_each_slots_image_follows_its_build_and_goes_back_to_the_clusters():
