@@ -54,6 +54,14 @@ def hottest_application(tables: dict) -> str | None:
     return f"the application's: {100 * rows[0]['total'] / _of_whole(tables)[0]:.0f} % {where} {rows[0]['name']}"
 
 
+def hottest_own(tables: dict) -> str | None:
+    """The service's own method (its own classes', not its framework's) with the most samples on its stacks."""
+    rows = tables.get("cpu_own") or []
+    if not rows or not ranked(tables):
+        return None
+    return f"its own code: {100 * rows[0]['total'] / _of_whole(tables)[0]:.0f} % under {rows[0]['name']}"
+
+
 def _longest(tables: dict, key: str, what: str) -> str | None:
     rows = tables.get(key) or []
     if not rows:
@@ -121,13 +129,14 @@ def top_holder(tables: dict) -> str | None:
 
 def headline(tables: dict) -> str:
     """Everything above that the recording holds, in one line."""
-    found = [f(tables) for f in (hottest, hottest_application, longest_monitor, longest_park,
+    found = [f(tables) for f in (hottest, hottest_application, hottest_own, longest_monitor, longest_park,
                                  request_thread_time, top_allocation, top_holder)]
     return "; ".join(p for p in found if p) or "nothing recorded"
 
 
 # Which facts a bottleneck hint (analysis/hints.py's kinds) cites from the node's profile.
-CITED = {"cpu": (hottest, hottest_application), "throttled": (hottest, hottest_application, starved_monitor),
+CITED = {"cpu": (hottest, hottest_application, hottest_own),
+         "throttled": (hottest, hottest_application, hottest_own, starved_monitor),
          "lock": (longest_monitor, longest_park, request_thread_time), "pool": (longest_park,),
          "gc": (top_allocation, top_holder)}
 

@@ -15,9 +15,10 @@ from typing import Callable
 from analysis import profile_facts
 from hosts import cpu_profiler, jfr, jvm, thread_times
 from hosts.backend import ClusterError
-from hosts.topology import IN_ROTATION
+from hosts.topology import IN_ROTATION, ROOT
 from load.progress import say
 from profiling import stacks as cpu_stacks, summary as read, thread_time
+from profiling.names import own_prefixes
 from rundata.records import StepRecord
 from rundata.run import RunRecord, node_cpus
 
@@ -244,8 +245,16 @@ def _cpu_from_sampler(bench, stem: str, sampled: dict, out: dict, top: int) -> N
     (bench.paths.profiles / f"{stem}-cpu.collapsed").write_text(sampled["collapsed"])
     (bench.paths.profiles / f"{stem}-cpu-ns.collapsed").write_text(sampled["cpu_ns"])
     (bench.paths.profiles / f"{stem}-cpu.html").write_bytes(sampled["page"])
-    out["tables"].update(cpu_stacks.tables(sampled["collapsed"], top, sampled["cpu_ns"]))
+    out["tables"].update(cpu_stacks.tables(sampled["collapsed"], top, sampled["cpu_ns"], _own_code(bench)))
     out["flame_graphs"]["cpu"] = f"{stem}-cpu.html"
+
+
+def _own_code(bench) -> tuple[str, ...]:
+    """The packages of the application's own classes (a Spring Boot JAR's or a WAR's; profiling/names.py), from
+    the cluster's APP_JAR or APP_WAR."""
+    settings = bench.cluster_settings()
+    archive = settings.get("APP_JAR") or settings.get("APP_WAR")
+    return own_prefixes(str(ROOT / archive)) if archive else ()
 
 
 def _read_node(bench, node: str, pid: str, name: str, step: StepRecord, title: str, problems: list[tuple[str, str]],

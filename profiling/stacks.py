@@ -1,6 +1,7 @@
 """The CPU tables from collapsed stacks (async-profiler's output with its `ann` marks: a line per distinct stack, its
 frames from the thread's root ';'-separated, then its count), in the shape of JfrSummary.java's: samples, the frames samples were
-in (self), the methods on their stacks (total, once a sample), and the application's own methods among those."""
+in (self), the methods on their stacks (total, once a sample), the application's methods among those, and the
+service's own code among the application's (profiling/names.own_prefixes)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -38,9 +39,11 @@ def application(name: str, is_java: bool) -> bool:
     return is_java and not name.startswith(PLATFORM) and not name.startswith(SERVER)
 
 
-def _counted(stacks: list[tuple[list[tuple[str, bool]], int]]) -> tuple[int, dict[str, Counter]]:
+def _counted(stacks: list[tuple[list[tuple[str, bool]], int]],
+             own: tuple[str, ...] = ()) -> tuple[int, dict[str, Counter]]:
     """The whole, and per table the methods' sums of the stacks' values (samples, or ns of CPU time)."""
-    counters = {key: Counter() for key in ("cpu_self", "cpu_total", "cpu_application", "cpu_application_self")}
+    counters = {key: Counter() for key in ("cpu_self", "cpu_total", "cpu_application", "cpu_application_self",
+                                           "cpu_own")}
     whole = 0
     for frames, value in stacks:
         whole += value
@@ -49,25 +52,27 @@ def _counted(stacks: list[tuple[list[tuple[str, bool]], int]]) -> tuple[int, dic
             counters["cpu_total"][name] += value
             if application(name, is_java):
                 counters["cpu_application"][name] += value
+                if own and name.startswith(own):
+                    counters["cpu_own"][name] += value
         innermost = next((name for name, is_java in reversed(frames) if application(name, is_java)), None)
         if innermost:
             counters["cpu_application_self"][innermost] += value
     return whole, counters
 
 
-def tables(text: str, top: int, cpu_ns: str | None = None) -> dict:
+def tables(text: str, top: int, cpu_ns: str | None = None, own: tuple[str, ...] = ()) -> dict:
     """cpu_samples; rows {name, count, total}: cpu_self (the frame running), cpu_total (a method anywhere on the
     stack, once a sample), cpu_application (the application's methods, anywhere) and cpu_application_self (the
     application's innermost method on each stack: where its own code spends, the JDK's and native work it called
-    included); and whether the samples are enough to rank (MIN_TO_RANK). `count` is samples; `total`, by which the
+    included), cpu_own (the methods of the packages `own`, anywhere: empty without them); and whether the samples are enough to rank (MIN_TO_RANK). `count` is samples; `total`, by which the
     rows are ordered (ties by name), is the CPU time in ms the samples stood for where `cpu_ns` gives the same
     profile dumped with each sample's CPU time (async-profiler's `total`: a sample the quota delayed stands for more
     than the interval), with cpu_time_ms the whole; else the samples again."""
-    samples, counts = _counted(parse(text))
+    samples, counts = _counted(parse(text), own)
     out: dict = {"cpu_samples": samples, "cpu_ranked": samples >= MIN_TO_RANK}
     weights: dict = counts
     if cpu_ns is not None:
-        whole_ns, by_ns = _counted(parse(cpu_ns))
+        whole_ns, by_ns = _counted(parse(cpu_ns), own)
         out["cpu_time_ms"] = round(whole_ns / 1e6, 1)
         weights = {key: {name: round(ns / 1e6, 3) for name, ns in counter.items()} for key, counter in by_ns.items()}
     for key, counter in counts.items():

@@ -37,6 +37,7 @@ def node_tables(tables: dict) -> dict:
             "cpu_total": _share(tables.get("cpu_total") or [], cpu_whole),
             "cpu_application": _share(tables.get("cpu_application") or [], cpu_whole),
             "cpu_application_self": _share(tables.get("cpu_application_self") or [], cpu_whole),
+            "cpu_own": _share(tables.get("cpu_own") or [], cpu_whole),
             "ranked": profile_facts.ranked(tables), "min_to_rank": MIN_TO_RANK,
             "monitors": (tables.get("monitors_ms") or [])[:SHOWN], "parks": (tables.get("parks_ms") or [])[:SHOWN],
             "idle_parks": tables.get("idle_parks"), "thread_time": (tables.get("thread_time") or [])[:SHOWN],

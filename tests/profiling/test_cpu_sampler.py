@@ -4,6 +4,7 @@ jattach does there), then read into the tables (profiling/stacks.py)."""
 from __future__ import annotations
 
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from analysis import profile_facts
 from hosts import cpu_profiler
 from profiling import stacks
+from profiling.names import own_prefixes
 from rundata.layout import ROOT
 
 PROGRAM = Path(__file__).resolve().parent / "Hot.java"
@@ -116,3 +118,26 @@ def test_each_method_is_weighed_by_the_cpu_time_its_samples_stood_for():
     plain = stacks.tables(samples, 10)
     assert "cpu_time_ms" not in plain and plain["cpu_self"][0] == {"name": "capbench.grinder.Hot.grind",
                                                                    "count": 300, "total": 300}
+
+
+def test_the_services_own_code_is_told_from_its_framework_by_the_archives_own_classes(tmp_path):
+    """A Spring Boot JAR keeps its own classes in BOOT-INF/classes, its libraries in BOOT-INF/lib (a WAR in
+    WEB-INF/classes and WEB-INF/lib): the framework's filters are on every stack, so the application's table is
+    theirs, and the own table names the service's methods under them."""
+    jar = tmp_path / "orders.jar"
+    with zipfile.ZipFile(jar, "w") as zipped:
+        for name in ("BOOT-INF/classes/shop/orders/OrdersController.class", "BOOT-INF/classes/shop/orders/db/Q.class",
+                     "BOOT-INF/classes/shop/Main.class", "BOOT-INF/classes/application.properties",
+                     "BOOT-INF/lib/spring-web.jar", "org/springframework/boot/loader/launch/JarLauncher.class"):
+            zipped.writestr(name, b"")
+    own = own_prefixes(str(jar))
+    assert own == ("shop.",)
+    spring = ("java/lang/Thread.run_[j];org/springframework/web/filter/OncePerRequestFilter.doFilter_[j];"
+              "org/springframework/web/servlet/DispatcherServlet.doDispatch_[j]")
+    text = (f"{spring};shop/orders/OrdersController.orders_[j];org/postgresql/core/PGStream.receive_[j] 200\n"
+            f"{spring};org/springframework/http/converter/json/Jackson.write_[j] 250\n")
+    tables = stacks.tables(text, 10, own=own)
+    assert tables["cpu_application"][0]["name"] == "org.springframework.web.filter.OncePerRequestFilter.doFilter"
+    assert [(r["name"], r["count"]) for r in tables["cpu_own"]] == [("shop.orders.OrdersController.orders", 200)]
+    assert profile_facts.hottest_own(tables) == "its own code: 44 % under shop.orders.OrdersController.orders"
+    assert stacks.tables(text, 10)["cpu_own"] == [] and own_prefixes(str(tmp_path / "missing.jar")) == ()

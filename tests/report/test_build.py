@@ -224,6 +224,7 @@ def test_a_profiles_section_names_the_applications_methods_who_holds_what_and_th
     buffers = "org.apache.tomcat.util.net.SocketBufferHandler <- org.apache.tomcat.util.net.NioEndpoint$NioSocketWrapper"
     tables = {"cpu_samples": 221, "seconds": 9.9, "old_objects": 196,
               "cpu_application": [{"name": "SessionExample.doGet", "count": 51, "total": 51.0}],  # the examples'
+              "cpu_own": [{"name": "SessionExample.doGet", "count": 51, "total": 51.0}],  # in WEB-INF/classes
               "held_by": [{"name": buffers, "count": 176, "total": 176.0, "largest": 1.0,
                            "stack": ["byte[]", "java.nio.HeapByteBuffer.hb",
                                      "org.apache.tomcat.util.net.SocketBufferHandler.writeBuffer"]},
@@ -241,6 +242,8 @@ def test_a_profiles_section_names_the_applications_methods_who_holds_what_and_th
     html = build.build(run, CLUSTER).read_text()
     own = html.split("the application's methods", 1)[1].split("</table>", 1)[0]
     assert '<code>SessionExample.doGet</code></td><td class="num">51</td><td class="num">23.1</td>' in own
+    own_code = html.split("the service's own methods", 1)[1].split("</table>", 1)[0]
+    assert '<code>SessionExample.doGet</code></td><td class="num">51</td><td class="num">23.1</td>' in own_code
     held = html.split("live objects, held by", 1)[1].split("</table>", 1)[0]
     assert f'<code>{escape(buffers)}</code></td><td class="num">176</td><td class="num">90</td>' in held
     assert "byte[] ← java.nio.HeapByteBuffer.hb ← org.apache.tomcat.util.net.SocketBufferHandler.writeBuffer" in held
