@@ -20,7 +20,7 @@ CODE = ("*.py", "*.sh", "*.env", "*.yaml", "*.yml", "*.cfg", "*.xml", "*.java", 
 # Capitalised words in backticks that are not ours: HTTP methods and headers, signals, states, other tools' variables.
 NOT_SETTINGS = {"GET", "POST", "HEAD", "PUT", "PATCH", "DELETE", "SIGKILL", "SIGTERM", "SIGSTOP", "SIGCONT", "JSESSIONID", "DOWN", "UP", "MAINT",
                 "BLOCKED", "WAITING", "RUNNABLE", "NOTE", "PASS", "FAIL", "FELL", "DEGRADED", "README", "CPU", "GC", "E", "N", "X",
-                "PCP", "KILL", "PARTIAL", "KEY", "VALUE", "UTC", "META", "WEB", "DOCKER_HOST",
+                "PCP", "KILL", "PARTIAL", "KEY", "VALUE", "UTC", "META", "WEB", "BOOT", "DOCKER_HOST",
                 "ROOT",  # Tomcat's name of the context at /
                 "APP_SHA256", "APP_MIGRATED_SHA256"}  # run.json's names of what the application's WARs held
 
