@@ -116,3 +116,25 @@ def test_a_node_without_the_grinder_is_described_by_the_metrics_agent():
                                                                           324403200)
     assert info["java_version"] == "17.0.21+2"
     assert info_from_metrics("")["gc"] is None
+
+
+@pytest.mark.docker
+def test_the_node_provisioning_step_installs_a_jar_in_tomcats_place(tmp_path):
+    """cluster/provision/node.sh app with a JAR staged, as the app image and the VMs (Vagrant) run it: the JAR and
+    its kind where tomcat-conf/run-jar.sh starts it, no WAR for Tomcat (no Grinder); staged again without it, the
+    Grinder back and the JAR gone."""
+    staged = tmp_path / ".capbench" / "app"
+    staged.mkdir(parents=True)
+    jar(staged / "app.jar", SPRING)
+    (staged / "kind").write_text("spring-boot 3.5.7\n")
+    (staged / "sha256").write_text("1" * 64 + "\n")
+    listing = "ls /opt/capbench/tomcat/webapps /opt/capbench/app 2>&1; cat /opt/capbench/app/kind 2>&1; true"
+    script = (f"src=/opt/capbench/src && cp -r /staged/.capbench $src/ && $src/cluster/provision/node.sh app $src "
+              f"&& {listing}; rm -r $src/.capbench && $src/cluster/provision/node.sh app $src && {listing}")
+    done = run(["docker", "run", "--rm", "--network", "none", "--user", "root", "-v", f"{tmp_path}:/staged:ro",
+                "--entrypoint", "bash", "capbench-node:latest", "-c", script], timeout=120)
+    with_jar, without = done.stdout.split("capbench: node webapps: the Grinder at /")
+    assert "the executable JAR spring-boot (1111111111111111), no Grinder" in with_jar, done.stdout
+    assert "/opt/capbench/app:\napp.jar\nkind\n" in with_jar and "spring-boot 3.5.7" in with_jar, done.stdout
+    assert ".war" not in with_jar, done.stdout  # Tomcat's webapps/ empty: the JAR runs in its place
+    assert "ROOT.war" in without and "app.jar" not in without, done.stdout
