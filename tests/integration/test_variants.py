@@ -141,14 +141,19 @@ def test_quick_bench_single_profiles_v1_at_its_capacity(second_cluster, tmp_path
     assert read["flame_graphs"]["cpu"].endswith("-cpu.html")
     stacks = (run_dir / "profiles" / read["recording"].replace(".jfr", "-cpu.collapsed")).read_text()
     assert sum(int(line.rsplit(" ", 1)[1]) for line in stacks.splitlines()) == tables["cpu_samples"]
-    # The thread that holds v1's monitor grinds: the application's innermost frame is the allocating Grinder's own
-    # work (in the test's first run 207 of 506 samples in AllocatingGrinder.reverse, 41 in its grind), with the
-    # synchronized wrapper on every one of those stacks.
-    innermost = tables["cpu_application_self"][0]
-    assert innermost["name"] in ("capbench.grinder.AllocatingGrinder.reverse",
-                                 "capbench.grinder.AllocatingGrinder.grind"), tables["cpu_application_self"]
+    # The thread that holds v1's monitor grinds: of the application's innermost frames, the allocating Grinder's
+    # own work (its reverse and grind together) weighs most, with the synchronized wrapper on every one of those
+    # stacks. By class, not by method: the Grinder's work is two methods, and the servlet's one call to the JVM
+    # for the bytes a request allocated can outweigh either (CI of 34ace5d: GrindServlet.allocatedBytes 397 ms,
+    # AllocatingGrinder.reverse 294 and grind 277; in the test's first run 207 of 506 samples in reverse).
+    by_class: dict[str, float] = {}
+    for row in tables["cpu_application_self"]:
+        by_class[row["name"].rpartition(".")[0]] = by_class.get(row["name"].rpartition(".")[0], 0) + row["total"]
+    assert max(by_class, key=by_class.get) == "capbench.grinder.AllocatingGrinder", tables["cpu_application_self"]
+    ground = sum(r["count"] for r in tables["cpu_application_self"]
+                 if r["name"].startswith("capbench.grinder.AllocatingGrinder."))
     anywhere = {r["name"]: r["count"] for r in tables["cpu_application"]}
-    assert anywhere["capbench.grinder.SynchronizedAllocatingGrinder.grind"] >= innermost["count"], anywhere
+    assert anywhere["capbench.grinder.SynchronizedAllocatingGrinder.grind"] >= ground, anywhere
     # v1 serialises every request on its one Grinder: the longest waits are for that monitor, in the servlet.
     monitor = tables["monitors_ms"][0]
     assert monitor["name"] == "capbench.grinder.SynchronizedAllocatingGrinder", tables["monitors_ms"]
