@@ -203,8 +203,8 @@ class Compose:
                 info = jvm.node_info(host)
                 if info:
                     # The -Xmx the node was given, and the part the JVM reports usable (less a survivor space).
-                    heap = f"{_env(container).get('JVM_HEAP', '?')} ({int(info['heap_max_bytes']) // 2**20}MiB)"
-                    gc, jvm_cpus = info["gc"], str(info["available_processors"])
+                    gc, jvm_cpus, usable = jvm.status_fields(info)
+                    heap = f"{_env(container).get('JVM_HEAP', '?')} ({usable})"
             table.append([host, entry.get("State", "?"), entry.get("Health") or "-", cpus, mem, heap, gc, jvm_cpus,
                           server.get("weight", "-"), server.get("status", "-"), _ports(entry)])
         print_table(table)

@@ -51,6 +51,14 @@ def info_from_metrics(text: str) -> dict:
             "server": "an executable JAR (APP_JAR)", "source": "the JMX exporter's agent (no Grinder on the node)"}
 
 
+def status_fields(info: dict) -> tuple[str, str, str]:
+    """A node's collector, the CPUs its JVM sees and its usable heap in MiB, as make status shows them: "-" for
+    what the node's description lacks (a JAR's node, described by the metrics' agent, has no CPU count)."""
+    heap = info.get("heap_max_bytes")
+    return (info.get("gc") or "-", str(info.get("available_processors") or "-"),
+            f"{int(heap) // 2**20}MiB" if heap else "-")
+
+
 def java_pid(node: str) -> str:
     """The pid of the node's JVM on its host (the one process whose executable is java)."""
     script = 'for d in /proc/[0-9]*; do case "$(readlink "$d/exe" 2>/dev/null)" in */java) echo "${d#/proc/}"; ' \

@@ -371,7 +371,7 @@ class Swarm:
                     memory = f"{int(limits[1]) // 2**20}MiB" if int(limits[1]) else "-"
                 info = jvm.node_info(host) if host in NODES else None
                 if info:
-                    gc, jvm_cpus = info["gc"], str(info["available_processors"])
+                    gc, jvm_cpus, _ = jvm.status_fields(info)
             server = lb.get(host, {})
             table.append([host, machine.name, states.get(host, "absent"), cpus, memory, gc, jvm_cpus,
                           server.get("weight", "-"), server.get("status", "-")])

@@ -12,7 +12,7 @@ from test_app import LOAD_SETTINGS, refused, war
 
 from conftest import ROOT, run
 from hosts.cluster_settings import cluster_settings
-from hosts.jvm import info_from_metrics
+from hosts.jvm import info_from_metrics, status_fields
 
 INSPECT = [sys.executable, str(ROOT / "cluster" / "app_jar.py")]
 SPRING = "Manifest-Version: 1.0\r\nMain-Class: org.springframework.boot.loader.launch.JarLauncher\r\n" \
@@ -116,6 +116,10 @@ def test_a_node_without_the_grinder_is_described_by_the_metrics_agent():
                                                                           324403200)
     assert info["java_version"] == "17.0.21+2"
     assert info_from_metrics("")["gc"] is None
+    # make status shows what it has, "-" for what the agent does not tell (the CPUs the JVM sees).
+    assert status_fields(info) == ("Serial", "-", "309MiB")
+    assert status_fields(info_from_metrics("")) == ("-", "-", "-")
+    assert status_fields({"gc": "G1", "available_processors": 1, "heap_max_bytes": 2**28}) == ("G1", "1", "256MiB")
 
 
 @pytest.mark.docker
