@@ -117,6 +117,11 @@ def build(name: str, text: str) -> Build:
                  words.get("JAR"))
 
 
+def app_key(cluster: dict[str, str]) -> str | None:
+    """The duet word a cluster's application is given by ("WAR", "JAR"), None when it runs the Grinder."""
+    return next((key for key, setting in APP_KEYS.items() if cluster.get(setting)), None)
+
+
 def app_problem(b: Build, cluster: dict[str, str], backend_name: str) -> str | None:
     """Why a build's WAR or JAR cannot run on its slot, or None: the cluster must run an application of the same
     form (APP_WAR for a WAR, APP_JAR for a JAR) whose health path (and a WAR's context) the build shares, and the
@@ -127,7 +132,7 @@ def app_problem(b: Build, cluster: dict[str, str], backend_name: str) -> str | N
     key, path = b.app
     where, setting = f"DUET_{b.name}: {key}='{path}'", APP_KEYS[key]
     if not cluster.get(setting):
-        other = next((k for k, name in APP_KEYS.items() if cluster.get(name)), None)
+        other = app_key(cluster)
         if other:
             return (f"{where}: the cluster runs {'a WAR' if other == 'WAR' else 'an executable JAR'} "
                     f"({APP_KEYS[other]}): give the build's as {other}=")

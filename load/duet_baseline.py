@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 from hosts.cluster_settings import war_sha256
-from load.duet import APP_KEYS, TUNABLE_KEYS, parse_words
+from load.duet import APP_KEYS, TUNABLE_KEYS, app_key, parse_words
 from rundata import jsonl
 from rundata.history import BaselineMark
 from rundata.layout import results_dir
@@ -40,14 +40,10 @@ def words_of(settings: dict, cluster: dict[str, str]) -> dict[str, str]:
     return words
 
 
-def app_key(cluster: dict[str, str]) -> str | None:
-    """The duet word a cluster's application is given by ("WAR", "JAR"), None when it runs the Grinder."""
-    return next((key for key, setting in APP_KEYS.items() if cluster.get(setting)), None)
-
-
-def keep_app(file: Path, sha256: str) -> str:
-    """The application file (a .war or .jar) copied into results/builds/ under its sha256 (once); its path."""
-    kept = builds_dir() / f"{sha256[:SHORT_SHA]}{file.suffix}"
+def keep_app(key: str, file: Path, sha256: str) -> str:
+    """The application file (a WAR or JAR, by its word `key`) copied into results/builds/ under its sha256 (once),
+    named .war or .jar whatever its own name; its path there."""
+    kept = builds_dir() / f"{sha256[:SHORT_SHA]}.{key.lower()}"
     if not kept.is_file():
         kept.parent.mkdir(parents=True, exist_ok=True)
         partial = kept.with_name(kept.name + ".tmp")
@@ -89,7 +85,7 @@ def accepted_build(folder: Path) -> dict[str, str]:
         app = (key, run.cluster_settings[APP_KEYS[key]], sha)
     if app:
         key, path, sha = app
-        words[key] = keep_app(*_file_as_run(key, path, sha, run.run_id))
+        words[key] = keep_app(key, *_file_as_run(key, path, sha, run.run_id))
     return words
 
 

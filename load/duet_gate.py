@@ -16,6 +16,7 @@ from analysis.gate_verdict import CANNOT_TELL, Check, Gate, GateSettings
 from hosts.cluster_settings import SettingsRefused, cluster_settings
 from load import bench as bench_command, duet_baseline
 from load.bench_settings import SettingsError
+from load.duet import app_key
 from load.kinds import KINDS
 from load.progress import say
 from load.session import refuse
@@ -76,7 +77,7 @@ def with_baseline(chosen: GateSettings, environ: dict[str, str], settings) -> tu
     cluster like this one) where it differs from this one, and how it was chosen ("" when none was accepted)."""
     cluster = cluster_settings()
     mark = duet_baseline.chosen_mark(read_history(history_path())[1], chosen.baseline,
-                                      duet_baseline.app_key(cluster))
+                                      app_key(cluster))
     if mark is None:
         if chosen.baseline:
             raise SettingsError(f"BASELINE='{chosen.baseline}' is not a baseline whose build was kept (a tag, or the "
