@@ -95,6 +95,9 @@ class BenchSettings:
                             "node's HttpSession (needs SCENARIO=session)")
     variant: str = setting("VARIANT", "v1", choice(VARIANTS), "WORKLOAD=grind: the Grinder variant")
     level: int = setting("LEVEL", "13", integer(1, 16), "WORKLOAD=grind: the Grinder's level (its work per call)")
+    work_pct: int = setting("WORK_PCT", "100", integer(100, 400),
+                            "WORKLOAD=grind: the Grinder calls per request, in % of one (105: one request in twenty "
+                            "calls it twice, 5 % more work per request; a duet's known small change)")
     query: Query = nested(Query)
     session_kb: int = setting("SESSION_KB", "4", integer(0, 1024),
                               "WORKLOAD=session: the kB each user's session keeps (sessions last 30 minutes)")
@@ -188,6 +191,9 @@ class GateKeys:
                             "interval's confidence (0..<100)")
     p99_ms: str = setting("GATE_P99_MS", "", text(),
                           "p99 thresholds measured after the searches: [TARGET:]MS@RATE, several separated by spaces")
+    rounds: str = setting("CALIBRATE_ROUNDS", "5", text(),
+                          "make gate-calibrate: rounds, each an A/A duet and one of every known 5 % drop, in an "
+                          "order drawn at random (1..10)")
     baseline: str = setting("BASELINE", "", text(),
                             "a tag or run id of an accepted baseline; empty: the last accepted run of the same bench")
 

@@ -66,7 +66,7 @@ class StepRunner:
         self.body_file: str | None = None  # and the body every request sends, for oha
         self.warmups: list[dict] = []  # each warm-up's windows and whether it became steady (load/warmup.py)
         self._numbering = threading.Lock()  # a duet measures two steps at once (load/duet.py)
-        self._routes: dict[tuple[int, str], Route] = {}  # route_for's, by port and variant
+        self._routes: dict[tuple[int, str, int], Route] = {}  # route_for's, by port, variant and work
 
     def put_dataset(self) -> None:
         """The scenario's dataset on each load host: the session scenario's users (a copy in the results), and
@@ -109,11 +109,11 @@ class StepRunner:
     def route_for(self, port: int, settings: BenchSettings) -> Route:
         """A route to a node's own port asking for `settings`, its URLs on the load hosts (once) when the
         scenario draws them from a file."""
-        key = (port, settings.variant)
+        key = (port, settings.variant, settings.work_pct)
         if key not in self._routes or self._routes[key].settings != settings:
             urls_file = None
             if self.urls_file is not None:
-                urls_file = f"{self.work_dir}/urls-{port}-{settings.variant}.txt"
+                urls_file = f"{self.work_dir}/urls-{port}-{settings.variant}-{settings.work_pct}.txt"
                 self._put_urls(urls_file, settings, port)
             self._routes[key] = Route(port, settings, urls_file)
         return self._routes[key]
@@ -127,14 +127,16 @@ class StepRunner:
     def measure(self, target: str, repeat: int, rate: float, phase: str, *, label: str | None = None,
                 url: str | None = None, duration_s: int | None = None, closed_connections: int | None = None,
                 settle: bool = True, stuck_s: float = 0, route: Route | None = None,
-                start_at: float | None = None, node_cpus: dict[str, float] | None = None) -> StepRecord:
+                start_at: float | None = None, node_cpus: dict[str, float] | None = None,
+                driver=None) -> StepRecord:
         """One step at `rate`, or with closed_connections: a closed loop of that many (rate 0), recorded under
         `label` (default: the target). settle=False: the next step follows at once, on what this one left queued
         (bench-stress's overload and recovery). stuck_s: the generator gets rate × stuck_s connections more, for
         requests a fault will hold that long (a frozen node's): its users are independent, so theirs must not
         wait for a free connection. route: to a node's own port with a build's settings (a duet's slot);
         start_at: the instant (epoch s) the generators start, shared with a step measured beside this one;
-        node_cpus: nodes' quotas other than the profile's (a duet's twins), recorded for their CPU share."""
+        node_cpus: nodes' quotas other than the profile's (a duet's twins), recorded for their CPU share;
+        driver: another generator than the run's (a duet's short closed-loop windows, which wrk2 cannot run)."""
         s = route.settings if route is not None else self.settings
         with self._numbering:
             self.step_number += 1
@@ -159,7 +161,7 @@ class StepRunner:
                            body_file=self.body_file, cookie_jar=jar)
         began = self.progress.begin(target, phase, number, rate, plan.duration_s, connections)
         step_dir = f"{self.work_dir}/step-{number:03d}"
-        result, files_by_host = self.loads.send(self.driver, plan, step_dir,
+        result, files_by_host = self.loads.send(driver or self.driver, plan, step_dir,
                                                 timeout=plan.duration_s + s.timeout_s + 120, start_at=start_at)
         for host, files in files_by_host.items():
             prefix = f"step-{number:03d}-" + (f"{host}-" if len(files_by_host) > 1 else "")

@@ -29,7 +29,8 @@ def target_url(host: str, settings: BenchSettings, port: int = 8080) -> str:
         return f"{base}/query?rows={q.rows}&join={q.join}&write={q.write_pct}&calls={q.calls}"
     if settings.workload == "session":
         return f"{base}/session?kb={settings.session_kb}"
-    return f"{base}/grind?variant={settings.variant}&level={settings.level}"
+    work = f"&work={settings.work_pct}" if settings.work_pct != 100 else ""
+    return f"{base}/grind?variant={settings.variant}&level={settings.level}{work}"
 
 
 def workload_name(settings: BenchSettings) -> str:

@@ -21,4 +21,5 @@ def describe(settings: dict) -> str:
         q = settings.get("query") or {}
         return (f"query {q.get('rows', '?')} rows{' joined' if q.get('join') else ''} × {q.get('calls', '?')}"
                 + (f", {q['write_pct']} % writes" if q.get("write_pct") else ""))
-    return f"{settings.get('variant', '?')} level {settings.get('level', '?')}"
+    work = settings.get("work_pct", 100)
+    return f"{settings.get('variant', '?')} level {settings.get('level', '?')}" + (f", work {work} %" if work != 100 else "")

@@ -127,8 +127,9 @@ def test_hosts_profile_sets_no_cpu_quota():
     ({"TOMCAT_CONNECTION_TIMEOUT": "1.5"}, "TOMCAT_CONNECTION_TIMEOUT='1.5' is not allowed"),
     ({"TOMCAT_KEEP_ALIVE_TIMEOUT": "soon"}, "TOMCAT_KEEP_ALIVE_TIMEOUT='soon' is not allowed"),
     ({"TOMCAT_MAX_KEEP_ALIVE_REQUESTS": "0"}, "TOMCAT_MAX_KEEP_ALIVE_REQUESTS='0' is not allowed"),
-    ({"NODE1_CPUS": "0.01"}, "NODE1_CPUS='0.01' is not allowed: use a CPU quota in cores from 0.05 to 64, like "
-                             "0.5, or 0 for none"),
+    ({"NODE1_CPUS": "0.01"}, "NODE1_CPUS='0.01' is not allowed: use a CPU quota in cores from 0.05 to 64 (at most "
+                             "three decimals), like 0.5 or 0.475, or 0 for none"),
+    ({"NODE1_CPUS": "0.4751"}, "NODE1_CPUS='0.4751' is not allowed"),
     ({"NODE2_CPUS": "half"}, "NODE2_CPUS='half' is not allowed"),
     ({"NODE3_MEM": "512"}, "NODE3_MEM='512' is not allowed: use a size of at least 64m, written like 512m or 2g"),
     ({"NODE1_HEAP": "1g"}, "NODE1_HEAP=1g is not allowed: the heap must be smaller than NODE1_MEM=768m"),

@@ -12,6 +12,7 @@ import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * {@code GET /grind?variant=V&level=N[&user=ID]}: runs one Grinder call and reports what it cost.
@@ -34,6 +35,7 @@ public class GrindServlet extends HttpServlet {
     private final com.sun.management.ThreadMXBean threads = allocationCounter();
     private final String node = NodeIdentity.name();
     private final MemoryAdmission admission = MemoryAdmission.forThisJvm();
+    private final AtomicLong served = new AtomicLong();
 
     @Override
     public void init() {
@@ -66,10 +68,14 @@ public class GrindServlet extends HttpServlet {
 
     private void grind(GrindRequest request, HttpServletResponse resp) throws IOException {
         Grinder grinder = grinders.get(request.variant());
+        int calls = calls(served.incrementAndGet(), request.work());
 
         long allocatedBefore = allocatedBytes();
         long started = System.nanoTime();
         String result = grinder.grind(request.level());
+        for (int call = 1; call < calls; call++) {
+            result = grinder.grind(request.level());
+        }
         long elapsedNanos = System.nanoTime() - started;
         long allocated = allocatedBefore < 0 ? -1 : allocatedBytes() - allocatedBefore;
 
@@ -77,10 +83,20 @@ public class GrindServlet extends HttpServlet {
                 .put("node", node)
                 .put("variant", request.variant().wireName())
                 .put("level", request.level())
+                .put("calls", calls)
                 .put("length", result.length())
                 .put("grind_ms", Math.round(elapsedNanos / 1_000.0) / 1_000.0)
                 .put("alloc_bytes", allocated < 0 ? null : allocated)
                 .put("user", request.user()));
+    }
+
+    /**
+     * The Grinder calls the {@code n}th request served makes at {@code work} percent: what the first n requests
+     * are owed, less what the first n - 1 were, so that any run of requests makes work/100 calls each, within
+     * one call (105: one request in twenty makes two). Counted over every request the servlet serves.
+     */
+    static int calls(long n, int work) {
+        return (int) (n * work / 100 - (n - 1) * work / 100);
     }
 
     private Optional<MemoryAdmission.Reservation> reserve(long bytes) {

@@ -32,6 +32,7 @@ class GrindRequestTest {
         GrindRequest request = GrindRequest.parse(query());
         assertEquals(Variant.V1, request.variant());
         assertEquals(13, request.level());
+        assertEquals(100, request.work());
         assertNull(request.user());
     }
 
@@ -55,15 +56,23 @@ class GrindRequestTest {
         "level|1e3|level must be an integer from 1 to 16, got '1e3'",
         "level|99999999999999999999|level must be an integer from 1 to 16, got '99999999999999999999'",
         "level|''|level must be an integer from 1 to 16, got ''",
+        "work|99|work must be an integer from 100 to 400, got '99'",
+        "work|401|work must be an integer from 100 to 400, got '401'",
+        "work|5%|work must be an integer from 100 to 400, got '5%'",
         "variant|zzz|unknown variant 'zzz'; allowed: v1, v1-nosync, v2, v3",
         "variant|V1|unknown variant 'V1'; allowed: v1, v1-nosync, v2, v3",
         "variant|''|unknown variant ''; allowed: v1, v1-nosync, v2, v3",
         "user|a b|user 'a b' is not an id of 1 to 64 characters from A-Z a-z 0-9 _ . -",
-        "colour|red|unknown parameter 'colour'; allowed: variant, level, user",
+        "colour|red|unknown parameter 'colour'; allowed: variant, level, work, user",
     })
     void rejectsBadValuesWithAOneLineReason(String name, String value, String reason) {
         BadRequestException e = assertThrows(BadRequestException.class, () -> GrindRequest.parse(query(name, value)));
         assertEquals(reason, e.getMessage());
+    }
+
+    @Test
+    void acceptsTheWorkPerRequestInPercent() throws Exception {
+        assertEquals(105, GrindRequest.parse(query("work", "105")).work());
     }
 
     @Test

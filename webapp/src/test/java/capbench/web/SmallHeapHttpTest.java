@@ -113,7 +113,7 @@ class SmallHeapHttpTest {
                 for (HttpResponse<String> answer : together("/grind?variant=v1-nosync&level=16", CONCURRENT)) {
                     statuses.merge(answer.statusCode(), 1, Integer::sum);
                     if (answer.statusCode() == 200) {
-                        assertTrue(answer.body().contains("\"level\":16,\"length\":2260992,"), answer.body());
+                        assertTrue(answer.body().contains("\"level\":16,\"calls\":1,\"length\":2260992,"), answer.body());
                     } else {
                         assertEquals(503, answer.statusCode(), "only 200 or 503, got: " + answer.body());
                         assertEquals("1", answer.headers().firstValue("Retry-After").orElse(""), answer.body());

@@ -47,7 +47,7 @@ class WebappHttpTest {
         assertEquals("application/json;charset=UTF-8", response.headers().firstValue("Content-Type").orElse(""));
         String body = response.body();
         assertTrue(body.startsWith("{\"node\":\""), body);
-        assertTrue(body.contains("\"variant\":\"v1\",\"level\":13,\"length\":282624,\"grind_ms\":"), body);
+        assertTrue(body.contains("\"variant\":\"v1\",\"level\":13,\"calls\":1,\"length\":282624,\"grind_ms\":"), body);
     }
 
     @ParameterizedTest
@@ -55,7 +55,7 @@ class WebappHttpTest {
     void everyVariantAnswersWithTheSameLength(String variant, int length) throws Exception {
         HttpResponse<String> response = get("/grind?variant=" + variant + "&level=6&user=u1");
         assertEquals(200, response.statusCode(), response.body());
-        assertTrue(response.body().contains("\"variant\":\"" + variant + "\",\"level\":6,\"length\":" + length),
+        assertTrue(response.body().contains("\"variant\":\"" + variant + "\",\"level\":6,\"calls\":1,\"length\":" + length),
                 response.body());
         assertTrue(response.body().contains("\"user\":\"u1\""), response.body());
     }
@@ -87,7 +87,7 @@ class WebappHttpTest {
         "/grind?variant=zzz|unknown variant 'zzz'; allowed: v1, v1-nosync, v2, v3",
         "/grind?level=abc|level must be an integer from 1 to 16, got 'abc'",
         "/grind?level=|level must be an integer from 1 to 16, got ''",
-        "/grind?debug=1|unknown parameter 'debug'; allowed: variant, level, user",
+        "/grind?debug=1|unknown parameter 'debug'; allowed: variant, level, work, user",
         "/grind?level=3&level=4|parameter 'level' given 2 times; give it once",
         // /query refuses before it asks the pool for anything (no database is needed to be told no).
         "/query?rows=0|rows must be an integer from 1 to 1000, got '0'",
