@@ -36,7 +36,7 @@ export BACKEND
 BUILT := $(shell BACKEND='$(BACKEND)' $(HOSTCTL) built)
 
 .PHONY: help setup wrk2 artifacts images up down status stats logs test test-fast test-unit test-python test-load \
-	test-config test-integration test-claims lint node-maint node-ready tune report compare history gate gate-aa gate-ready baseline vagrant-setup \
+	test-config test-integration test-claims lint node-maint node-ready tune report compare history gate gate-aa gate-calibrate gate-ready baseline vagrant-setup \
 	vagrant-box docs \
 	swarm-lab swarm-lab-down
 
@@ -219,8 +219,12 @@ gate-ready: $(VENV)/.installed ## make gate's checks and bring-up, without measu
 gate: gate-ready ## the accepted baseline's build and this one measured together (a duet), or GATE_MODE=history: this build against the baseline's stored capacities (docs/guides/gate.md)
 	@$(PYTHON) -m load.gate
 
-gate-aa: gate-ready ## an A/A duet (DUET_A on both twin slots): the smallest drop this machine can show, which duet gates hold to
+gate-aa: gate-ready ## an A/A duet (DUET_A on both twin slots): how far two equal builds look apart here (its band)
 	@$(PYTHON) -m load.gate --aa
+
+gate-calibrate: $(VENV)/.installed ## A/A duets and duets of known 5 % drops, alternated: what a duet gate can call on this machine with these settings
+	@$(PYTHON) -m load.gate --calibrate --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up
+	@$(PYTHON) -m load.gate --calibrate
 
 docs: $(VENV)/.installed ## write docs/reference/ (settings, make targets, record fields) from the code's own tables
 	$(PYTHON) -m load.docs_reference

@@ -130,7 +130,7 @@ def crossover(ratios: list[tuple[str, float, tuple[float, float]]], confidence: 
         reaches.setdefault(a_slot, []).append(reach)
     n = sum(len(v) for v in by_slot.values())
     if n < MIN_PAIRS or len(by_slot) != 2:
-        raise ValueError(f"{n} pairs with a ratio, A on {len(by_slot)} slot(s): a verdict needs at least "
+        raise ValueError(f"{n} with a ratio, A on {len(by_slot)} slot(s): a verdict needs at least "
                          f"{MIN_PAIRS}, with A on each slot")
     (first, one), (_, other) = sorted(by_slot.items())
     means = [statistics.fmean(one), statistics.fmean(other)]
@@ -165,17 +165,34 @@ class DuetVerdict:
 
 
 def judge(pairs: list[Pair], tolerance_pct: float) -> DuetVerdict:
-    """Non-inferiority of B against A at `tolerance_pct` (module docstring)."""
-    floor = 1 - tolerance_pct / 100
+    """Non-inferiority of B against A at `tolerance_pct` from the searches' pairs (module docstring)."""
+    missing = sum(p.ratio is None for p in pairs)
     try:
         interval = crossover_interval(pairs)
     except ValueError as problem:
-        missing = sum(p.ratio is None for p in pairs)
-        why = f" ({missing} of {len(pairs)} pairs without a capacity on one side)" if missing else ""
-        return DuetVerdict(CANNOT_TELL, f"{problem}{why}", None, floor)
+        return cannot_tell(problem, missing, len(pairs), "pairs", tolerance_pct)
+    return decide(interval, tolerance_pct, "pairs", missing)
+
+
+def without_figure(missing: int, total: int, units: str) -> str:
+    """What a verdict says of the units (pairs, blocks) left out for want of a ratio: a build whose search found
+    no capacity, a block whose windows all failed."""
+    return f"{missing} of {total} {units} without a ratio on one side, left out" if missing else ""
+
+
+def cannot_tell(problem: ValueError, missing: int, total: int, units: str, tolerance_pct: float) -> DuetVerdict:
+    why = without_figure(missing, total, units)
+    return DuetVerdict(CANNOT_TELL, f"{problem}" + (f" ({why})" if why else ""), None, 1 - tolerance_pct / 100)
+
+
+def decide(interval: Interval, tolerance_pct: float, units: str, missing: int = 0) -> DuetVerdict:
+    """FELL when the interval lies wholly below 1 − tolerance, HOLDS when wholly at or above it, else CANNOT
+    TELL; the units left out without a ratio are named."""
+    floor = 1 - tolerance_pct / 100
+    left_out = without_figure(missing, interval.pairs + missing, units)
     said = (f"B/A {interval.ratio:.3f}, in [{interval.low:.3f}, {interval.high:.3f}] at "
-            f"{interval.confidence:.0%} over {interval.pairs} pairs (the slot's effect {interval.slot_effect:.3f} "
-            "taken out)")
+            f"{interval.confidence:.0%} over {interval.pairs} {units} (the slot's effect {interval.slot_effect:.3f} "
+            "taken out" + (f"; {left_out}" if left_out else "") + ")")
     if interval.high < floor:
         return DuetVerdict(FELL, f"{said}: wholly below {floor:.3f} (a drop beyond {tolerance_pct:g} %)", interval,
                            floor)

@@ -57,6 +57,7 @@ class GateSettings:
     p99: tuple[P99Threshold, ...]
     repeats: int = significance.MIN_REPEATS  # REPEATS, when the user gives none
     mode: str = DEFAULT_MODE
+    rounds: int = 5  # make gate-calibrate's
 
 
 def gate_settings(raw: dict[str, str], benches: dict[str, tuple[str, ...]]) -> GateSettings:
@@ -106,9 +107,15 @@ def gate_settings(raw: dict[str, str], benches: dict[str, tuple[str, ...]]) -> G
     elif mode == "duet" and thresholds:
         problems.append("GATE_P99_MS cannot be judged with GATE_MODE=duet (a duet searches capacities only): use "
                         "GATE_MODE=history for p99 thresholds")
+    rounds_text = raw.get("CALIBRATE_ROUNDS") or "5"
+    if not (rounds_text.isdigit() and 1 <= int(rounds_text) <= 10):
+        problems.append(f"CALIBRATE_ROUNDS='{rounds_text}' is not allowed: an integer from 1 to 10 (make "
+                        "gate-calibrate's rounds)")
+        rounds_text = "5"
     if problems:
         raise GateSettingsError("\n".join(problems))
-    return GateSettings(bench, raw.get("BASELINE") or None, drop, tuple(thresholds), int(repeats_text), mode)
+    return GateSettings(bench, raw.get("BASELINE") or None, drop, tuple(thresholds), int(repeats_text), mode,
+                        int(rounds_text))
 
 
 @dataclass

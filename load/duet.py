@@ -33,21 +33,26 @@ TWIN_KEYS = (*NODE_KEYS, "MAXCONN")  # the slots are alike in these (node1's), b
 TUNABLE_KEYS = tuple(key for key in re.findall(r"^([A-Z][A-Z0-9_]*)=", (ROOT / "tomcat-conf" / "tunables.env")
                                                .read_text(), re.MULTILINE) if key != "TOMCAT_SESSION_REPLICATION")
 APP_KEYS = {"WAR": "APP_WAR", "JAR": "APP_JAR"}  # a build's application file, and the cluster setting it stands in for
-BUILD_KEYS = (*APP_KEYS, "VARIANT", *NODE_KEYS, *TUNABLE_KEYS)
+REQUEST_KEYS = {"VARIANT": "variant", "WORK_PCT": "work_pct"}  # what a build's requests ask the Grinder for
+BUILD_KEYS = (*APP_KEYS, *REQUEST_KEYS, *NODE_KEYS, *TUNABLE_KEYS)
 IMAGE = "IMAGE"  # a slot's node image: "" is the cluster's own (CAPBENCH_NODE_IMAGE), else an application build's
 APP = ROOT / "cluster" / "app.sh"
 APP_JAR_READER = ROOT / "cluster" / "app_jar.py"
+# From choosing a step's start instant to the instant, with one load host. With 1 s both generators began 9-90 ms
+# after the instant (186 steps, 2026-11-27): they were there waiting for it. Each generator's start_skew_ms in
+# the steps' records shows when they are not.
+ONE_HOST_MARGIN_S = 0.5
 BUILD_IMAGE_TIMEOUT_S = 600  # an image build and its trial node (cluster/app.sh: 90 s for the trial)
 
 
 @dataclass(frozen=True)
 class Build:
-    """One side of a duet: its name (A or B), the words that define it, its VARIANT (None: the run's), its WAR or
-    JAR (None: the cluster's application) and the node settings it gives its slot (IMAGE once its application is
-    built)."""
+    """One side of a duet: its name (A or B), the words that define it, what its requests ask the Grinder for
+    (REQUEST_KEYS: VARIANT, WORK_PCT; absent: the run's), its WAR or JAR (None: the cluster's application) and the
+    node settings it gives its slot (IMAGE once its application is built)."""
     name: str
     text: str
-    variant: str | None = None
+    requests: dict[str, str] = field(default_factory=dict)
     node: dict[str, str] = field(default_factory=dict)
     war: str | None = None
     jar: str | None = None
@@ -60,13 +65,19 @@ class Build:
     def describe(self) -> str:
         return self.text or "as configured"
 
+    @property
+    def variant(self) -> str | None:
+        return self.requests.get("VARIANT")
+
     def settings(self, run: BenchSettings) -> BenchSettings:
-        """The run's settings with this build's VARIANT: what its slot's requests ask for."""
-        return replace(run, variant=self.variant) if self.variant else run
+        """The run's settings with this build's request words: what its slot's requests ask for."""
+        return replace(run, **{field_: int(self.requests[key]) if key == "WORK_PCT" else self.requests[key]
+                               for key, field_ in REQUEST_KEYS.items() if key in self.requests})
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "text": self.text, "variant": self.variant, "node": self.node, "war": self.war,
-                "jar": self.jar}
+        return {"name": self.name, "text": self.text, "variant": self.variant,
+                "work_pct": int(self.requests["WORK_PCT"]) if "WORK_PCT" in self.requests else None,
+                "node": self.node, "war": self.war, "jar": self.jar}
 
     def with_image(self) -> Build:
         """This build with its application's node image built and tried (cluster/app.sh build), in its node
@@ -98,6 +109,9 @@ def parse_words(text: str) -> dict[str, str]:
                              "each once")
         if key == "VARIANT" and value not in VARIANTS:
             raise ValueError(f"VARIANT={value}: use one of {', '.join(VARIANTS)}")
+        if key == "WORK_PCT" and not (value.isdigit() and 100 <= int(value) <= 400):
+            raise ValueError(f"WORK_PCT={value}: use the Grinder calls per request in % of one, an integer from 100 "
+                             "to 400 (105: 5 % more work per request)")
         values[key] = value
     if len(APP_KEYS.keys() & values.keys()) > 1:
         raise ValueError("WAR= and JAR= in one build: a build runs one application, a WAR or an executable JAR "
@@ -112,7 +126,7 @@ def build_rule() -> Rule:
 
 def build(name: str, text: str) -> Build:
     words = parse_words(text)
-    return Build(name, text, words.get("VARIANT"),
+    return Build(name, text, {k: v for k, v in words.items() if k in REQUEST_KEYS},
                  {k: v for k, v in words.items() if k in NODE_KEYS or k in TUNABLE_KEYS}, words.get("WAR"),
                  words.get("JAR"))
 

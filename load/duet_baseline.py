@@ -35,6 +35,8 @@ def words_of(settings: dict, cluster: dict[str, str]) -> dict[str, str]:
     application file.
     A setting left empty (Tomcat's own default) is no word: a slot cannot be given one of its own."""
     words = {"VARIANT": str(settings["variant"])} if settings.get("variant") else {}
+    if settings.get("work_pct", 100) != 100:
+        words["WORK_PCT"] = str(settings["work_pct"])
     words.update({key: cluster[key] for key in TUNABLE_KEYS if cluster.get(key)})
     words.update({key: cluster[f"NODE1_{key}"] for key in NODE_BUILD_KEYS if f"NODE1_{key}" in cluster})
     return words

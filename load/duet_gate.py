@@ -3,18 +3,19 @@
 (analysis/duet_verdict.py) at GATE_DROP_PCT, written as every gate's outputs (report/pipeline.py). With neither
 named, A is the build of the accepted baseline (make baseline keeps it: load/duet_baseline.py) and B this one.
 
-make gate-aa runs the same duet with B = A: its interval's reach from 1 (the A/A band) is the smallest drop this
-machine can show, recorded in results/aa-band.json; a duet gate refuses a tolerance below the last band measured,
-as it could only call noise a drop (or never call one)."""
+make gate-aa runs the same duet with B = A: its interval's reach from 1 (the A/A band), recorded in
+results/aa-band.json, is how far equal builds look apart here, a false-alarm figure. What a gate can call is
+make gate-calibrate's (load/gate_calibration.py): a duet gate refuses a tolerance below the smallest drop its
+calibration calls with 80 % power, and says with every verdict what it can call."""
 from __future__ import annotations
 
 import time
 from dataclasses import replace
 
-from analysis import duet_verdict
+from analysis import duet_blocks, duet_verdict
 from analysis.gate_verdict import CANNOT_TELL, Check, Gate, GateSettings
 from hosts.cluster_settings import SettingsRefused, cluster_settings
-from load import bench as bench_command, duet_baseline
+from load import bench as bench_command, duet_baseline, gate_calibration
 from load.bench_settings import SettingsError
 from load.duet import app_key
 from load.kinds import KINDS
@@ -34,38 +35,46 @@ def aa_path():
     return results_dir() / "aa-band.json"
 
 
-def tolerance_problem(drop_pct: float, band: dict | None) -> str | None:
-    """Why GATE_DROP_PCT is below what this machine can show (the last A/A band), or None."""
-    if band is None or band.get("band_pct") is None or drop_pct >= band["band_pct"]:
-        return None
-    return (f"GATE_DROP_PCT='{drop_pct:g}' is below this machine's A/A band of {band['band_pct']:g} % (make gate-aa, "
-            f"run {band['run_id']}): two equal builds' ratios already reach that far from 1, so a smaller drop cannot "
-            f"be told from noise here; use GATE_DROP_PCT={band['band_pct']:g} or more, or measure the band again")
-
-
 def pairs_of(summary: dict) -> list[duet_verdict.Pair]:
     return [duet_verdict.Pair.from_dict(p) for p in (summary.get("duet") or {}).get("pairs", [])]
 
 
+def blocks_of(summary: dict) -> list[duet_blocks.Block]:
+    return [duet_blocks.Block.from_dict(k) for k in (summary.get("duet") or {}).get("blocks") or []]
+
+
+def nothing_passed(pairs: list[duet_verdict.Pair], said: duet_verdict.DuetVerdict) -> duet_verdict.DuetVerdict:
+    """FELL where B met the SLO at no rate in any pair and A did: B lost everything a search can see (the
+    stored-baseline gate calls a build without a capacity fallen too); else `said`."""
+    if not pairs or any(p.b.capacity_rps for p in pairs) or not any(p.a.capacity_rps for p in pairs):
+        return said
+    a_best = max(p.a.capacity_rps for p in pairs if p.a.capacity_rps)
+    return replace(said, verdict=duet_verdict.FELL, message=f"B met the SLO at no rate in any of its {len(pairs)} "
+                   f"searches, where A's capacity reached {a_best:g}/s: a drop beyond any tolerance ({said.message})")
+
+
 def judge(summary: dict, drop_pct: float, aa: bool, baseline: str | None = None) -> Gate:
-    """The gate's one capacity check from the run's pairs; an A/A gate notes its band. `baseline`: how A was
-    chosen when it is the accepted baseline's build ("" when none was accepted: then nothing is compared and the
-    gate cannot tell)."""
+    """The gate's one capacity check from the run's blocks (its pairs' where it ran none); an A/A gate notes its
+    band. `baseline`: how A was chosen when it is the accepted baseline's build ("" when none was accepted: then
+    nothing is compared and the gate cannot tell)."""
     duet = summary.get("duet") or {}
-    pairs = pairs_of(summary)
-    said = duet_verdict.judge(pairs, drop_pct)
+    pairs, blocks = pairs_of(summary), blocks_of(summary)
+    said = nothing_passed(pairs, duet_blocks.judge(blocks, drop_pct) if blocks
+                          else duet_verdict.judge(pairs, drop_pct))
     if baseline == "":
         said = replace(said, verdict=CANNOT_TELL, message=f"no build accepted as a baseline yet, so this build "
                        f"was measured against itself ({said.message}); make baseline RUN=<this run> keeps it")
     builds = duet.get("builds") or [{}, {}]
-    figures = {**said.as_dict(), "tolerance_pct": drop_pct, "pairs": [p.as_dict() for p in pairs],
+    figures = {**said.as_dict(), "tolerance_pct": drop_pct, "figure": "blocks" if blocks else "pairs",
+               "pairs": [p.as_dict() for p in pairs], "blocks": [k.as_dict() for k in blocks],
                "a": builds[0].get("text", ""), "b": builds[1].get("text", ""),
                "common": (duet.get("common") or {}).get("intervals") or {}}
     notes = [] if summary.get("status") == "complete" else [f"the run is {summary.get('status')}: "
                                                              f"{summary.get('error')}"]
     if aa and said.interval is not None:
         figures["aa_band_pct"] = duet_verdict.aa_band_pct(said.interval)
-        notes.append(f"A/A band {figures['aa_band_pct']:g} %: the smallest drop a duet on this machine can show")
+        notes.append(f"A/A band {figures['aa_band_pct']:g} %: how far two equal builds' interval reached from 1 "
+                     "(what a gate can call is make gate-calibrate's)")
     how = ("measured together in this run (a duet: A = " + (builds[0].get("text") or "as configured")
            + (f", {baseline}" if baseline else "") + ")")
     return Gate(summary.get("run_id", ""), None, how, drop_pct, [Check(CHECK, said.verdict, said.message, figures)],
@@ -104,7 +113,8 @@ def run(chosen: GateSettings, environ: dict[str, str], check_only: bool, aa: boo
         if not aa and "DUET_A" not in environ and "DUET_B" not in environ:  # no builds named: the baseline's
             environ, baseline = with_baseline(chosen, environ, settings)
             settings, driver, wrk2_local = bench_command.checked(False, environ, kind)
-        problem = None if aa else tolerance_problem(chosen.drop_pct, jsonl.read_json(aa_path()))
+        calibration = gate_calibration.calibration_for(settings, cluster_settings())
+        problem = None if aa else gate_calibration.tolerance_problem(chosen.drop_pct, calibration)
         if problem:
             raise SettingsError(problem)
     except (SettingsError, SettingsRefused) as problem:
@@ -115,6 +125,7 @@ def run(chosen: GateSettings, environ: dict[str, str], check_only: bool, aa: boo
         return code
     summary = jsonl.read_json(paths.summary) or {}
     result = judge(summary, chosen.drop_pct, aa, baseline)
+    result.notes.append(gate_calibration.power_note(chosen.drop_pct, calibration))
     from report import pipeline  # its libraries only once there is a verdict to write
     pipeline.write(result, kind.name, Summary.from_json(summary), read_steps(paths.steps), paths.root / "gate",
                    gate_latest_dir())
@@ -126,10 +137,13 @@ def run(chosen: GateSettings, environ: dict[str, str], check_only: bool, aa: boo
         print(f"  note: {note}")
     print(f"gate: {result.verdict.upper()} (exit {result.code}); files in {paths.root / 'gate'}, copied to "
           f"{gate_latest_dir()}")
-    if aa and "aa_band_pct" in check.figures:
+    if aa and "aa_band_pct" in check.figures and summary.get("status") != "complete":
+        say(f"A/A band {check.figures['aa_band_pct']:g} % not recorded: the run is {summary.get('status')}, and a "
+            "band from part of a duet says less than it seems")
+    elif aa and "aa_band_pct" in check.figures:
         jsonl.write_json(aa_path(), {"run_id": result.run_id, "band_pct": check.figures["aa_band_pct"],
+                                     "figure": check.figures["figure"],
                                      "interval": check.figures["interval"], "pairs": len(check.figures["pairs"]),
                                      "measured_epoch": time.time()})
-        say(f"A/A band {check.figures['aa_band_pct']:g} % recorded in {aa_path()}: duet gates refuse a smaller "
-            "GATE_DROP_PCT")
+        say(f"A/A band {check.figures['aa_band_pct']:g} % recorded in {aa_path()}")
     return result.code

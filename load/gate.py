@@ -18,7 +18,7 @@ from pathlib import Path
 from analysis import baselines, calibration, gate_verdict
 from analysis.history import history_line
 from hosts.cluster_settings import SettingsRefused
-from load import bench as bench_command, duet_gate
+from load import bench as bench_command, duet_gate, gate_calibration
 from load.bench_settings import SettingsError, raw_settings
 from load.kinds import KINDS
 from load.progress import say
@@ -57,10 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m load.gate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check-only", action="store_true", help="check the settings and the baseline, run nothing")
     parser.add_argument("--aa", action="store_true", help="an A/A duet: DUET_A against itself (make gate-aa)")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="A/A duets and duets of known 5 %% drops: what a duet gate can call (make gate-calibrate)")
     args = parser.parse_args(argv)
     benches = {kind.name: kind.targets for kind in KINDS.values() if kind.gated}
     try:
         chosen = gate_verdict.gate_settings(raw_settings(), benches)
+        if args.calibrate:
+            return gate_calibration.run(chosen, dict(os.environ), args.check_only)
         if chosen.mode == "duet" or args.aa:
             return duet_gate.run(chosen, dict(os.environ), args.check_only, args.aa)
         environ = {"REPEATS": str(chosen.repeats), **os.environ}  # the gate's own default, checked with the rest

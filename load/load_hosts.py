@@ -24,7 +24,7 @@ START_MARGIN_S = 2.0
 class LoadHosts:
     def __init__(self, names: tuple[str, ...] = LOAD_HOSTS):
         self.hosts = [LoadHost(name) for name in names]
-        self.versions: dict[str, str] = {}  # the tool's version on each host
+        self.versions: dict[tuple[str, str], str] = {}  # each tool's version on each host, by (tool, host)
 
     @property
     def first(self) -> LoadHost:
@@ -43,11 +43,15 @@ class LoadHosts:
         for host in self.hosts:
             host.put_binary(local, path)
 
+    def versions_of(self, driver) -> dict[str, str]:
+        """A tool's version on each host, by host (run.json's record of the run's driver)."""
+        return {host: version for (tool, host), version in self.versions.items() if tool == driver.name}
+
     def record_versions(self, driver) -> str:
         """The tool's version on each host; returns the first's (they come from one image or one binary)."""
         for host in self.hosts:
-            self.versions[host.name] = " ".join(host.exec(driver.version_argv()).decode().split())
-        return self.versions[self.first.name]
+            self.versions[driver.name, host.name] = " ".join(host.exec(driver.version_argv()).decode().split())
+        return self.versions[driver.name, self.first.name]
 
     def send(self, driver, plan: StepPlan, step_dir: str, timeout: float,
              start_at: float | None = None) -> tuple[StepResult, dict[str, dict[str, bytes]]]:
@@ -56,12 +60,14 @@ class LoadHosts:
         instant to start at, shared with another step sent beside this one (a duet's); by default one of its
         own with several load hosts, none with one."""
         plans = shares(plan, len(self.hosts), driver.whole_rates)
+        if (driver.name, self.first.name) not in self.versions:  # a tool other than the run's, first used here
+            self.record_versions(driver)
         if start_at is None and len(self.hosts) > 1:
             start_at = time.time() + START_MARGIN_S
 
         def one(host: LoadHost, share: StepPlan) -> tuple[dict[str, bytes], GeneratorRun]:
             files, envelope = host.run_step(step_dir, driver.argv(share), timeout, start_at)
-            return files, driver.parse(files, share, envelope, self.versions.get(host.name, "unknown"))
+            return files, driver.parse(files, share, envelope, self.versions.get((driver.name, host.name), "unknown"))
 
         pool = ThreadPoolExecutor(len(self.hosts)) if len(self.hosts) > 1 else None
         try:

@@ -114,7 +114,7 @@ class Bench:
                 "settings": self.settings.as_dict(),
                 "driver": {"name": self.driver.name, "version": self.version,
                            "binary": str(self.wrk2_local) if self.wrk2_local else None},
-                "load_hosts": self.loads.versions,
+                "load_hosts": self.loads.versions_of(self.driver),
                 "profile": profile_name(), "cluster_settings": with_application(self.cluster_settings()),
                 "backend": chosen.name, "backend_version": chosen.version(),
                 "targets": list(self.kind.targets),

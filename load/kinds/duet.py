@@ -2,7 +2,9 @@
 load/lockstep.py: the searches stepped together; analysis/duet_verdict.py: the interval). DUET_PAIRS pairs; in each,
 A and B on the twin slots node1 and node2, searched for their capacities at the same instants, every step's
 requests sent to both slots from the same start; the builds change slots from one pair to the next, so a
-faster slot favours each build equally. Each pair gives the ratio B/A; make gate judges it (GATE_MODE=duet)."""
+faster slot favours each build equally. Each pair gives the ratio of the capacities B/A. Then DUET_BLOCKS blocks
+of throughput at one fixed concurrency (load/duet_blocks.py), whose ratio B/A make gate judges (GATE_MODE=duet):
+a continuous figure, where the capacities' is quantised by the searches' grid."""
 from __future__ import annotations
 
 import math
@@ -10,13 +12,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from analysis import duet_common, duet_verdict, same_instant
+from analysis import duet_blocks as analysis_blocks, duet_common, duet_verdict, same_instant
 from hosts import haproxy
 from hosts.backend import ClusterError, backend
 from hosts.cluster_settings import routing_path
 from hosts.topology import NODES, node_port
-from load import duet_profile, profile_step
-from load.duet import RE_CREATED, SLOTS, Build, Twins, build, build_rule, node_problems
+from load import duet_blocks, duet_profile, duet_report, profile_step
+from load.bench_settings import MAX_CONNECTIONS
+from load.duet import ONE_HOST_MARGIN_S, RE_CREATED, SLOTS, Build, Twins, build, build_rule, node_problems
+from load.duet_report import shown
 from load.kinds.base import Kind, KindSettings
 from load.lockstep import Ask, SearchPlan, search_together
 from load.progress import say
@@ -30,10 +34,6 @@ CLIMB = 1.5
 MAX_CLIMB = 8
 CLIMB_RECHECKS = 2  # windows added for a climb's failed window measured again
 HOLD = 0.7
-# From choosing a step's start instant to the instant, with one load host. With 1 s both generators began 9-90 ms
-# after the instant (186 steps, 2026-11-27): they were there waiting for it. Each generator's start_skew_ms in
-# the steps' records shows when they are not.
-ONE_HOST_MARGIN_S = 0.5
 ROUTE_CHECK_REQUESTS = 4  # requests to each slot's own port: every one must be answered by that slot's node
 ROUTE_CHECK_ATTEMPTS = 3  # a slot HAProxy took down just after it looked UP gets this many checks in all
 ROUTE_RECHECK_S = 2  # HAProxy's checks (inter 300 ms, fall 2, rise 2) settle within this
@@ -46,8 +46,20 @@ class DuetSettings(KindSettings):
                      "TOMCAT_MAX_THREADS; empty: as configured)")
     b: str = setting("DUET_B", "", build_rule(), "build B, the candidate, in the same words (empty: as configured, "
                      "an A/A duet)")
-    pairs: int = setting("DUET_PAIRS", "5", integer(duet_verdict.MIN_PAIRS, 20),
-                         "pairs of searches (A and B together, slots swapped each pair); 5 reach 93.75 % confidence")
+    pairs: int = setting("DUET_PAIRS", "2", integer(1, 20),
+                         "pairs of capacity searches (A and B together, slots swapped each pair): each build's "
+                         "capacity; with DUET_BLOCKS=0 their ratios are what the gate judges (then at least "
+                         f"{duet_verdict.MIN_PAIRS})")
+    blocks: int = setting("DUET_BLOCKS", "8", integer(0, 40),
+                          "blocks of throughput windows after the searches, the builds' slots in a balanced random "
+                          f"order; their B/A is what the gate judges (0: none; else at least {duet_verdict.MIN_PAIRS})",
+                          quick="6")
+    windows: int = setting("DUET_WINDOWS", "4", integer(1, 20), "windows in each block")
+    window_s: int = setting("DUET_WINDOW_S", "5", integer(1, 60),
+                            "each window's length (s): both slots in a closed loop from one start instant", quick="3")
+    connections: int = setting("DUET_CONNECTIONS", "8", integer(1, MAX_CONNECTIONS),
+                               "each slot's connections in a window, each sending its next request when the last is "
+                               "answered: enough to keep a node busy (more for requests that wait on others)")
     common_pct: int = setting("DUET_COMMON_PCT", "80", integer(0, 95),
                               "with MONITOR=on, after each pair's searches, one step at this % of the lower capacity "
                               "on both slots: each build's CPU per request and p99 at the same rate (0: none); with "
@@ -56,6 +68,12 @@ class DuetSettings(KindSettings):
     def problems(self) -> list[str]:
         problems = [] if len(NODES) >= len(SLOTS) else [
             f"NODES='{len(NODES)}' cannot run a duet: its two slots are node1 and node2"]
+        if 0 < self.blocks < duet_verdict.MIN_PAIRS:
+            problems.append(f"DUET_BLOCKS='{self.blocks}': the blocks' interval needs at least "
+                            f"{duet_verdict.MIN_PAIRS} (or 0: none, the pairs judged)")
+        if self.blocks == 0 and self.pairs < duet_verdict.MIN_PAIRS:
+            problems.append(f"DUET_PAIRS='{self.pairs}' with DUET_BLOCKS=0: the pairs are then judged, and their "
+                            f"interval needs at least {duet_verdict.MIN_PAIRS}; raise DUET_PAIRS or give blocks")
         return problems + node_problems(build("A", self.a), build("B", self.b))
 
 
@@ -64,61 +82,14 @@ def builds(settings) -> tuple[Build, Build]:
     return build("A", own.a), build("B", own.b)
 
 
-# Its part of report.html (report/sections.py): the pairs and the interval of B/A.
-REPORT = """{% if duet %}
-<h2>Duet: B against A, measured together</h2>
-<p>A = {{ duet.builds[0].text or "as configured" }}, B = {{ duet.builds[1].text or "as configured" }};
-the slots {{ duet.slots | join(" and ") }} are twins, the builds change slots each pair.</p>
-<table><tr><th>pair</th><th>A on</th><th>A /s</th><th>B on</th><th>B /s</th><th>brackets' B/A</th>
-<th>same instants allow</th><th>B/A</th></tr>
-{% for p in duet.pairs %}{% set k = p.same_instant %}<tr><td>{{ p.pair }}</td><td>{{ p.a_slot }}</td>
-<td>{{ p.a_rps }}</td><td>{{ p.b_slot }}</td><td>{{ p.b_rps }}</td><td>{{ p.bracket_ratio }}</td>
-<td>{% if k %}({{ k.low if k.low is not none else "0" }}, {{ k.high if k.high is not none else "∞" }}):
-{{ k.bounds }} steps, {{ k.contradicted }} contradicted{% else %}no bound{% endif %}</td>
-<td><b>{{ p.ratio }}</b></td></tr>{% endfor %}</table>
-<p>A pair's B/A is its brackets' ratio moved inside what the steps where one slot passed and the other failed, at
-the same instants, allow.</p>
-{% if duet.interval %}<p class="big">B/A <b>{{ duet.interval.ratio }}</b>, in
-[{{ duet.interval.low }}, {{ duet.interval.high }}] at
-{{ (100 * duet.interval.confidence) | round | int }} % over {{ duet.interval.pairs }} pairs
-({{ duet.slots[0] }}'s slot ran {{ duet.interval.slot_effect }}× {{ duet.slots[1] }}'s,
-taken out)</p>{% endif %}
-{% set c = duet.common %}{% if c %}
-<h3>At a common rate</h3>
-<p>After each pair's searches, both slots offered {{ c.share_pct }} % of the lower capacity, from one start
-instant: what each build spends on the same work. CPU per request is the node JVM's, from PCP (MONITOR=on).</p>
-<table><tr><th>pair</th><th>rate /s</th><th>A p99 ms</th><th>B p99 ms</th><th>p99 B/A</th><th>A CPU ms/req</th>
-<th>B CPU ms/req</th><th>CPU B/A</th></tr>
-{% for p in c.pairs %}<tr><td>{{ p.pair }}</td><td>{{ p.rate_rps }}</td>
-{% for k in ("a_p99", "b_p99", "p99_ratio", "a_cpu", "b_cpu", "cpu_ratio") %}<td>{{ p[k] if p[k] is not none else "-" }}</td>
-{% endfor %}</tr>{% endfor %}</table>
-{% for key, i in c.intervals.items() %}<p>{{ "CPU per request" if key == "cpu" else "p99" }} B/A:
-{% if i %}<b>{{ i.ratio }}</b>, in [{{ i.low }}, {{ i.high }}] at {{ (100 * i.confidence) | round | int }} % over
-{{ i.pairs }} pairs{% else %}too few pairs measured it{% endif %}</p>{% endfor %}
-{% endif %}
-{% endif %}
-"""
-
-
-def report_values(results) -> dict:
-    return {"duet": results.summary.section("duet")}
-
-
-def report_figures(results, fig_dir):
-    duet = results.summary.section("duet")
-    if not duet or not duet.get("pairs"):
-        return []
-    from report.duet_figure import duet as duet_figure  # matplotlib only when a report is made
-    return [("B against A, pair by pair", duet_figure(duet, fig_dir / "duet.png"))]
-
-
 class Duet(Kind):
     name = "duet"
     description = "build B against build A, measured together on twin slots (DUET_A= DUET_B= DUET_PAIRS= QUICK=1 ...)"
     targets = ("A", "B")
     own_settings = DuetSettings
-    section = ReportSection(REPORT + duet_profile.REPORT, report_values, report_figures, capacity_figures=False)
-    gated = False  # make gate runs it itself (GATE_MODE=duet): its verdict comes from the pairs
+    section = ReportSection(duet_report.REPORT + duet_profile.REPORT, duet_report.report_values,
+                            duet_report.report_figures, capacity_figures=False)
+    gated = False  # make gate runs it itself (GATE_MODE=duet): its verdict comes from the blocks, or the pairs
 
     def planned_searches(self, settings) -> int:
         return 2 * self.own(settings).pairs
@@ -132,20 +103,26 @@ class Duet(Kind):
         pairs: list[duet_verdict.Pair] = []
         bench.findings["duet"] = {"builds": [a.as_dict(), b.as_dict()], "slots": list(SLOTS), "pairs": [],
                                   "twin_cpus": twins.base["CPUS"]}
-        last = self.own(bench.settings).pairs
+        own = self.own(bench.settings)
+        last = own.pairs
         try:
             for number in range(1, last + 1):
                 assignment = dict(zip(SLOTS, (a, b) if number % 2 else (b, a)))
                 changed = twins.place(assignment, fresh=number == 1)
                 if changed == RE_CREATED:
                     self.route(bench)
-                loading = number == last and bench.profiling
+                loading = number == last and bench.profiling and not own.blocks
                 if loading:  # a JVM whose recorder was just loaded runs slower for about half a minute
                     profile_step.load_recorders(SLOTS)
                 if changed or loading:  # with quotas alone too: a JVM that ran on the smaller one compiled less
                     self.warm_up(bench, assignment)
                 pairs.append(self.pair(bench, number, assignment))
                 bench.findings["duet"]["pairs"] = [p.as_dict() for p in pairs]
+            if own.blocks:
+                assignment = duet_blocks.run(self, bench, a, b, twins)
+                if bench.profiling:
+                    profile_step.load_recorders(SLOTS)
+                    self.warm_up(bench, assignment)
             if bench.profiling:
                 self.profile(bench, last, assignment, pairs[-1])
         finally:
@@ -287,31 +264,18 @@ class Duet(Kind):
             interval = duet_verdict.crossover_interval([duet_verdict.Pair.from_dict(p) for p in found["pairs"]])
         except ValueError:  # too few pairs: the table says what there is
             interval = None
+        try:
+            blocks = duet_verdict.interval_dict(analysis_blocks.interval(
+                [analysis_blocks.Block.from_dict(k) for k in found.get("blocks", [])]))
+        except ValueError:  # too few blocks: the table says what there is
+            blocks = None
         summary["duet"] = {**found, "interval": interval and duet_verdict.interval_dict(interval),
+                           "blocks_interval": blocks,
                            "common": duet_common.summary(read_steps(bench.paths.steps),
                                                          self.own(bench.settings).common_pct)}
 
     def console(self, summary: dict) -> None:
-        duet = summary.get("duet")
-        if not duet:
-            return
-        a, b = duet["builds"]
-        print(f"\nduet: A = {a['text'] or 'as configured'}, B = {b['text'] or 'as configured'}")
-        print(f"{'pair':>5}{'A slot':>8}{'A /s':>9}{'B slot':>8}{'B /s':>9}{'brackets':>10}{'same instants':>18}"
-              f"{'B/A':>8}")
-        for p in duet["pairs"]:
-            ratio, middle = shown(p["ratio"]), shown(p.get("bracket_ratio"))
-            k = p.get("same_instant")
-            allowed = f"({shown(k['low'])}, {shown(k['high'])})" if k else "-"
-            print(f"{p['pair']:>5}{p['a_slot']:>8}{p['a_rps'] or '-':>9}{p['b_slot']:>8}{p['b_rps'] or '-':>9}"
-                  f"{middle:>10}{allowed:>18}{ratio:>8}")
-        i = duet.get("interval")
-        if i:
-            print(f"B/A {i['ratio']:.3f}, in [{i['low']:.3f}, {i['high']:.3f}] at {i['confidence']:.0%} over "
-                  f"{i['pairs']} pairs; {duet['slots'][0]}'s slot ran {i['slot_effect']:.3f}× {duet['slots'][1]}'s "
-                  "(taken out)")
-        if duet.get("common"):
-            print("\n".join(duet_common.console_lines(duet["common"])))
+        duet_report.console(summary.get("duet"))
 
 
 def grid_starts(found: list[float | None], start_rate: float, growth: float) -> tuple[list[float], float]:
@@ -347,11 +311,6 @@ def both_judged(assignment: dict[str, Build], asks: list[Ask], records: dict) ->
         return None
     (a_rps, a), (b_rps, b) = judged["A"], judged["B"]
     return same_instant.Together(a_rps, a.passed, b_rps, b.passed)
-
-
-def shown(ratio: float | None) -> str:
-    """A ratio to three decimals, or "-" where there is none (an unbounded side, a pair without a ratio)."""
-    return "-" if ratio is None else f"{ratio:.3f}"
 
 
 def said(pair: duet_verdict.Pair) -> str:

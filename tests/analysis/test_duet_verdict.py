@@ -71,7 +71,7 @@ def test_too_few_ratios_or_a_on_one_slot_only_cannot_tell_and_say_why():
              pair(3, 400, 405)]
     said = judge(pairs, 10)
     assert said.verdict == CANNOT_TELL and said.interval is None
-    assert "2 pairs with a ratio" in said.message and "(1 of 3 pairs without a capacity on one side)" in said.message
+    assert "2 with a ratio" in said.message and "(1 of 3 pairs without a ratio on one side, left out)" in said.message
     said = judge([pair(1, 400, 390), pair(3, 400, 395), pair(5, 400, 399)], 10)
     assert said.verdict == CANNOT_TELL and "A on 1 slot(s)" in said.message
 
@@ -79,3 +79,13 @@ def test_too_few_ratios_or_a_on_one_slot_only_cannot_tell_and_say_why():
 def test_the_aa_band_is_the_farthest_reach_from_one():
     interval = crossover_interval([pair(n, 400, b) for n, b in enumerate((392, 400, 404, 410, 396), 1)])
     assert aa_band_pct(interval) == round(100 * max(1 - interval.low, interval.high - 1), 1) > 0
+
+
+def test_a_verdict_names_the_pairs_it_left_out_for_want_of_a_ratio():
+    # Three pairs with a ratio are enough for an interval; the fourth, where B's search found no capacity, is not
+    # silently dropped: the message says it was left out.
+    pairs = [pair(1, 400, 390), pair(2, 400, 398), pair(3, 400, 395),
+             Pair(4, SlotResult("node2", 300, 330), SlotResult("node1", None, 50))]
+    said = judge(pairs, 10)
+    assert said.interval is not None and said.interval.pairs == 3
+    assert "1 of 4 pairs without a ratio on one side, left out" in said.message

@@ -28,9 +28,19 @@ def test_a_build_is_a_variant_and_node_settings():
     assert build("A", "").describe() == "as configured" and build("A", "").node == {}
 
 
+def test_a_build_may_ask_for_more_work_per_request_as_its_requests_say():
+    from load.kinds import read_settings
+    made = build("B", "WORK_PCT=105 VARIANT=v3")
+    run = read_settings({})
+    assert (made.settings(run).work_pct, made.settings(run).variant, made.node) == (105, "v3", {})
+    assert build("A", "").settings(run) == run and made.as_dict()["work_pct"] == 105
+
+
 @pytest.mark.parametrize("text, said", [
     ("VARIANT=v9", "VARIANT=v9: use one of v1, v1-nosync, v2, v3"),
-    ("THREADS=4", "'THREADS=4' is not a build word: KEY=VALUE with KEY one of WAR, JAR, VARIANT, CPUS, MEM, HEAP, GC, TOMCAT_PROTOCOL"),
+    ("WORK_PCT=99", "WORK_PCT=99: use the Grinder calls per request in % of one, an integer from 100 to 400"),
+    ("WORK_PCT=5%", "WORK_PCT=5%: use"),
+    ("THREADS=4", "'THREADS=4' is not a build word: KEY=VALUE with KEY one of WAR, JAR, VARIANT, WORK_PCT, CPUS, MEM, HEAP, GC, TOMCAT_PROTOCOL"),
     ("CPUS=0.4 CPUS=0.5", "'CPUS=0.5' is not a build word"),
     ("CPUS", "'CPUS' is not a build word")])
 def test_bad_words_are_refused_with_what_is_allowed(text, said):

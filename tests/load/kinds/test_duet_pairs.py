@@ -34,7 +34,7 @@ class Recorded(duet_kind.Duet):
         self.log.append(f"profile after pair {number}: " + " ".join(f"{n}={b.name}" for n, b in assignment.items()))
 
 
-def run(monkeypatch, b_words: str, quotas_live: bool, profiling: bool = False) -> list[str]:
+def run(monkeypatch, b_words: str, quotas_live: bool, profiling: bool = False, blocks: int = 0) -> list[str]:
     made: list[tuple] = []
     monkeypatch.setattr(duet_kind, "builds", lambda settings: (build("A", ""), build("B", b_words)))
     monkeypatch.setattr(duet_kind, "backend", lambda: SimpleNamespace(
@@ -42,7 +42,12 @@ def run(monkeypatch, b_words: str, quotas_live: bool, profiling: bool = False) -
         live_cpus=quotas_live))
     kind = Recorded()
     monkeypatch.setattr(duet_kind.profile_step, "load_recorders", lambda nodes: kind.log.append(f"load {nodes}"))
-    bench = SimpleNamespace(settings=SimpleNamespace(kinds={"duet": SimpleNamespace(pairs=3)}), cluster_env={},
+
+    def run_blocks(kind_, bench_, a, b, twins):
+        kind.log.append("blocks")
+        return {"node1": b, "node2": a}
+    monkeypatch.setattr(duet_kind.duet_blocks, "run", run_blocks)
+    bench = SimpleNamespace(settings=SimpleNamespace(kinds={"duet": SimpleNamespace(pairs=3, blocks=blocks)}), cluster_env={},
                             cluster_settings=lambda: dict(CLUSTER), with_monitoring_paused=lambda act: act(),
                             steps=SimpleNamespace(progress=SimpleNamespace(whole_lines=False)), findings={},
                             profiling=profiling)
@@ -58,6 +63,13 @@ def test_a_profiled_duet_loads_the_recorders_before_its_last_pair_and_profiles_b
     assert run(monkeypatch, "", quotas_live=True, profiling=True) == [
         "route", "warm node1=A node2=B", "pair 1", "pair 2", "load ('node1', 'node2')", "warm node1=A node2=B",
         "pair 3", "profile after pair 3: node1=A node2=B"]
+
+
+def test_a_profiled_duet_with_blocks_loads_the_recorders_after_them_and_profiles_as_they_left_the_slots(
+        monkeypatch):
+    # The blocks' windows are measured without the recorders' cost; the profile follows the last block.
+    assert run(monkeypatch, "CPUS=0.15", quotas_live=True, profiling=True, blocks=6)[-5:] == [
+        "pair 3", "blocks", "load ('node1', 'node2')", "warm node1=B node2=A", "profile after pair 3: node1=B node2=A"]
 
 
 def test_builds_swapped_by_their_quotas_alone_are_warmed_again_without_new_routes(monkeypatch):
