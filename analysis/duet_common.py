@@ -41,6 +41,7 @@ def common_pairs(records: list[StepRecord]) -> list[dict]:
         pairs.append({"pair": number, "rate_rps": by_build["A"].result.offered_rps,
                       "a_slot": by_build["A"].target, "b_slot": by_build["B"].target,
                       "passed": by_build["A"].passed and by_build["B"].passed,
+                      "a_passed": by_build["A"].passed, "b_passed": by_build["B"].passed,
                       **{f"{side}_{key}": value for side, own in (("a", a), ("b", b)) for key, value in own.items()},
                       **{f"{key}_ratio": round(b[key] / a[key], 4) if a[key] and b[key] is not None else None
                          for key in FIGURES}})
@@ -57,6 +58,20 @@ def intervals(pairs: list[dict]) -> dict[str, dict | None]:
         except ValueError:  # too few pairs with this figure, or A on one slot only
             found[key] = None
     return found
+
+
+def slo_broken(common: dict | None) -> str | None:
+    """Why B breaks the SLO where A keeps it, at a common rate below both capacities: in more than half the pairs
+    that measured it, B's step failed while A's passed (a build that keeps its throughput but not its latency);
+    None otherwise."""
+    pairs = (common or {}).get("pairs") or []
+    broken = [p for p in pairs if p.get("a_passed") and p.get("b_passed") is False]
+    if not pairs or 2 * len(broken) <= len(pairs):
+        return None
+    shown = ", ".join(f"{p['b_p99']:g} ms against A's {p['a_p99']:g} at {p['rate_rps']:g}/s" for p in broken
+                      if p["a_p99"] is not None and p["b_p99"] is not None)
+    return (f"B failed the SLO at a common rate where A met it in {len(broken)} of {len(pairs)} pairs"
+            + (f" (p99 {shown})" if shown else ""))
 
 
 def summary(records: list[StepRecord], share_pct: int) -> dict | None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from analysis import duet_blocks, duet_verdict
-from analysis.gate_verdict import CANNOT_TELL, Check, Gate, GateSettings
+from analysis import duet_blocks, duet_common, duet_verdict
+from analysis.gate_verdict import ABOVE, CANNOT_TELL, Check, Gate, GateSettings, let_through
 from hosts.cluster_settings import SettingsRefused, cluster_settings
 from load import bench as bench_command, duet_baseline, gate_calibration
 from load.bench_settings import SettingsError
@@ -29,10 +29,26 @@ from rundata.summary import Summary
 
 INTERRUPTED = 130
 CHECK = "capacity B/A"
+SLO_CHECK = "SLO at a common rate"
 
 
 def aa_path():
     return results_dir() / "aa-band.json"
+
+
+def record_band(check: Check, summary: dict) -> None:
+    """An A/A gate's band in results/aa-band.json, from a complete run only: a band from part of a duet says less
+    than it seems."""
+    if "aa_band_pct" not in check.figures:
+        return
+    if summary.get("status") != "complete":
+        say(f"A/A band {check.figures['aa_band_pct']:g} % not recorded: the run is {summary.get('status')}")
+        return
+    jsonl.write_json(aa_path(), {"run_id": summary.get("run_id"), "band_pct": check.figures["aa_band_pct"],
+                                 "figure": check.figures["figure"], "interval": check.figures["interval"],
+                                 "pairs": len(check.figures["pairs"]), "blocks": len(check.figures["blocks"]),
+                                 "measured_epoch": time.time()})
+    say(f"A/A band {check.figures['aa_band_pct']:g} % recorded in {aa_path()}")
 
 
 def pairs_of(summary: dict) -> list[duet_verdict.Pair]:
@@ -77,8 +93,11 @@ def judge(summary: dict, drop_pct: float, aa: bool, baseline: str | None = None)
                      "(what a gate can call is make gate-calibrate's)")
     how = ("measured together in this run (a duet: A = " + (builds[0].get("text") or "as configured")
            + (f", {baseline}" if baseline else "") + ")")
-    return Gate(summary.get("run_id", ""), None, how, drop_pct, [Check(CHECK, said.verdict, said.message, figures)],
-                notes)
+    checks = [Check(CHECK, said.verdict, said.message, figures)]
+    broken = duet_common.slo_broken(duet.get("common"))
+    if broken:
+        checks.append(Check(SLO_CHECK, ABOVE, broken, {"common": duet.get("common")}))
+    return Gate(summary.get("run_id", ""), None, how, drop_pct, checks, notes)
 
 
 def with_baseline(chosen: GateSettings, environ: dict[str, str], settings) -> tuple[dict[str, str], str]:
@@ -126,24 +145,19 @@ def run(chosen: GateSettings, environ: dict[str, str], check_only: bool, aa: boo
     summary = jsonl.read_json(paths.summary) or {}
     result = judge(summary, chosen.drop_pct, aa, baseline)
     result.notes.append(gate_calibration.power_note(chosen.drop_pct, calibration))
+    let_through(result, environ)
     from report import pipeline  # its libraries only once there is a verdict to write
     pipeline.write(result, kind.name, Summary.from_json(summary), read_steps(paths.steps), paths.root / "gate",
                    gate_latest_dir())
-    [check] = result.checks
+    check = result.checks[0]
     print(f"\ngate: {result.run_id}: B = {check.figures['b'] or 'as configured'} against A = "
           f"{check.figures['a'] or 'as configured'}, measured together")
-    print(f"  {check.verdict.upper():<16}{check.name:<16}{check.message}")
+    for each in result.checks:
+        print(f"  {each.verdict.upper():<16}{each.name:<22}{each.message}")
     for note in result.notes:
         print(f"  note: {note}")
     print(f"gate: {result.verdict.upper()} (exit {result.code}); files in {paths.root / 'gate'}, copied to "
           f"{gate_latest_dir()}")
-    if aa and "aa_band_pct" in check.figures and summary.get("status") != "complete":
-        say(f"A/A band {check.figures['aa_band_pct']:g} % not recorded: the run is {summary.get('status')}, and a "
-            "band from part of a duet says less than it seems")
-    elif aa and "aa_band_pct" in check.figures:
-        jsonl.write_json(aa_path(), {"run_id": result.run_id, "band_pct": check.figures["aa_band_pct"],
-                                     "figure": check.figures["figure"],
-                                     "interval": check.figures["interval"], "pairs": len(check.figures["pairs"]),
-                                     "measured_epoch": time.time()})
-        say(f"A/A band {check.figures['aa_band_pct']:g} % recorded in {aa_path()}")
+    if aa:
+        record_band(check, summary)
     return result.code

@@ -100,7 +100,8 @@ class _Headline:
 
 
 def duet_families(gate: Gate):
-    """A duet gate's paired figures (load/duet_gate.py): each pair's ratio B/A and the interval of the median."""
+    """A duet gate's paired figures (load/duet_gate.py): each pair's and each block's ratio B/A and the interval of
+    the one judged."""
     for check in gate.checks:
         if not isinstance(check.figures.get("pairs"), list):
             continue
@@ -110,9 +111,16 @@ def duet_families(gate: Gate):
             if pair.get("ratio") is not None:
                 ratios.add_metric([str(pair["pair"]), pair["a_slot"]], pair["ratio"])
         yield ratios
+        blocks = GaugeMetricFamily("capbench_duet_block_ratio", "a duet block's goodput ratio B/A at one "
+                                   "concurrency, measured together", labels=["block", "a_slot"])
+        for block in check.figures.get("blocks") or []:
+            if block.get("ratio") is not None:
+                blocks.add_metric([str(block["block"]), block["a_slot"]], block["ratio"])
+        yield blocks
         if check.figures.get("interval"):
-            bounds = GaugeMetricFamily("capbench_duet_ratio_interval", "the ratio B/A (the slots' effect taken out) "
-                                       "and its interval at the stated confidence", labels=["bound"])
+            bounds = GaugeMetricFamily("capbench_duet_ratio_interval", "the ratio B/A the gate judged (the blocks', "
+                                       "or the pairs' where it ran none; the slots' effect taken out) and its "
+                                       "interval at the stated confidence", labels=["bound"])
             low, high = check.figures["interval"]
             for name, value in (("low", low), ("ratio", check.figures["ratio"]), ("high", high)):
                 bounds.add_metric([name], value)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A delivery pipeline's capacity stage: measure this build with capbench's gate and pass or fail on its verdict.
 # Any CI can call it from the repository, on a machine where `make setup` has run (once: Docker, the tools):
-#   examples/ci/capacity-gate.sh [make settings ...]     e.g.  QUICK=1 DUET_PAIRS=6   (the baseline's build and
+#   examples/ci/capacity-gate.sh [make settings ...]     e.g.  QUICK=1 DUET_BLOCKS=8  (the baseline's build and
 #                                                         this one measured together)
 #   examples/ci/capacity-gate.sh "DUET_A=VARIANT=v3" "DUET_B=VARIANT=v2"       (two builds named)
 #   examples/ci/capacity-gate.sh GATE_MODE=history GATE_BENCH=single QUICK=1 GATE_P99_MS=250@400

@@ -61,9 +61,10 @@ class DuetSettings(KindSettings):
                                "each slot's connections in a window, each sending its next request when the last is "
                                "answered: enough to keep a node busy (more for requests that wait on others)")
     common_pct: int = setting("DUET_COMMON_PCT", "80", integer(0, 95),
-                              "with MONITOR=on, after each pair's searches, one step at this % of the lower capacity "
-                              "on both slots: each build's CPU per request and p99 at the same rate (0: none); with "
-                              "JFR=on, the rate both builds are profiled at (0: the lower capacity)")
+                              "after each pair's searches, one step at this % of the lower capacity on both slots: "
+                              "each build's p99 at the same rate, which the gate holds to the SLO, and with "
+                              "MONITOR=on its CPU per request (0: none); with JFR=on, the rate both builds are "
+                              "profiled at (0: the lower capacity)")
 
     def problems(self) -> list[str]:
         problems = [] if len(NODES) >= len(SLOTS) else [
@@ -252,7 +253,7 @@ class Duet(Kind):
         made = duet_verdict.Pair(number, results["A"], results["B"], same_instant.same_instant_range(both))
         say(f"pair {number}: {said(made)}")
         rate = duet_common.common_rate(self.own(s).common_pct, made.a.capacity_rps, made.b.capacity_rps)
-        if rate and s.monitor:
+        if rate:  # the SLO at a common rate guards the gate; CPU per request needs MONITOR=on
             together(bench, number, assignment, [Ask(node, rate, duet_common.COMMON) for node in assignment])
         return made
 

@@ -197,3 +197,12 @@ def test_make_baseline_appends_a_mark_that_compare_passes_over(tmp_path, monkeyp
     assert main(["compare"]) == 0 and "A r1-single (abc1234)  →  B r2-single" in capsys.readouterr().out
     [mark] = read_history(tmp_path / "history.jsonl")[1]
     assert (mark.run_id, mark.tag) == ("r2-single", "release-1")
+
+
+def test_a_gate_let_through_while_it_cannot_tell_says_so_in_its_outputs():
+    from analysis.gate_verdict import CANNOT_TELL, Check, Gate, let_through
+    gate = Gate("run", None, "", 10, [Check("capacity B/A", CANNOT_TELL, "it spans 0.900", {})], [])
+    let_through(gate, {})
+    assert gate.notes == []
+    let_through(gate, {"GATE_CANNOT_TELL": "pass"})
+    assert gate.notes and "lets this build through (exit 0) though the gate cannot tell" in gate.notes[0]

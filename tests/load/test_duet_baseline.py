@@ -129,3 +129,47 @@ def test_a_kept_war_that_is_gone_is_said_before_anything_runs(tmp_path):
     mark = BaselineMark("r7", None, "t", "h", None, {"WAR": str(tmp_path / "builds" / "0123.war")})
     with pytest.raises(duet_baseline.BuildNotKept, match="the WAR kept for the baseline run r7 is gone"):
         duet_baseline.baseline_words(mark, {"variant": "v3"}, {**CLUSTER, "APP_WAR": str(a_war(tmp_path / "a.war"))})
+
+
+def test_a_duet_gate_judges_the_blocks_and_holds_b_to_the_slo_at_a_common_rate():
+    # Blocks present: they are what is judged, not the pairs (whose ratios here would hold).
+    pairs = [{"pair": 1, "a_slot": "node1", "b_slot": "node2", "a_rps": 800.0, "b_rps": 800.0,
+              "a_lowest_failure_rps": 840.0, "b_lowest_failure_rps": 840.0, "ratio": 1.0}]
+    blocks = [{"block": n, "a_slot": a, "b_slot": b, "windows": [{"a_rps": 1000.0, "b_rps": r} for r in rates]}
+              for n, (a, b, rates) in enumerate([("node1", "node2", (940, 945)), ("node2", "node1", (950, 948)),
+                                                 ("node2", "node1", (944, 951)), ("node1", "node2", (946, 942))], 1)]
+    common = {"pairs": [{"pair": 1, "rate_rps": 640.0, "a_passed": True, "b_passed": False, "a_p99": 40.0,
+                         "b_p99": 900.0}]}
+    summary = {"run_id": "r8", "status": "complete",
+               "duet": {"pairs": pairs, "blocks": blocks, "common": common, "builds": [{"text": ""}, {"text": "x"}]}}
+    capacity, slo = duet_gate.judge(summary, 2.5, aa=False).checks
+    assert capacity.verdict == "fell" and capacity.figures["figure"] == "blocks" and "over 4 blocks" in capacity.message
+    assert slo.verdict == "above threshold" and "B failed the SLO at a common rate where A met it in 1 of 1" in slo.message
+    # A build that kept its latency at the common rate gets no such check.
+    common["pairs"][0]["b_passed"] = True
+    assert [c.name for c in duet_gate.judge(summary, 2.5, aa=False).checks] == ["capacity B/A"]
+
+
+def test_a_build_that_met_the_slo_at_no_rate_fell_where_a_had_a_capacity():
+    pairs = [{"pair": n, "a_slot": s, "b_slot": t, "a_rps": 800.0, "b_rps": None, "a_lowest_failure_rps": 840.0,
+              "b_lowest_failure_rps": 50.0, "ratio": None}
+             for n, (s, t) in enumerate([("node1", "node2"), ("node2", "node1")], 1)]
+    summary = {"run_id": "r9", "status": "complete", "duet": {"pairs": pairs, "builds": [{"text": ""}, {"text": ""}]}}
+    [check] = duet_gate.judge(summary, 10, aa=False).checks
+    assert check.verdict == "fell" and check.message.startswith("B met the SLO at no rate in any of its 2 searches")
+
+
+def test_an_aa_band_is_recorded_from_a_complete_run_only(tmp_path, monkeypatch):
+    monkeypatch.setattr(duet_gate, "aa_path", lambda: tmp_path / "aa-band.json")
+    blocks = [{"block": n, "a_slot": a, "b_slot": b, "windows": [{"a_rps": 1000.0, "b_rps": r}]}
+              for n, (a, b, r) in enumerate([("node1", "node2", 1001), ("node2", "node1", 996),
+                                             ("node1", "node2", 1003), ("node2", "node1", 999)], 1)]
+    summary = {"run_id": "r10", "status": "partial", "duet": {"pairs": [], "blocks": blocks,
+                                                              "builds": [{"text": ""}, {"text": ""}]}}
+    check = duet_gate.judge(summary, 10, aa=True).checks[0]
+    duet_gate.record_band(check, summary)
+    assert not (tmp_path / "aa-band.json").exists()
+    duet_gate.record_band(check, {**summary, "status": "complete"})
+    band = json.loads((tmp_path / "aa-band.json").read_text())
+    assert band["run_id"] == "r10" and band["figure"] == "blocks" and band["blocks"] == 4
+    assert band["band_pct"] == check.figures["aa_band_pct"] > 0
