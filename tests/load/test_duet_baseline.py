@@ -138,15 +138,18 @@ def test_a_duet_gate_judges_the_blocks_and_holds_b_to_the_slo_at_a_common_rate()
     blocks = [{"block": n, "a_slot": a, "b_slot": b, "windows": [{"a_rps": 1000.0, "b_rps": r} for r in rates]}
               for n, (a, b, rates) in enumerate([("node1", "node2", (940, 945)), ("node2", "node1", (950, 948)),
                                                  ("node2", "node1", (944, 951)), ("node1", "node2", (946, 942))], 1)]
-    common = {"pairs": [{"pair": 1, "rate_rps": 640.0, "a_passed": True, "b_passed": False, "a_p99": 40.0,
-                         "b_p99": 900.0}]}
+    common = {"pairs": [{"pair": n, "rate_rps": 640.0, "a_passed": True, "b_passed": False, "a_p99": 40.0,
+                         "b_p99": 900.0} for n in (1, 2)]}
     summary = {"run_id": "r8", "status": "complete",
                "duet": {"pairs": pairs, "blocks": blocks, "common": common, "builds": [{"text": ""}, {"text": "x"}]}}
     capacity, slo = duet_gate.judge(summary, 2.5, aa=False).checks
     assert capacity.verdict == "fell" and capacity.figures["figure"] == "blocks" and "over 4 blocks" in capacity.message
-    assert slo.verdict == "above threshold" and "B failed the SLO at a common rate where A met it in 1 of 1" in slo.message
-    # A build that kept its latency at the common rate gets no such check.
+    assert slo.verdict == "above threshold" and "B failed the SLO at a common rate where A met it in 2 of 2" in slo.message
+    # Kept its latency in one pair of two, or measured in one pair only: no such check (one step near the knee
+    # is not a verdict).
     common["pairs"][0]["b_passed"] = True
+    assert [c.name for c in duet_gate.judge(summary, 2.5, aa=False).checks] == ["capacity B/A"]
+    common["pairs"] = common["pairs"][1:]
     assert [c.name for c in duet_gate.judge(summary, 2.5, aa=False).checks] == ["capacity B/A"]
 
 
