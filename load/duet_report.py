@@ -86,11 +86,8 @@ def console(duet: dict | None) -> None:
         allowed = f"({shown(k['low'])}, {shown(k['high'])})" if k else "-"
         print(f"{p['pair']:>5}{p['a_slot']:>8}{p['a_rps'] or '-':>9}{p['b_slot']:>8}{p['b_rps'] or '-':>9}"
               f"{middle:>10}{allowed:>18}{ratio:>8}")
-    i = duet.get("interval")
-    if i:
-        print(f"B/A {i['ratio']:.3f}, in [{i['low']:.3f}, {i['high']:.3f}] at {i['confidence']:.0%} over "
-              f"{i['pairs']} pairs; {duet['slots'][0]}'s slot ran {i['slot_effect']:.3f}× {duet['slots'][1]}'s "
-              "(taken out)")
+    if duet.get("interval"):
+        print(interval_line(duet["interval"], "pairs", duet["slots"]))
     blocks_lines(duet)
     if duet.get("common"):
         print("\n".join(duet_common.console_lines(duet["common"])))
@@ -107,10 +104,17 @@ def blocks_lines(duet: dict) -> None:
         kept = [w for w in k["windows"] if w["a_rps"] and w["b_rps"]]
         a = sum(w["a_rps"] for w in kept) / len(kept) if kept else None
         b = sum(w["b_rps"] for w in kept) / len(kept) if kept else None
-        print(f"{k['block']:>5}{k['a_slot']:>8}{a if a is None else round(a, 1) or '-':>9}{k['b_slot']:>8}"
-              f"{b if b is None else round(b, 1) or '-':>9}{shown(k.get('window_spread')):>9}{shown(k['ratio']):>8}")
-    i = duet.get("blocks_interval")
-    if i:
-        print(f"B/A {i['ratio']:.3f}, in [{i['low']:.3f}, {i['high']:.3f}] at {i['confidence']:.0%} over "
-              f"{i['pairs']} blocks; {duet['slots'][0]}'s slot ran {i['slot_effect']:.3f}× {duet['slots'][1]}'s "
-              "(taken out): the figure a duet gate judges")
+        print(f"{k['block']:>5}{k['a_slot']:>8}{rps(a):>9}{k['b_slot']:>8}{rps(b):>9}"
+              f"{shown(k.get('window_spread')):>9}{shown(k['ratio']):>8}")
+    if duet.get("blocks_interval"):
+        print(interval_line(duet["blocks_interval"], "blocks", duet["slots"]) + ": the figure a duet gate judges")
+
+
+def rps(mean: float | None) -> str:
+    """A block's mean goodput, "-" where no window measured both slots."""
+    return "-" if mean is None else f"{mean:.1f}"
+
+
+def interval_line(i: dict, units: str, slots: list[str]) -> str:
+    return (f"B/A {i['ratio']:.3f}, in [{i['low']:.3f}, {i['high']:.3f}] at {i['confidence']:.0%} over "
+            f"{i['pairs']} {units}; {slots[0]}'s slot ran {i['slot_effect']:.3f}× {slots[1]}'s (taken out)")

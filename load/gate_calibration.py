@@ -103,8 +103,9 @@ def run(chosen: GateSettings, environ: dict[str, str], check_only: bool) -> int:
                                 "gate judges; give DUET_BLOCKS 3 or more")
         cluster = cluster_settings()
         builds = known_drops(settings.kinds["duet"].a, settings, cluster)
-        for b_text in builds.values():  # every duet's B checked before the first is measured
-            bench_command.checked(False, {**environ, "DUET_B": b_text}, kind)
+        # Every duet's B checked before the first is measured, its settings kept for its runs.
+        each = {known: bench_command.checked(False, {**environ, "DUET_B": b_text}, kind)[0]
+                for known, b_text in builds.items()}
     except (SettingsError, SettingsRefused, ValueError) as problem:
         return refuse(problem)
     if check_only:
@@ -120,8 +121,7 @@ def run(chosen: GateSettings, environ: dict[str, str], check_only: bool) -> int:
         draw.shuffle(order)
         for known in order:
             say(f"gate-calibrate: round {number}/{chosen.rounds}: {known} (B = {builds[known] or 'as configured'})")
-            b_settings, _, _ = bench_command.checked(False, {**environ, "DUET_B": builds[known]}, kind)
-            code, paths = bench_command.run(kind, b_settings, driver, wrk2_local, "make gate-calibrate")
+            code, paths = bench_command.run(kind, each[known], driver, wrk2_local, "make gate-calibrate")
             if paths is not None:
                 summary = jsonl.read_json(paths.summary) or {}
                 record["duets"].append(one_duet(known, builds[known], summary, chosen.drop_pct))

@@ -28,12 +28,7 @@ def duet(duet: dict, path: Path, floor: float | None = None) -> Path:
         if moved:
             axis.scatter([p["pair"] for p in moved], [p["bracket_ratio"] for p in moved], marker="o",
                          facecolors="none", edgecolors=colour_of(slot), label=f"brackets' ratio (A on {slot})")
-    interval = duet.get("interval")
-    if interval:
-        axis.axhspan(interval["low"], interval["high"], color="tab:purple", alpha=0.15,
-                     label=f"B/A {interval['ratio']:.3f}, {interval['confidence']:.0%} interval")
-        axis.axhline(interval["ratio"], color="tab:purple", linewidth=1)
-    lines(axis, floor)
+    lines(axis, duet.get("interval"), floor)
     axis.set_xlabel("pair (the builds swap slots each pair)")
     axis.set_ylabel("capacity B / A")
     axis.set_xticks([p["pair"] for p in pairs] or [1])
@@ -51,19 +46,19 @@ def blocks(duet: dict, path: Path, floor: float | None) -> Path:
         marked = [k for k in own if k["ratio"] is not None]
         axis.scatter([k["block"] for k in marked], [k["ratio"] for k in marked], s=60, marker="D",
                      color=colour_of(slot), label=f"block, A on {slot} (dots: its windows)")
-    interval = duet.get("blocks_interval")
-    if interval:
-        axis.axhspan(interval["low"], interval["high"], color="tab:purple", alpha=0.15,
-                     label=f"B/A {interval['ratio']:.3f}, {interval['confidence']:.0%} interval")
-        axis.axhline(interval["ratio"], color="tab:purple", linewidth=1)
-    lines(axis, floor)
+    lines(axis, duet.get("blocks_interval"), floor)
     axis.set_xlabel("block (throughput at the same concurrency, measured together)")
     axis.set_ylabel("goodput B / A")
     axis.set_xticks([k["block"] for k in found] or [1])
     return finish(fig, axis, duet, path)
 
 
-def lines(axis, floor: float | None) -> None:
+def lines(axis, interval: dict | None, floor: float | None) -> None:
+    """The crossover's ratio and interval as a band, 1, and a gate's tolerance."""
+    if interval:
+        axis.axhspan(interval["low"], interval["high"], color="tab:purple", alpha=0.15,
+                     label=f"B/A {interval['ratio']:.3f}, {interval['confidence']:.0%} interval")
+        axis.axhline(interval["ratio"], color="tab:purple", linewidth=1)
     axis.axhline(1.0, color="black", linewidth=0.8, linestyle=":")
     if floor is not None:
         axis.axhline(floor, color="tab:red", linewidth=1, linestyle="--", label=f"tolerance: {floor:.2f}")
