@@ -79,10 +79,8 @@ def set_state(node: str, state: str) -> None:
 
 
 def set_rotation(nodes_in: tuple[str, ...]) -> None:
-    """Puts `nodes_in` in the balancer's rotation and every other node in maintenance. Each node of the rotation
-    is taken out and put back, one at a time: after every node was down at once (all re-created by `make up`
-    with new settings), HAProxy 2.6's weighted round robin can place the first one back far ahead of the others
-    (weights 5:4:3, 24 requests went 0:14:10 or 7:5:12 in four of six tries; never after this re-seating)."""
+    """Puts `nodes_in` in the balancer's rotation and every other node in maintenance, and re-seats the nodes
+    of the rotation (_reseat), so the traffic that follows goes by the weights from its first request."""
     for node in NODES:
         if node not in nodes_in:
             set_state(node, "maint")
@@ -91,16 +89,23 @@ def set_rotation(nodes_in: tuple[str, ...]) -> None:
 
 def reseat_rotation() -> None:
     """After make up: the nodes in rotation re-seated as set_rotation does, so traffic sent straight after it
-    follows the weights (60 requests once went 11:28:21 to weights 5:4:3 after a tune's make up); a node in
-    maintenance stays there."""
+    follows the weights; a node in maintenance stays there."""
     states = server_states()
     _reseat(tuple(node for node in NODES if states.get(node, {}).get("admin") == "ready"))
 
 
 def _reseat(nodes: tuple[str, ...]) -> None:
-    for node in nodes:
-        set_state(node, "maint")
-        set_state(node, "ready")
+    """Each node taken out and put back, one at a time, in two passes. HAProxy 2.6's weighted round robin places
+    a node coming back by the round in progress, which a rotation change leaves at odd positions: after every
+    node was down at once (`make up`), or one node measured alone, the first node back can be placed far ahead
+    of the others and get a small share of the next requests (weights 5:4:3, 60 requests went 11:28:21, or
+    0:35:25). One pass left that in about one history of six (HAProxy 2.6.12, random histories of rotations and
+    requests, docs/findings.md); after the first pass every node is in the round, and the second places each by
+    the full weights: no share then missed its weight by more than one request of 60."""
+    for _ in range(2):
+        for node in nodes:
+            set_state(node, "maint")
+            set_state(node, "ready")
 
 
 def set_weights(weights: dict[str, int]) -> None:

@@ -44,5 +44,6 @@ def test_make_up_reseats_the_nodes_in_rotation_and_leaves_one_in_maintenance(mon
 
     monkeypatch.setattr(haproxy, "api", api)
     haproxy.reseat_rotation()
-    assert sent[1:] == ["set server nodes/node1 state maint", "set server nodes/node1 state ready",
-                        "set server nodes/node3 state maint", "set server nodes/node3 state ready"]
+    one_pass = ["set server nodes/node1 state maint", "set server nodes/node1 state ready",
+                "set server nodes/node3 state maint", "set server nodes/node3 state ready"]
+    assert sent[1:] == one_pass * 2

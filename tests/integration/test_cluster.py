@@ -81,16 +81,16 @@ def servers_state() -> dict[str, tuple[str, str, str]]:
 
 def test_requests_through_haproxy_reach_every_node_in_proportion_to_its_weight():
     weights = {node: int(profile_value(node.upper() + "_WEIGHT")) for node in NODES}
-    # Every node UP and in rotation first: the bench before this test may leave a node still passing its checks
-    # (in two CI runs node1 got 11 of 60 here, node2 and node3 4:3 of the rest, as if it was out half the time).
+    # Every node UP and in rotation first: the bench before this test may leave a node still passing its checks.
+    # (node1 got 11 of 60 here in three CI runs, node2 and node3 4:3 of the rest, UP throughout: the balancer's
+    # round robin after the bench's rotation changes, which hosts/haproxy.py's re-seating now sets right.)
     deadline = time.monotonic() + 30
     while any(state[:2] != ("yes", "ready") for state in servers_state().values()):
         assert time.monotonic() < deadline, f"a node not UP in rotation after 30 s: {servers_state()}"
         time.sleep(0.5)
     before = servers_state()
     # The weights speak while every node stays UP. A node whose health check failed twice in the 60 requests was
-    # out of rotation for part of them (CI of f92a6e6, beside the other worker: node1 got 11 of 60, node2 and
-    # node3 28:21, exactly 4:3, UP before and after): such a sample is taken again, at most twice, and says so.
+    # out of rotation for part of them: such a sample is taken again, at most twice, and says so.
     flapped = []
     for _ in range(3):
         downs = transitions_down()
