@@ -20,10 +20,16 @@ def mmss(seconds: float) -> str:
 
 class Progress:
     """Counts steps and searches for the ETA: searches left × steps a search took so far × a step's wall time
-    (its length plus the pause after it, `settle_s`)."""
+    (its length plus the pause after it, `settle_s`), then what the kind measures after its searches (`after`:
+    how many steps of which phase, and the seconds planned for them; a duet's blocks), at the pace it has kept
+    since they began."""
 
-    def __init__(self, searches: int, step_s: int, settle_s: float, steps_per_search: int = STEPS_PER_SEARCH_GUESS):
+    def __init__(self, searches: int, step_s: int, settle_s: float, steps_per_search: int = STEPS_PER_SEARCH_GUESS,
+                 after: tuple[str, int, float] = ("", 0, 0.0)):
         self.started = time.monotonic()
+        self.after_phase, self.after_steps, self.after_s = after
+        self.after_done = 0
+        self.after_began: float | None = None
         self.steps_per_search = steps_per_search
         self.searches_left = searches
         self.steps_in_search = 0
@@ -45,9 +51,14 @@ class Progress:
         return time.monotonic()
 
     def end(self, record: StepRecord, began: float) -> None:
-        self.step_walls.append(time.monotonic() - began)
-        if record.phase != "warmup":
-            self.steps_in_search += 1
+        if record.phase == self.after_phase:
+            self.after_done += 1
+            if self.after_began is None:
+                self.after_began = began
+        else:
+            self.step_walls.append(time.monotonic() - began)
+            if record.phase != "warmup":
+                self.steps_in_search += 1
         r = record.result
         p99 = r.latency_ms.get("p99")
         verdict = "INVALID" if not record.valid else ("pass" if record.passed else "FAIL")
@@ -62,9 +73,24 @@ class Progress:
         self.searches_left -= 1
 
     def _clock(self) -> str:
-        elapsed = time.monotonic() - self.started
+        now = time.monotonic()
+        return f"elapsed {mmss(now - self.started)}  ETA ~{mmss(self._searches_left_s() + self._after_left_s(now))}"
+
+    def _searches_left_s(self) -> float:
+        if self.searches_left <= 0:
+            return 0.0
         per_search = (statistics.mean(self.finished_search_steps) if self.finished_search_steps
                       else self.steps_per_search)
-        steps_left = max(0.0, per_search - self.steps_in_search) + per_search * max(0, self.searches_left - 1)
+        steps_left = max(0.0, per_search - self.steps_in_search) + per_search * (self.searches_left - 1)
         per_step = statistics.mean(self.step_walls) + self.settle_s if self.step_walls else self.step_s
-        return f"elapsed {mmss(elapsed)}  ETA ~{mmss(steps_left * per_step)}"
+        return steps_left * per_step
+
+    def _after_left_s(self, now: float) -> float:
+        """The steps after the searches still to come: at the planned pace until they begin, then at the pace
+        they kept (which counts the pauses between them, a duet's warm-ups after a swap among them)."""
+        left = max(0, self.after_steps - self.after_done)
+        if not left:
+            return 0.0
+        if self.after_began is None or not self.after_done:
+            return self.after_s * left / self.after_steps
+        return (now - self.after_began) / self.after_done * left

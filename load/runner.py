@@ -58,7 +58,8 @@ class Bench:
         planned = kind.planned_searches(settings) if searches is None else searches
         progress = Progress(planned, settings.step_s, StepRunner.SETTLE_AFTER_PASS_S,
                             kind.steps_per_search(settings)
-                            or STEPS_PER_SEARCH_GUESS + max(0, settings.hold_windows - 1))  # the hold's windows
+                            or STEPS_PER_SEARCH_GUESS + max(0, settings.hold_windows - 1),  # the hold's windows
+                            kind.after_searches(settings))
         self.steps = StepRunner(settings, driver, self.loads, run_id, f"{WORK_DIR}/{run_id}", paths, progress)
         self.searcher = Searcher(self.steps, self.loads.first, progress)
         wanted = settings.monitor or kind.always_monitored

@@ -47,6 +47,11 @@ class Kind:
         """For the ETA, when the kind knows better than a guess."""
         return None
 
+    def after_searches(self, settings: BenchSettings) -> tuple[str, int, float]:
+        """For the ETA: the phase of the steps the kind measures after its searches, how many, and the seconds
+        planned for them (none by default)."""
+        return "", 0, 0.0
+
     def run(self, bench) -> Outcome | None:
         raise NotImplementedError(f"bench kind '{self.name}' has no run()")
 

@@ -95,6 +95,12 @@ class Duet(Kind):
     def planned_searches(self, settings) -> int:
         return 2 * self.own(settings).pairs
 
+    def after_searches(self, settings) -> tuple[str, int, float]:
+        """The blocks' windows: one step per slot each (a swap's warm-up is counted once the blocks begin)."""
+        own = self.own(settings)
+        windows = own.blocks * own.windows
+        return analysis_blocks.WINDOW, windows * len(SLOTS), windows * (own.window_s + ONE_HOST_MARGIN_S)
+
     def run(self, bench) -> None:
         a, b = (side.with_image() for side in builds(bench.settings))
         twins = Twins(bench.cluster_settings(), lambda nodes, env: bench.with_monitoring_paused(
