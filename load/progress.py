@@ -91,6 +91,6 @@ class Progress:
         left = max(0, self.after_steps - self.after_done)
         if not left:
             return 0.0
-        if self.after_began is None or not self.after_done:
+        if self.after_began is None:  # set with the first of them done
             return self.after_s * left / self.after_steps
         return (now - self.after_began) / self.after_done * left
