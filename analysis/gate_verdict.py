@@ -234,7 +234,7 @@ def judge(now: HistoryLine, searches: dict[str, list[dict]], steps: list[StepRec
     if base is None:
         cannot = baseline_how
     elif now.status != "complete":
-        cannot = f"the run is {now.status}, not complete"
+        cannot = f"the run is {now.status}, not complete" + (f" ({'; '.join(now.lost)})" if now.lost else "")
     elif base.bench_hash != now.bench_hash:
         cannot = (f"the baseline {base.run_id} measured another bench (bench_hash {base.bench_hash} "
                   f"against {now.bench_hash}: the kind, workload, SLO, driver, profile or backend differ)")

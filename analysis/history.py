@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 
 from analysis import calibration, significance
-from rundata import workload
+from rundata import events, workload
 from rundata.history import HistoryLine
 from rundata.run import EARLIER_BACKEND, RunRecord
 from rundata.summary import Summary
@@ -120,7 +120,8 @@ def history_line(run: RunRecord, summary: Summary) -> HistoryLine:
         # bench-scaleout's curve: E(N) at each N (its X(N) are the capacities of its targets N=1, N=2, …).
         scaleout={str(p["n"]): p["efficiency"] for p in summary.scaleout["points"]} if summary.scaleout else None,
         calibration=calibration.of(summary) or calibration.of(run),
-        degraded={t: v.degraded["cause"] for t, v in targets.items() if v.degraded} or None)
+        degraded={t: v.degraded["cause"] for t, v in targets.items() if v.degraded} or None,
+        lost=[events.short(e) for e in summary.events or []] or None)
 
 
 def _usl_fit(summary: Summary) -> dict:

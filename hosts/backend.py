@@ -54,6 +54,14 @@ class Done:
     source: str
 
 
+@dataclass(frozen=True)
+class LostMachine:
+    """A machine of the bench that no longer answers: its name, the roles it ran, and how that was seen."""
+    machine: str
+    roles: tuple[str, ...]
+    seen: str
+
+
 class Backend(Protocol):
     name: str
     # The make target that builds what this backend's hosts run (images, or the artifacts VMs install).
@@ -94,6 +102,10 @@ class Backend(Protocol):
 
     def fault(self, node: str, fault: str, action: str) -> Done:
         """fault kill|freeze, action inject|recover: does it to the node and says when it took effect."""
+
+    def lost_machines(self, hosts: tuple[str, ...]) -> list[LostMachine]:
+        """The machines running any of `hosts` that no longer answer, each asked once ([] on a backend whose
+        hosts all run on the harness's own machine: there a host is lost, never its machine)."""
 
     def pcp_tools(self, script: str, pcp_dir: Path, out_dir: Path) -> None:
         """Runs a bash script where PCP's tools are, with the archives under pcp_dir at $1/pcp (read-only) and

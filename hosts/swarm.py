@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from hosts import haproxy, jvm, stack, stats_tunnel, swarm_hosts, swarm_images
+from hosts import haproxy, jvm, stack, stats_tunnel, swarm_hosts, swarm_images, swarm_machines
 from hosts.backend import ClusterError, Done, paused
 from hosts.compose import GONE, pcp_tools_here
 from hosts.table import print_table
@@ -301,6 +301,9 @@ class Swarm:
             if time.time() > deadline:
                 return None
             time.sleep(0.5)
+
+    def lost_machines(self, hosts: tuple[str, ...]) -> list:
+        return swarm_machines.lost(self.hosts, hosts)
 
     def pcp_tools(self, script: str, pcp_dir: Path, out_dir: Path) -> None:
         pcp_tools_here(script, pcp_dir, out_dir)

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from hosts import stats_tunnel
-from hosts.backend import BackendError, ClusterError, Done
+from hosts.backend import BackendError, ClusterError, Done, LostMachine
 from hosts.topology import HOSTS, LOAD_HOSTS, ROOT, role
 
 VM = str(ROOT / "cluster" / "vagrant" / "vm.sh")
@@ -21,6 +21,7 @@ UP = str(ROOT / "cluster" / "vagrant" / "up.sh")
 DRIVER_FILE = ROOT / ".capbench" / "vagrant" / "libvirt-driver"
 # The user each role's processes run as: the units' User= (the images' USER on containers).
 ROLE_USERS = {"node": "tomcat", "lb": "haproxy", "load": "capbench", "controller": "capbench"}
+ANSWER_WAIT_S = 20  # SSH to a VM that is gone waits for its connection timeout
 NODE_UNIT = "capbench-node.service"  # cluster/vagrant/units/capbench-node.service
 
 
@@ -106,6 +107,22 @@ class Vagrant:
             return datetime.strptime(value, "%a %Y-%m-%d %H:%M:%S.%f UTC").replace(tzinfo=timezone.utc).timestamp()
         except ValueError:
             return None
+
+    def lost_machines(self, hosts: tuple[str, ...]) -> list[LostMachine]:
+        """Each host is a VM of its own: one that does not run `true` over SSH within ANSWER_WAIT_S is lost."""
+        found = []
+        for host in hosts:
+            try:
+                done = subprocess.run([VM, "exec", host, ROLE_USERS[role(host)], "true"], capture_output=True,
+                                      timeout=ANSWER_WAIT_S, cwd=ROOT)
+                why = None if done.returncode == 0 else (done.stderr.decode(errors="replace").strip()[-200:]
+                                                         or f"exit {done.returncode}")
+            except subprocess.TimeoutExpired:
+                why = f"no answer within {ANSWER_WAIT_S} s"
+            if why is not None:
+                vm = f"{os.environ.get('VAGRANT_VM_PREFIX', 'capbench')}-{host}"  # the Vagrantfile's VM name
+                found.append(LostMachine(vm, (host,), f"its VM did not answer over SSH ({why})"))
+        return found
 
     def pcp_tools(self, script: str, pcp_dir: Path, out_dir: Path) -> None:
         """The controller VM gets the archives (a tar on stdin) and sends the output back (a tar on stdout)."""

@@ -3,6 +3,7 @@
 and report.html."""
 from __future__ import annotations
 
+from analysis import not_measured
 from load.progress import mmss, say
 from metrics.catalogue import SHOWN
 from rundata import jsonl
@@ -30,6 +31,8 @@ def print_capacities(summary: dict) -> None:
         span = f"{t['min_rps']:.1f}..{t['max_rps']:.1f}" if t["min_rps"] else "-"
         seen = f"{t['interval_rps'][0]:.1f}..{t['interval_rps'][1]:.1f}" if t.get("interval_rps") else "-"
         print(f"{name:<{width}}{cap:>12}{len(t['repeats']):>10}{span:>22}{seen:>22}")
+        if not t["capacity_rps"]:
+            print(f"{'':<{width}}  {not_measured.why_no_capacity(summary, name)}")
         for low, high in t.get("unresolved") or []:
             print(f"{'':<{width}}  a search ran out of steps between {low:g} and {high:g}/s (not in the capacity)")
         if t.get("degraded"):
@@ -40,6 +43,9 @@ def print_capacities(summary: dict) -> None:
         if held or failed:
             print(f"{'':<{width}}  " + (f"held {min(held):g} s" if held else "no capacity held")
                   + (f"; did not hold: {', '.join(failed)}" if failed else ""))
+    for name in summary.get("skipped") or {}:
+        if name not in summary["targets"]:
+            print(f"{name:<{width}}{'none':>12}  {not_measured.why_no_capacity(summary, name)}")
 
 
 def print_host_figures(summary: dict) -> None:
@@ -93,6 +99,8 @@ def finish(kind, paths: RunPaths, summary: dict) -> None:
         except Exception as problem:  # noqa: BLE001 — the run's results are on disk; say what failed, keep going
             say(f"warning: the report could not be made ({type(problem).__name__}: {problem}); "
                 f"retry with make report RUN={paths.root.name}")
+    for event in summary.get("events") or []:
+        say(f"{summary['status']}: {event['sentence']}")
     say(f"{summary['status']}: {len(jsonl.read(paths.steps))} steps in {mmss(summary['elapsed_s'])} → {paths.root}")
 
 

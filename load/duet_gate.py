@@ -77,6 +77,10 @@ def judge(summary: dict, drop_pct: float, aa: bool, baseline: str | None = None)
     pairs, blocks = pairs_of(summary), blocks_of(summary)
     said = nothing_passed(pairs, duet_blocks.judge(blocks, drop_pct) if blocks
                           else duet_verdict.judge(pairs, drop_pct))
+    lost = [e["sentence"] for e in summary.get("events") or []]
+    if lost:  # its blocks measured the builds on a bench that was losing a machine or node
+        said = replace(said, verdict=CANNOT_TELL, message=f"the run is {summary.get('status')}: {'; '.join(lost)} "
+                       f"(what its blocks said: {said.message})")
     if baseline == "":
         said = replace(said, verdict=CANNOT_TELL, message=f"no build accepted as a baseline yet, so this build "
                        f"was measured against itself ({said.message}); make baseline RUN=<this run> keeps it")

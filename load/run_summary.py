@@ -24,6 +24,8 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
                "slo": vars(bench.settings.slo), "calibration": bench.calibration, "targets": targets,
                "steps": bench.steps.step_number,
                "lb_events": [{**e, "t_s": round(e["epoch"] - started, 3)} for e in bench.lb_events.events]}
+    if bench.searcher.losses.events:
+        summary["events"] = bench.searcher.losses.as_json(started, bench.lb_events.events)
     if bench.steps.warmups:
         summary["warmups"] = bench.steps.warmups
     if bench.searcher.skipped:

@@ -13,6 +13,7 @@ from hosts.topology import IN_ROTATION, NODES
 from load import node_state
 from load.capacity_search import find_capacity
 from load.loadhost import LoadHost
+from load.losses import Losses
 from load.measuring import StepRunner
 from load.progress import Progress, say
 from load.scenario import target_url, user_ids
@@ -39,17 +40,21 @@ def near_guess(guess: float | None, start_rate: float, growth: float) -> tuple[f
     return max(start_rate, round(guess * NEAR_GUESS_START, 1)), min(growth, NEAR_GUESS_GROWTH)
 
 
-def down_after_failed_step(nodes: tuple[str, ...], step: int) -> str | None:
+class NodeDown(RuntimeError):
+    """A node of the target being searched went down: the search's steps no longer measure the target."""
+
+    def __init__(self, nodes: list[str], how: str):
+        super().__init__(f"{', '.join(nodes)} went down ({how})")
+        self.nodes, self.how = nodes, how
+
+
+def down_after_failed_step(nodes: tuple[str, ...], step: int) -> NodeDown | None:
     """What went down, when HAProxy still holds any of `nodes` DOWN DOWN_WAIT_S after failed step `step`; else
     None. The DOWN may have come during the step or in the wait after it (a kill just after it ended)."""
     down = haproxy.still_down(nodes, DOWN_WAIT_S)
     if not down:
         return None
-    return f"{', '.join(down)} went down (HAProxy's health checks): still DOWN {DOWN_WAIT_S} s after step {step} failed"
-
-
-class NodeDown(RuntimeError):
-    """A node of the target being searched went down: the search's steps no longer measure the target."""
+    return NodeDown(down, f"HAProxy's health checks: still DOWN {DOWN_WAIT_S} s after step {step} failed")
 
 
 class Searcher:
@@ -62,6 +67,7 @@ class Searcher:
         self.progress = progress
         self.searches: dict[str, list[dict]] = {}  # per label, each repeat's search
         self.skipped: dict[str, str] = {}  # per label, why its search did not run (its nodes were down)
+        self.losses = Losses()  # the machines and nodes lost, as events
         # STATE_BETWEEN=restart: re-creates nodes with the run's settings, monitoring paused (set by the Bench)
         self.recreate_nodes = None
         # Nodes whose JVM started afresh since their last warm-up: a cold JIT fails the first steps at rates it
@@ -125,6 +131,8 @@ class Searcher:
         label = label or target
         down = self.nodes_down(target)
         if down:
+            how = f"HAProxy's health checks: DOWN for {DOWN_WAIT_S} s before {label}'s search"
+            self.losses.seen(down, how)
             self.skipped[label] = f"{', '.join(down)} down (HAProxy's health checks) for {DOWN_WAIT_S} s"
             say(f"warning: skipping {label}'s search: {self.skipped[label]}")
             self.progress.search_done()
@@ -161,6 +169,7 @@ class Searcher:
                 outcome = find_capacity(lambda rate, phase: self.search_step(target, label, repeat, rate, phase),
                                         start, growth, s.precision_pct, s.max_steps, s.hold_windows, s.step_s)
             except NodeDown as down:  # the search's steps no longer measure the target: end it, go on
+                self.losses.seen(down.nodes, down.how)
                 done.append({"repeat": repeat, "start_rps": start, "status": "node-down", "capacity_rps": None,
                              "reason": str(down), "state_before": state})
                 self.progress.search_done()
@@ -182,8 +191,8 @@ class Searcher:
         record = self.steps.measure(target, repeat, rate, phase, label=label)
         if not record.passed:
             down = down_after_failed_step(IN_ROTATION[target], record.step)
-            if down:
-                raise NodeDown(down)
+            if down is not None:
+                raise down
         return record
 
     def _estimate(self, target: str) -> float | None:

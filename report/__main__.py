@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None,
                 caps = ", ".join(f"{t} {c:g}" for t, c in line.capacities.items() if c)
                 print(f"{line.run_id:<44} {line.config_hash:<13} "
                       f"{calibration.describe(calibration.of(line)):<28} {caps}"
-                      + (f"   [{'; '.join(flags[i])}]" if i in flags else ""))
+                      + (f"   [{'; '.join(flags[i])}]" if i in flags else "")
+                      + (f"   [{line.status}: {'; '.join(line.lost)}]" if line.lost else ""))
             print(f"history: {out}")
     except (build.ReportError, history.CompareError, baselines.BaselineError) as problem:
         print(f"report: {problem}", file=sys.stderr)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, select_autoescape
 
-from analysis import calibration, efficiency, hints, memory_capacity, usl_fit
+from analysis import calibration, efficiency, hints, memory_capacity, not_measured, usl_fit
 from metrics.catalogue import SHOWN
 from report import figures, profiles
 from report.sections import Figure, ReportSection, RunResults
@@ -129,6 +129,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
     made: list[Figure] = []
     rows, hint_blocks, spectra = [], [], {}
     recorded = results.analysis("profiles") or {}
+    raw = asdict(summary)  # as summary.json holds it, for analysis/not_measured.py
     for target, t in summary.targets.items():
         name = target.split()[0] if target.split()[0] in (*nodes, "cluster") else target
         cap = t.capacity_rps
@@ -151,6 +152,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
             spectra[f"{target} at {cap:g}/s"] = spectrum_of(at)  # overhead runs: "node1 monitor on" etc.
         rows.append({"target": target, "capacity": cap, "repeats": t.repeats, "spread_pct": t.spread_pct,
                      "status": t.status, "degraded": (t.degraded or {}).get("sentence"),
+                     "cut": not_measured.why_cut(raw, target),
                      "unsustained": (t.memory_unsustained or {}).get("sentence"),
                      "held_s": min((x["held_s"] for x in t.searches if x.get("held_s")), default=None),
                      "holds_failed": [h for x in t.searches for h in x.get("holds_failed") or []],

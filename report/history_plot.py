@@ -10,9 +10,10 @@ from rundata.history import HistoryLine
 
 
 def plot(lines: list[HistoryLine], path: Path) -> Path:
-    """Capacity per target over the runs that found one (x: run order, labelled with git sha, kind, workload and
-    the machine where several appear); runs of one configuration and machine joined; one grey dot per repeat;
-    a red note above a run whose machine or calibration changed since the last run of its configuration."""
+    """Capacity per target over the runs that found one (x: run order, labelled with git sha, kind, workload, the
+    run's status where it lost a machine or node, and the machine where several appear); runs of one configuration
+    and machine joined; one grey dot per repeat; a red note above a run whose machine or calibration changed since
+    the last run of its configuration."""
     plt = figures.plt
     lines = [line for line in lines if any(line.capacities.values())]
     fig, ax = plt.subplots(figsize=(11, 5))
@@ -31,6 +32,7 @@ def plot(lines: list[HistoryLine], path: Path) -> Path:
         ax.annotate("\n".join(tags), (i, top * 1.02), ha="center", va="bottom", fontsize=7, color="tab:red")
     machines = {calibration.machine(calibration.of(line)) for line in lines}
     ax.set_xticks(range(len(lines)), [f"{line.git_sha or '?'}\n{line.kind or ''}\n{line.workload or ''}"
+                                      + ("\n" + line.status.upper() if line.lost else "")
                                       + (f"\n{calibration.machine(calibration.of(line)) or 'machine ?'}"
                                          if len(machines) > 1 else "") for line in lines], fontsize=7, rotation=45)
     ax.set_xlim(-0.6, len(lines) - 0.4)  # room for a note above the first or last run

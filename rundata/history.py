@@ -19,7 +19,8 @@ class HistoryLine:
     time: str | None = doc("when the line was written (TIME_FORMAT, UTC)", default=None)
     run_id: str = doc("the run", default="")
     kind: str | None = doc("its bench kind", default=None)
-    status: str | None = doc("complete, partial or failed", default=None)
+    status: str | None = doc("complete, degraded (a machine or host lost on the way), partial or failed",
+                             default=None)
     git_sha: str | None = doc("the checkout's commit", default=None)
     backend: str | None = doc("where the cluster ran", default=None)
     config_hash: str = doc("what makes two runs comparable (analysis/history.py)", default="")
@@ -39,6 +40,8 @@ class HistoryLine:
     calibration: dict | None = doc("the run's calibration (None: a run from before calibration)", default=None)
     degraded: dict[str, str] | None = doc("per search label that degraded during its search, its cause "
                                           "(analysis/state_drift.py)", default=None)
+    lost: list[str] | None = doc("what the run lost, each in words: \"node2's machine lab3 was lost at 14:02:11\" "
+                                 "(rundata/events.py)", default=None)
 
     def to_json(self) -> dict:
         return {"schema": HISTORY_SCHEMA, **asdict(self)}

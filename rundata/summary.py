@@ -54,7 +54,8 @@ class Summary:
     kind's own sections (its report section reads them)."""
     run_id: str = doc("the run's id, its folder's name")
     kind: str = doc("the bench kind (load/kinds/)")
-    status: str = doc("complete, partial or failed")
+    status: str = doc("complete; degraded: it ended, but a machine or host was lost on the way (`events`); "
+                      "partial: it broke off; failed: the kind's own verdict")
     targets: dict[str, TargetSummary] = doc("per search label (node1, cluster v2, N=2, ...)")
     error: str | None = doc("why the run did not complete", default=None)
     driver: dict[str, str] = doc("name and version of the load generator", default_factory=dict)
@@ -66,6 +67,9 @@ class Summary:
     elapsed_s: float = doc("the run's length", default=0.0)
     lb_events: list[dict] = doc("HAProxy's DOWN/UP changes of the nodes: node, state, epoch, t_s",
                                 default_factory=list)
+    events: list[dict] | None = doc("what the run lost, in the order seen: what (machine lost, host down), machine, "
+                                    "roles (all it ran), hosts (those seen gone), epoch, t_s, seen (how), "
+                                    "sentence (load/losses.py)", default=None)
     warmups: dict | None = doc("the warm-ups' outcomes", default=None)
     skipped: dict[str, str] | None = doc("per label, why its search was skipped", default=None)
     disturbed: dict[str, list[str]] | None = doc("per label, the node outages while its steps ran", default=None)

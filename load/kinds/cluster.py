@@ -43,8 +43,12 @@ FIGURE_LABELS = {"sum_nodes_rps": list(NODES), "cluster_rps": ["cluster"], "effi
 # Its part of report.html (report/sections.py): E and the balancing choices.
 REPORT = """{% set why = summary.section("not_measured") or {} %}
 {% macro shown(key, unit="") %}{% if summary[key] is not none %}{{ summary[key] }}{{ unit }}{% else %}<span class="missing">{{ why.get(key, "not measured") }}</span>{% endif %}{% endmacro %}
+{% if why | length == figure_count and why.values() | unique | list | length == 1 %}
+<p class="big">ΣX<sub>i</sub>, X<sub>cluster</sub>, <b>E</b>, X<sub>cluster</sub> / X<sub>node1</sub>: <span class="missing">{{ why.values() | first }}</span></p>
+{% else %}
 <p class="big">ΣX<sub>i</sub> = {{ shown("sum_nodes_rps", "/s") }} · X<sub>cluster</sub> = {{ shown("cluster_rps", "/s") }} ·
  <b>E = X<sub>cluster</sub> / ΣX<sub>i</sub> = {{ shown("efficiency") }}</b> · X<sub>cluster</sub> / X<sub>node1</sub> = {{ shown("cluster_over_node1") }}</p>
+{% endif %}
 {% set e_caveat = summary.efficiency_caveat or caveat(summary.efficiency) %}{% if e_caveat %}<p class="hint caveat">Note on E: {{ e_caveat }}.</p>{% endif %}
 {% if summary.balance_hint %}<p class="hint">Balance: {{ summary.balance_hint.text }}.</p>{% endif %}
 {% if choices %}
@@ -68,7 +72,7 @@ request to the node with the fewest in progress), let each node take what it can
 
 
 def report_values(results: RunResults) -> dict:
-    return {"choices": results.summary.balancing or {}}
+    return {"choices": results.summary.balancing or {}, "figure_count": len(FIGURE_LABELS)}
 
 
 def balance_shares(results: RunResults, record: StepRecord | None, weights: dict | None = None) -> dict | None:
@@ -214,9 +218,12 @@ class Cluster(Kind):
 
         def shown(key: str, unit: str = "") -> str:
             return figure(summary[key], unit) if summary[key] is not None else why.get(key, "not measured")
-        print(f"{'ΣX_i':<10}{shown('sum_nodes_rps', '/s'):>12}")
-        print(f"{'X_cluster':<10}{shown('cluster_rps', '/s'):>12}")
-        print(f"E = X_cluster / ΣX_i = {shown('efficiency')}    X_cluster / X_node1 = {shown('cluster_over_node1')}")
+        if len(why) == len(FIGURE_LABELS) and len(set(why.values())) == 1:  # one loss took them all: said once
+            print(f"ΣX_i, X_cluster, E, X_cluster / X_node1: {next(iter(why.values()))}")
+        else:
+            print(f"{'ΣX_i':<10}{shown('sum_nodes_rps', '/s'):>12}")
+            print(f"{'X_cluster':<10}{shown('cluster_rps', '/s'):>12}")
+            print(f"E = X_cluster / ΣX_i = {shown('efficiency')}    X_cluster / X_node1 = {shown('cluster_over_node1')}")
         if efficiency.caveat(summary["efficiency"]):
             print(f"note: {efficiency.caveat(summary['efficiency'])}")
         if summary.get("balance_hint"):

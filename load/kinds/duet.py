@@ -356,8 +356,9 @@ def together(bench, number: int, assignment: dict[str, Build], asks: list[Ask],
     for ask in asks:
         if ask.phase not in ("warmup", "companion") and not records[ask.slot].passed:
             down = down_after_failed_step((ask.slot,), records[ask.slot].step)
-            if down:
-                raise ClusterError(down)
+            if down is not None:
+                bench.searcher.losses.seen(down.nodes, down.how)
+                raise ClusterError(str(down))
     return records
 
 

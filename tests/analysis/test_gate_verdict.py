@@ -77,6 +77,7 @@ def test_a_drop_the_noise_cannot_rule_out_of_the_tolerance_holds():
     ("another bench", "measured another bench"),
     ("a search invalid", "repeat 2: invalid (why)"),
     ("partial", "the run is partial, not complete"),
+    ("a machine lost", "the run is degraded, not complete (node2's machine lab3 was lost at 14:02:11)"),
 ])
 def test_cannot_tell(case, expected):
     base, now, searches = line("base", [1000, 1050, 1100]), line("now", [980, 1040, 1120]), found(3)
@@ -91,8 +92,10 @@ def test_cannot_tell(case, expected):
     elif case == "a search invalid":
         now, searches = line("now", [980, 1120]), [*found(1), {"repeat": 2, "status": "invalid", "reason": "why"},
                                                    {"repeat": 3, "status": "found"}]
-    else:
+    elif case == "partial":
         now = line("now", [980, 1040, 1120], status="partial")
+    else:  # node1's capacities measured, then node2's machine lost: never a clean run to judge
+        now = line("now", [980, 1040, 1120], status="degraded", lost=["node2's machine lab3 was lost at 14:02:11"])
     result = verdict(base, now, searches)
     assert result.verdict == gate_verdict.CANNOT_TELL and result.code == 4, result
     assert expected in result.checks[0].message

@@ -1,7 +1,9 @@
 """The Swarm backend's hosts file: every role on exactly one machine, engines the docker CLI can reach, and every
-mistake named with its line and what is allowed, before anything is asked of a machine."""
+mistake named with its line and what is allowed, before anything is asked of a machine; a machine whose engine
+does not answer is lost, with every role it ran (hosts/swarm_machines.py)."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -79,3 +81,15 @@ def test_the_example_for_real_machines_is_a_valid_hosts_file():
     hosts = parse(example.read_text(), example)
     assert hosts.manager.name == "manager" and {m.name for m in hosts.machines if set(m.roles) & set(NODES)} == \
         {"worker1", "worker2", "worker3"}
+
+
+@pytest.mark.skipif(shutil.which("docker") is None, reason="no docker CLI (make setup installs it)")
+def test_a_machine_whose_engine_does_not_answer_is_lost_with_every_role_it_ran(tmp_path):
+    from hosts import swarm_machines
+    gone = f"unix://{tmp_path}/lab3/docker.sock"  # a killed lab engine: no one listens there
+    hosts = parse(f"lab1 {gone}0 controller lb load\nlab2 {gone}1 node1\n"
+                  f"lab3 {gone} node2 node3\n", tmp_path / "hosts")
+    [lost] = swarm_machines.lost(hosts, ("node3",))
+    assert (lost.machine, lost.roles) == ("lab3", ("node2", "node3"))
+    assert lost.seen.startswith(f"its engine {gone} did not answer (") and "docker.sock" in lost.seen
+    assert swarm_machines.lost(hosts, ("lb", "controller")) and not swarm_machines.lost(hosts, ())

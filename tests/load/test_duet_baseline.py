@@ -153,6 +153,17 @@ def test_a_duet_gate_judges_the_blocks_and_holds_b_to_the_slo_at_a_common_rate()
     assert [c.name for c in duet_gate.judge(summary, 2.5, aa=False).checks] == ["capacity B/A"]
 
 
+def test_a_duet_that_lost_a_machine_cannot_tell_and_says_which():
+    blocks = [{"block": n, "a_slot": a, "b_slot": b, "windows": [{"a_rps": 1000.0, "b_rps": r} for r in (900, 905)]}
+              for n, (a, b) in enumerate([("node1", "node2"), ("node2", "node1")] * 2, 1)]
+    lost = "node2's machine lab3 was lost at 14:02:11 (it ran node2; its engine did not answer)"
+    summary = {"run_id": "r10", "status": "degraded", "events": [{"sentence": lost}],
+               "duet": {"blocks": blocks, "builds": [{"text": ""}, {"text": "x"}]}}
+    [check] = duet_gate.judge(summary, 2.5, aa=False).checks
+    assert check.verdict == CANNOT_TELL and check.message.startswith(f"the run is degraded: {lost} (what its blocks "
+                                                                     "said: ")
+
+
 def test_a_build_that_met_the_slo_at_no_rate_fell_where_a_had_a_capacity():
     pairs = [{"pair": n, "a_slot": s, "b_slot": t, "a_rps": 800.0, "b_rps": None, "a_lowest_failure_rps": 840.0,
               "b_lowest_failure_rps": 50.0, "ratio": None}

@@ -1,5 +1,6 @@
 """What a run records when it breaks off (load/runner.py execute): the summary says partial with the reason, the
-PARTIAL marker stays, and a failure the harness did not foresee is raised again after it is recorded."""
+PARTIAL marker stays, and a failure the harness did not foresee is raised again after it is recorded; a run that
+lost a machine or a node on the way ends degraded, and one that broke off names the machine it lost."""
 from __future__ import annotations
 
 import json
@@ -8,24 +9,43 @@ from types import SimpleNamespace
 
 import pytest
 
-from load import runner
+from hosts.backend import ClusterError, LostMachine
+from load import losses, runner
 from rundata.layout import RunPaths
 
+LAB3 = LostMachine("lab3", ("node2", "load2"), "its engine unix:///lab3.sock did not answer (connection refused)")
 
-def bench_whose_run_raises(tmp_path, problem: BaseException | None):
-    """A bench whose kind's run raises `problem` (returns normally when None)."""
-    def run(_bench):
+
+def bench_whose_run_raises(tmp_path, problem: BaseException | None, before=None):
+    """A bench whose kind's run calls `before` with the bench, then raises `problem` (returns normally when None)."""
+    def run(bench):
+        if before is not None:
+            before(bench)
         if problem is not None:
             raise problem
     kind = SimpleNamespace(logs_whole_run=False, restores_rotation=False, run=run)
     return SimpleNamespace(paths=RunPaths(tmp_path), kind=kind, prepare=lambda: None,
                            monitoring=SimpleNamespace(monitor=None, finish=lambda: None),
-                           run_json=lambda: {"schema": "test"}, lb_events=SimpleNamespace(collect=lambda: None))
+                           run_json=lambda: {"schema": "test"}, lb_events=SimpleNamespace(collect=lambda: None),
+                           searcher=SimpleNamespace(losses=losses.Losses()))
 
 
 @pytest.fixture(autouse=True)
 def summary_of_the_outcome(monkeypatch):
-    monkeypatch.setattr(runner, "summarize", lambda bench, status, error, started: {"status": status, "error": error})
+    monkeypatch.setattr(runner, "summarize", lambda bench, status, error, started: {
+        "status": status, "error": error, **({"events": bench.searcher.losses.as_json(started, [])}
+                                             if bench.searcher.losses.events else {})})
+
+
+def machines_lost(monkeypatch, *lost: LostMachine) -> list[tuple]:
+    """The backend, as the recorder asks it: `lost` are the machines that do not answer; the questions asked."""
+    asked = []
+
+    def lost_machines(hosts):
+        asked.append(tuple(hosts))
+        return [m for m in lost if set(m.roles) & set(hosts)]
+    monkeypatch.setattr(losses, "backend", lambda: SimpleNamespace(lost_machines=lost_machines))
+    return asked
 
 
 def test_a_host_command_past_its_timeout_ends_the_run_as_partial_with_the_reason(tmp_path):
@@ -48,3 +68,37 @@ def test_a_run_that_ends_normally_is_complete_and_loses_its_marker(tmp_path):
     bench = bench_whose_run_raises(tmp_path, None)
     summary, code = runner.execute(bench)
     assert (summary["status"], code) == ("complete", 0) and not bench.paths.partial_marker.exists()
+
+
+def test_a_run_that_lost_a_machine_on_the_way_ends_degraded_naming_it_with_every_role_it_ran(tmp_path, monkeypatch):
+    machines_lost(monkeypatch, LAB3)
+    bench = bench_whose_run_raises(tmp_path, None, before=lambda b: b.searcher.losses.seen(
+        ["node2"], "HAProxy's health checks: still DOWN 30 s after step 12 failed"))
+    summary, code = runner.execute(bench)
+    assert (summary["status"], code) == ("degraded", 0) and not bench.paths.partial_marker.exists()
+    [event] = summary["events"]
+    assert (event["what"], event["machine"], event["roles"], event["hosts"]) == (
+        "machine lost", "lab3", ["node2", "load2"], ["node2"])
+    assert event["sentence"].startswith("node2's machine lab3 was lost at ")
+    assert event["sentence"].endswith("(it ran node2, load2; HAProxy's health checks: still DOWN 30 s after step 12 "
+                                      "failed; its engine unix:///lab3.sock did not answer (connection refused))")
+
+
+def test_a_node_down_on_a_machine_that_answers_is_a_host_down_and_each_loss_is_said_once(tmp_path, monkeypatch):
+    asked = machines_lost(monkeypatch)
+    def twice(bench):
+        bench.searcher.losses.seen(["node3"], "HAProxy's health checks: DOWN for 30 s before node3's search")
+        bench.searcher.losses.seen(["node3"], "HAProxy's health checks: DOWN for 30 s before cluster's search")
+    summary, code = runner.execute(bench_whose_run_raises(tmp_path, None, before=twice))
+    assert (summary["status"], code) == ("degraded", 0) and asked == [("node3",)]
+    assert [(e["what"], e["machine"], e["hosts"]) for e in summary["events"]] == [("host down", None, ["node3"])]
+    assert "its machine still answers" in summary["events"][0]["sentence"]
+
+
+def test_a_run_that_broke_off_asks_which_machine_went_and_names_it_without_calling_its_hosts_down(
+        tmp_path, monkeypatch):
+    machines_lost(monkeypatch, LostMachine("lab1", ("lb", "controller"), "the swarm's manager lists it down"))
+    summary, code = runner.execute(bench_whose_run_raises(tmp_path, ClusterError("lb: curl exited 7")))
+    assert (summary["status"], code) == ("partial", 1)
+    assert [(e["machine"], e["hosts"]) for e in summary["events"]] == [("lab1", ["lb", "controller"])]
+    assert "the run stopped (lb: curl exited 7); the swarm's manager lists it down" in summary["events"][0]["seen"]

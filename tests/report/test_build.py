@@ -253,30 +253,55 @@ def test_a_profiles_section_names_the_applications_methods_who_holds_what_and_th
             '<td class="num">0.17</td>') in servers
 
 
-@pytest.mark.parametrize("how", ["interrupted", "node lost"])
-def test_a_partial_run_or_a_lost_node_shows_why_a_figure_is_missing_never_none(tmp_path, how):
-    from analysis import not_measured
+LAB3_LOST = {"what": "machine lost", "machine": "lab3", "roles": ["node2"], "hosts": ["node2"], "epoch": 1764424931.0,
+             "seen": "HAProxy's health checks: still DOWN 30 s after step 9 failed; its engine "
+                     "unix:///capbench/lab3/docker.sock did not answer (connection refused)"}
+
+
+@pytest.mark.parametrize("how", ["interrupted", "node lost", "machine lost"])
+def test_a_partial_run_or_a_lost_node_or_machine_shows_why_a_figure_is_missing_never_none(tmp_path, capsys, how):
+    from analysis import history, not_measured
+    from rundata import events
+    from rundata.run import RunRecord
     run = tmp_path / RUN.name
     shutil.copytree(RUN, run)
     data = json.loads((run / "summary.json").read_text())
     if how == "interrupted":  # stopped by Ctrl-C after the nodes, before the cluster's search
         data.update(status="partial", error="interrupted")
         del data["targets"]["cluster"]
-        expected = "not measured: the run was interrupted before cluster&#39;s search"
-    else:  # node2's machine lost: its search skipped, the run went on
+        expected = ["not measured: the run was interrupted before cluster&#39;s search"]
+    elif how == "node lost":  # node2 down before its search, which was skipped: the run went on
         data["skipped"] = {"node2": "node2 down (HAProxy's health checks) for 30 s"}
         del data["targets"]["node2"]
-        expected = "not measured: node2&#39;s search was skipped (node2 down"
+        expected = ["not measured: node2&#39;s search was skipped (node2 down"]
+    else:  # node2's machine lost during its search: the search ended, the cluster's was skipped
+        data.update(status="degraded", events=[{**LAB3_LOST, "t_s": 95.0, "sentence": events.sentence(LAB3_LOST)}])
+        data["targets"]["node2"].update(capacity_rps=None, repeats=[], min_rps=None, max_rps=None, status="none",
+                                        metrics_at_capacity=None,
+                                        searches=[{"status": "node-down", "capacity_rps": None,
+                                                   "reason": "node2 went down (HAProxy's health checks)"}])
+        data["skipped"] = {"cluster": "node2 down (HAProxy's health checks) for 30 s"}
+        del data["targets"]["cluster"]
+        lost = f"node2&#39;s machine lab3 was lost at {events.clock(LAB3_LOST['epoch'])}"
+        expected = [f"not measured: {lost}", f'<p class="banner status-degraded">Degraded: {lost} (it ran node2; ']
     from load.kinds.cluster import FIGURE_LABELS as sums
     for key, labels in sums.items():
-        if any(label not in data["targets"] for label in labels):
+        if any(not (data["targets"].get(label) or {}).get("capacity_rps") for label in labels):
             data[key] = None
     data["not_measured"] = {key: not_measured.why_missing(data, labels) for key, labels in sums.items()
                             if data[key] is None}
     (run / "summary.json").write_text(json.dumps(data))
     html = build.build(run, CLUSTER).read_text()
     assert "None" not in html
-    assert expected in html
+    for words in expected:
+        assert words in html
+    KINDS["cluster"].console(data)
+    line = history.history_line(RunRecord.read(run / "run.json"), Summary.from_json(data))
+    said = capsys.readouterr().out + json.dumps(line.to_json())
+    assert "None" not in said
+    for words in expected:
+        assert words.replace("&#39;", "'").split(" (it ran")[0].removeprefix('<p class="banner status-degraded">'
+                                                                          "Degraded: ") in said
 
 
 def test_a_sessions_run_on_a_scenario_names_it_and_says_a_capacity_its_heap_does_not_sustain(tmp_path):
