@@ -14,12 +14,17 @@ What Swarm ignores or needs, and what is done about it:
   of one machine, so the stats page is reached through a tunnel on the manager's loopback instead (make stats);
 - `security_opt` (no-new-privileges) has no Swarm equivalent: the images' processes run as unprivileged users
   with every capability dropped, which Swarm keeps.
-- the shared database (service db, /query) is not deployed yet: the hosts file has no role for it, and the nodes
-  answer /query 503 without it;
+- the shared database (service db, /query) runs where the hosts file places the role `db`, joined to the nodes by
+  the data network as an overlay (its alias `database` kept), the password a Swarm secret made from the same
+  file, PostgreSQL's shared memory a tmpfs (Swarm has no `shm_size`) and its data on a volume of that machine
+  (PostgreSQL writes to the machine's disk, not through the task's copy-on-write layer); without the role
+  neither runs and the nodes answer /query 503;
 - the nodes are not restarted by Swarm (as with Compose): a killed node stays down until the harness starts it,
   so a failover measures HAProxy, not Swarm's restart delay; nor is any task replaced for a failing health
   check (HEALTH_RETRIES)."""
 from __future__ import annotations
+
+from pathlib import PurePosixPath
 
 from hosts.swarm_hosts import SwarmHosts
 from hosts.topology import DATABASE, NODES
@@ -31,9 +36,11 @@ STACK_FORMAT = "3.9"
 # more retries than any run lasts (3 s apart: about a month).
 HEALTH_RETRIES = 1_000_000
 LABEL_PREFIX = "capbench."
-# The shared database and the network that joins the nodes to it, which Swarm does not run yet.
-NOT_ON_SWARM = (DATABASE, "data")
+# The shared database and the network that joins the nodes to it: left out where no machine runs the database.
+WITH_DATABASE = (DATABASE, "data")
 KEPT = ("image", "hostname", "environment", "healthcheck", "cap_drop", "command", "entrypoint")
+# Where the database keeps its data (db/start's home): a volume of its machine.
+DATA_VOLUMES = {DATABASE: ("db-data", "/var/lib/capbench-db")}
 
 
 def placement_label(role: str) -> str:
@@ -42,9 +49,10 @@ def placement_label(role: str) -> str:
 
 def render(config: dict, hosts: SwarmHosts, registry: str = "") -> dict:
     """The stack file for `docker stack deploy`, from `docker compose config --format json`."""
+    left_out = () if hosts.database else WITH_DATABASE
     services = {}
     for name, service in config["services"].items():
-        if name in NOT_ON_SWARM:
+        if name in left_out:
             continue
         if not any(name in machine.roles for machine in hosts.machines):
             raise ValueError(f"compose.yaml's service '{name}' has no machine in {hosts.path}")
@@ -53,7 +61,15 @@ def render(config: dict, hosts: SwarmHosts, registry: str = "") -> dict:
             out["healthcheck"] = {**out["healthcheck"], "retries": HEALTH_RETRIES}
         if registry:
             out["image"] = f"{registry.rstrip('/')}/{service['image']}"
-        out["networks"] = [net for net in service.get("networks") or {} if net in _swarm_networks(config)]
+        out["networks"] = {net: ({"aliases": joined["aliases"]} if (joined or {}).get("aliases") else None)
+                           for net, joined in (service.get("networks") or {}).items()
+                           if net in _swarm_networks(config, left_out)}
+        if hosts.database and service.get("secrets"):  # a file in /run/secrets, as Compose mounts it
+            out["secrets"] = [{"source": x["source"], "target": PurePosixPath(x.get("target") or x["source"]).name}
+                              for x in service["secrets"]]
+        out["volumes"] = _volumes(name, service)
+        if not out["volumes"]:
+            del out["volumes"]
         limits: dict[str, object] = {}
         reservations: dict[str, object] = {}
         if service.get("cpus"):
@@ -71,15 +87,31 @@ def render(config: dict, hosts: SwarmHosts, registry: str = "") -> dict:
         }
         services[name] = out
     networks = {}
-    for name, network in _swarm_networks(config).items():
+    for name, network in _swarm_networks(config, left_out).items():
         networks[name] = {"driver": "overlay", "internal": True, "attachable": True}
         subnets = [c for c in (network.get("ipam") or {}).get("config") or [] if c.get("subnet")]
         if subnets:
             networks[name]["ipam"] = {"config": [{"subnet": c["subnet"]} for c in subnets]}
-    return {"version": STACK_FORMAT, "services": services, "networks": networks}
+    stack = {"version": STACK_FORMAT, "services": services, "networks": networks}
+    if hosts.database:
+        stack["secrets"] = {name: {"file": secret["file"]} for name, secret in (config.get("secrets") or {}).items()}
+        stack["volumes"] = {volume: {} for name, (volume, _) in DATA_VOLUMES.items() if name in services}
+    return stack
 
 
-def _swarm_networks(config: dict) -> dict:
-    """The internal networks: the bench network. `edge` only publishes the stats port, which Swarm does not."""
+def _volumes(name: str, service: dict) -> list[dict]:
+    """Its data volume, and Compose's shm_size as a tmpfs on /dev/shm."""
+    mounts = []
+    if name in DATA_VOLUMES:
+        volume, target = DATA_VOLUMES[name]
+        mounts.append({"type": "volume", "source": volume, "target": target})
+    if service.get("shm_size"):
+        mounts.append({"type": "tmpfs", "target": "/dev/shm", "tmpfs": {"size": int(service["shm_size"])}})
+    return mounts
+
+
+def _swarm_networks(config: dict, left_out: tuple[str, ...]) -> dict:
+    """The internal networks: the bench network, and the data network where the database runs. `edge` only
+    publishes the stats port, which Swarm does not."""
     return {name: net for name, net in (config.get("networks") or {}).items()
-            if net.get("internal") and name not in NOT_ON_SWARM}
+            if net.get("internal") and name not in left_out}

@@ -15,7 +15,7 @@ from hosts import haproxy, jvm, stack, stats_tunnel, swarm_hosts, swarm_images, 
 from hosts.backend import ClusterError, Done, paused
 from hosts.compose import GONE, pcp_tools_here
 from hosts.table import print_table
-from hosts.topology import HOSTS, NODES, ROOT
+from hosts.topology import NODES, ROOT
 
 COMPOSE = str(ROOT / "cluster" / "compose" / "compose.sh")
 APP = str(ROOT / "cluster" / "app.sh")
@@ -51,12 +51,13 @@ class Swarm:
     name = "swarm"
     built = "images"  # built here, then sent to the machines that run them (hosts/swarm_images.py)
     setup = None
-    database = False  # not deployed to the swarm yet (hosts/stack.py)
+    database = False  # True where the hosts file places the db role (set per hosts file below)
     live_cpus = False  # a service's CPU limit changes only with a new task
 
     def __init__(self) -> None:
         self.hosts = swarm_hosts.load()
         self.stack = stack_name()
+        self.database = self.hosts.database
 
     @staticmethod
     def running() -> bool:
@@ -121,7 +122,7 @@ class Swarm:
 
     def unhealthy(self) -> list[str]:
         states = self._states()
-        return [h for h in HOSTS if "(healthy)" not in states.get(h, "")]
+        return [h for h in self.hosts.roles if "(healthy)" not in states.get(h, "")]
 
     def version(self) -> str:
         done = docker(self.hosts.manager.engine, "version", "--format", "{{.Server.Version}}", timeout=30,
@@ -148,7 +149,7 @@ class Swarm:
             self._deploy(rendered)
             self._wait_updated(float(os.environ.get("UP_TIMEOUT", "300")))
             self._restart_ended(NODES)
-            self._wait_healthy(HOSTS, float(os.environ.get("UP_TIMEOUT", "300")))
+            self._wait_healthy(self.hosts.roles, float(os.environ.get("UP_TIMEOUT", "300")))
         except ClusterError as problem:
             print(f"capbench: {problem}", flush=True)
             return 1
@@ -207,7 +208,7 @@ class Swarm:
     def _wait_updated(self, timeout: float) -> None:
         """Until no service of the stack is still rolling out a change: right after a deploy the old tasks are
         still healthy, and waiting on health alone returned before the new ones existed."""
-        services = [self._service(h) for h in HOSTS]
+        services = [self._service(h) for h in self.hosts.roles]
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             states = docker(self.hosts.manager.engine, "service", "inspect", "--format",
@@ -325,6 +326,10 @@ class Swarm:
         else:
             print(f"capbench: {network} still on {', '.join(left)} after 90 s", flush=True)
             return 1
+        for role, (volume, _) in stack.DATA_VOLUMES.items():  # stack rm keeps volumes: the database's data goes
+            if role in self.hosts.roles:
+                docker(self.hosts.machine_of(role).engine, "volume", "rm", "--force", f"{self.stack}_{volume}",
+                       check=False)
         for machine in self.hosts.machines:
             removals = [a for label in sorted(self._capbench_labels(machine.name)) for a in ("--label-rm", label)]
             if removals:
@@ -342,7 +347,7 @@ class Swarm:
 
     def logs(self, host: str | None, follow: bool) -> int:
         status = 0
-        for name in [host] if host else list(HOSTS):
+        for name in [host] if host else list(self.hosts.roles):
             print(f"---- {name}", flush=True)
             argv = ["docker", "--host", self.hosts.manager.engine, "service", "logs", "--tail", "200",
                     *(["--follow"] if follow else []), self._service(name)]
@@ -361,7 +366,7 @@ class Swarm:
         except ClusterError:
             lb = {}
         table = [["SERVICE", "MACHINE", "STATUS", "CPUS", "MEMORY", "GC", "JVM CPUS", "LB WEIGHT", "LB STATUS"]]
-        for host in HOSTS:
+        for host in self.hosts.roles:
             machine = self.hosts.machine_of(host)
             cpus = memory = gc = jvm_cpus = "-"
             container = self._container(host, fresh=True)

@@ -6,7 +6,8 @@ each machine's Docker engine. One line per machine:
     worker1     ssh://capbench@10.0.0.11             node1
 
 `machine` is the swarm node's hostname (`docker node ls`), `engine` a DOCKER_HOST the docker CLI accepts
-(unix://, ssh:// or tcp:// with TLS set up by the user), `roles` the hosts of cluster/topology.env it runs.
+(unix://, ssh:// or tcp:// with TLS set up by the user), `roles` the hosts of cluster/topology.env it runs, and
+`db` for the shared database (optional: without it the stack runs no database and the nodes answer /query 503).
 Every role on exactly one machine; a machine may run several. The first machine is the swarm's manager, where
 the stack is deployed. SWARM_HOSTS names the file (default .capbench/swarm/hosts, which `make swarm-lab`
 writes; cluster/swarm/hosts.example is the one to copy for real machines)."""
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hosts.backend import BackendError
-from hosts.topology import HOSTS, ROOT
+from hosts.topology import DATABASE, HOSTS, ROOT
 
 DEFAULT = ROOT / ".capbench" / "swarm" / "hosts"
 ENGINE_SCHEMES = ("unix://", "ssh://", "tcp://")
@@ -48,6 +49,16 @@ class SwarmHosts:
     def machine_of(self, role: str) -> Machine:
         return next(m for m in self.machines if role in m.roles)
 
+    @property
+    def database(self) -> bool:
+        """Whether a machine runs the shared database."""
+        return any(DATABASE in m.roles for m in self.machines)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """Every role a machine runs: the topology's hosts, and the database where placed."""
+        return (*HOSTS, *([DATABASE] if self.database else []))
+
     def machine_named(self, name: str) -> Machine | None:
         return next((m for m in self.machines if m.name == name), None)
 
@@ -76,8 +87,9 @@ def parse(text: str, source: Path) -> SwarmHosts:
         if not engine.startswith(ENGINE_SCHEMES):
             problems.append(f"{where}: engine '{engine}' must start with {', '.join(ENGINE_SCHEMES)}")
         for role in roles:
-            if role not in HOSTS:
-                problems.append(f"{where}: role '{role}' is not a host of this bench: use {', '.join(HOSTS)}")
+            if role not in (*HOSTS, DATABASE):
+                problems.append(f"{where}: role '{role}' is not a host of this bench: use {', '.join(HOSTS)} "
+                                f"or {DATABASE}")
             elif role in placed:
                 problems.append(f"{where}: role '{role}' is already on machine '{placed[role]}'")
             else:

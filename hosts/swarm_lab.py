@@ -8,9 +8,10 @@ as it reaches a real machine's: by its DOCKER_HOST.
 
 The join token travels in an API request's body, never on a command line. LAB_NAME names the lab (the
 tests run their own beside a user's); roles: the first engine is the manager with the controller, each node
-gets an engine of its own while there are engines, and spare engines take the load hosts, then the balancer; load
-hosts beyond the spare engines go one to an engine (load, load2 … on the first, second … engine), so that two
-load hosts share an engine only in a lab of one."""
+gets an engine of its own while there are engines, and spare engines take the database, the load hosts, then the
+balancer (each on the manager's where none is left); load hosts beyond the spare engines go one to an engine from
+the manager's backwards (load on the manager's, load2 on the last …), so that two load hosts share an engine only
+in a lab of one, and the first node's machine runs nothing else while there are engines enough."""
 from __future__ import annotations
 
 import argparse
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 
 from hosts import swarm_hosts
-from hosts.topology import LOAD_HOSTS, NODES, ROOT
+from hosts.topology import DATABASE, LOAD_HOSTS, NODES, ROOT
 
 ENGINE_IMAGE = "capbench-engine:latest"
 ENGINE_DOCKERFILE = ROOT / "cluster" / "images" / "engine.Dockerfile"
@@ -78,8 +79,16 @@ def roles_for(count: int) -> list[list[str]]:
     for i, node in enumerate(NODES):
         engines[workers[i % len(workers)]].append(node)
     spare = list(range(1 + len(NODES), count))
+    engines[spare.pop(0) if spare else 0].append(DATABASE)
+    # Beyond the spare engines: the manager's, then from the last engine backwards, each engine without a load host
+    # first.
+    backwards = [0, *range(count - 1, 0, -1)]
     for j, load in enumerate(LOAD_HOSTS):
-        engines[spare.pop(0) if spare else j % count].append(load)
+        if spare:
+            engines[spare.pop(0)].append(load)
+            continue
+        free = [i for i in backwards if not any(role in LOAD_HOSTS for role in engines[i])]
+        engines[free[0] if free else backwards[j % count]].append(load)
     engines[spare.pop(0) if spare else 0].append("lb")
     return engines
 

@@ -1,6 +1,6 @@
 """What the run lost, as events: a machine that stopped answering (with every role it ran) or, where its machine
-still answers, a host that went down. The searcher reports a node HAProxy holds DOWN, the run's end the hosts of a
-cluster error; the backend says whether their machines are lost (hosts/backend.py's lost_machines). Each event is
+still answers, a host that went down. The searcher reports a node HAProxy holds DOWN, and the run's end asks after
+every machine; the backend says whether their machines are lost (hosts/backend.py's lost_machines). Each event is
 said on the console when seen and kept in summary.json's `events` (rundata/events.py); a run with any ends
 `degraded`, and a figure it could not measure says which loss (analysis/not_measured.py)."""
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 from hosts.backend import ClusterError, backend
+from hosts.topology import DATABASE, HOSTS
 from load.progress import say
 from rundata.events import HOST_DOWN, MACHINE_LOST, sentence, touching
 
@@ -43,6 +44,16 @@ class Losses:
             say(f"warning: {sentence(event)}")
         self.events += new
         return new
+
+    def sweep(self, how: str) -> list[dict]:
+        """Every machine of the bench asked once more (the database's too, where the backend runs one): a machine
+        lost without a node HAProxy saw go down (the database's, a load host's) is named all the same."""
+        try:
+            hosts = (*HOSTS, *([DATABASE] if backend().database else []))
+        except (ClusterError, OSError) as problem:
+            say(f"warning: could not ask the backend which hosts it runs: {problem}")
+            return []
+        return self.seen(hosts, how, down=False)
 
     def as_json(self, started: float, lb_events: list[dict]) -> list[dict]:
         """The events for summary.json, each dated by HAProxy's first DOWN of its hosts when that came earlier

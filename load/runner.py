@@ -12,7 +12,7 @@ from pathlib import Path
 from hosts import haproxy, jvm
 from hosts.backend import ClusterError, backend
 from hosts.cluster_settings import cluster_settings, profile_name, with_application
-from hosts.topology import HOSTS, IN_ROTATION, NODES
+from hosts.topology import IN_ROTATION, NODES
 from load import profile_step
 from load.balancing import Balancer, LbEvents
 from load.bench_settings import BenchSettings
@@ -141,6 +141,7 @@ def execute(bench: Bench, body=None, extra: dict | None = None) -> tuple[dict, i
         outcome = body() if body is not None else kind.run(bench)
         if outcome:
             status, error, code = outcome
+        bench.searcher.losses.sweep("asked at the run's end")
         if status == "complete" and bench.searcher.losses.events:
             status = "degraded"  # it ended, but not with every host it began with: never a clean success
     except KeyboardInterrupt:
@@ -150,7 +151,7 @@ def execute(bench: Bench, body=None, extra: dict | None = None) -> tuple[dict, i
         status, error, code = "partial", str(problem), 1
         say(f"stopped: {problem}")
         # A host that stopped answering may have taken its machine with it: named, with every role it ran.
-        bench.searcher.losses.seen(HOSTS, f"the run stopped ({str(problem)[:120]})", down=False)
+        bench.searcher.losses.sweep(f"the run stopped ({str(problem)[:120]})")
     except Exception as problem:  # a defect of ours: the summary says the run broke off, the traceback follows
         status, error, code = "partial", f"{type(problem).__name__}: {problem}", 1
         raise

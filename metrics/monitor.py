@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hosts.backend import ClusterError, backend, backend_class
+from hosts.backend import ClusterError, backend
 from hosts.topology import DATABASE, MONITORED, role
 
 LOGGERS = "/opt/capbench/bin/pcp-loggers"
@@ -29,7 +29,7 @@ def _controller_cpu_ns() -> int | None:
 
 def monitored_hosts() -> dict[str, str]:
     """Each host the controller logs and its role: the topology's, and the database where the backend runs it."""
-    hosts = [*MONITORED, *([DATABASE] if backend_class().database else [])]
+    hosts = [*MONITORED, *([DATABASE] if backend().database else [])]
     return {host: role(host) for host in hosts}
 
 

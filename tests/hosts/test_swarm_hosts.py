@@ -26,6 +26,9 @@ def test_a_file_with_every_role_places_each_and_names_the_manager():
     assert [hosts.machine_of(node).name for node in NODES] == ["m2", "m2", "m3"]
     assert hosts.machine_of("lb").engine == "unix:///var/run/docker.sock"
     assert hosts.machine_named("m3").roles == ("node3",)
+    assert not hosts.database and hosts.roles == HOSTS  # no db role: no database on this swarm
+    with_db = parse("m1 unix:///s controller lb load db\nm2 unix:///t node1 node2 node3\n", SOURCE)
+    assert with_db.database and with_db.machine_of("db").name == "m1" and with_db.roles == (*HOSTS, "db")
 
 
 @pytest.mark.parametrize("text, message", [
@@ -33,7 +36,9 @@ def test_a_file_with_every_role_places_each_and_names_the_manager():
     ("m1 unix:///s controller lb load node1 node2 node3\nm2 unix:///t node1\n",
      "hosts:2: role 'node1' is already on machine 'm1'"),
     ("m1 unix:///s controller lb load node1 node2 node3 node4\n",
-     "hosts:1: role 'node4' is not a host of this bench: use node1, node2, node3, lb, load, controller"),
+     "hosts:1: role 'node4' is not a host of this bench: use node1, node2, node3, lb, load, controller or db"),
+    ("m1 unix:///s controller lb load node1 node2 node3 db\nm2 unix:///t db\n",
+     "hosts:2: role 'db' is already on machine 'm1'"),
     ("m1 http://x controller lb load node1 node2 node3\n",
      "hosts:1: engine 'http://x' must start with unix://, ssh://, tcp://"),
     ("m1 unix:///s\n", "hosts:1: 'm1 unix:///s' needs a machine, an engine and at least one role"),
@@ -50,8 +55,9 @@ def test_mistakes_are_named_with_their_line(text, message):
 def test_the_lab_places_every_role_once_and_each_node_on_its_own_engine_while_there_are_engines(engines):
     plan = roles_for(engines)
     assert len(plan) == engines
-    assert sorted(role for roles in plan for role in roles) == sorted(HOSTS)
+    assert sorted(role for roles in plan for role in roles) == sorted((*HOSTS, "db"))
     assert "controller" in plan[0]
+    assert plan[len(NODES) + 1 if engines > len(NODES) + 1 else 0].count("db") == 1  # its own engine once spare
     node_engines = [next(i for i, roles in enumerate(plan) if node in roles) for node in NODES]
     assert len(set(node_engines)) == min(len(NODES), max(engines - 1, 1))
     if engines > 1:
@@ -64,7 +70,7 @@ def test_the_lab_puts_two_load_hosts_on_two_engines(engines, monkeypatch):
     plan = roles_for(engines)
     placed = [next(i for i, roles in enumerate(plan) if load in roles) for load in ("load", "load2")]
     assert placed[0] != placed[1], plan
-    assert sum(len(roles) for roles in plan) == len(HOSTS) + 1  # every role once, load2 among them
+    assert sum(len(roles) for roles in plan) == len(HOSTS) + 2  # every role once, load2 and db among them
 
 
 def test_load_hosts_are_named_after_the_first_and_have_its_role():

@@ -1,15 +1,19 @@
 """The Swarm backend for real, on a lab of four Docker engines in containers on this machine (make swarm-lab),
 with a lab, a stack name, a bench network and a hosts file of its own (capbench-it-lab, capbench-it-swarm,
 10.89.4.0/24), so a user's lab or stack is untouched: up with each node on its own engine and the profile's
-limits, two load hosts on two engines, one QUICK bench-scaleout sent from both (N = 1 … 3 nodes in rotation; the
+limits, two load hosts on two engines, the shared database on the manager's engine serving the nodes over the
+data overlay, one QUICK bench-scaleout sent from both (N = 1 … 3 nodes in rotation; the
 homogeneous profile's nodes are alike, so the ideal is N·X(1): the heterogeneous nodes' ΣX_i, each alone, is
 bench-cluster's on Compose), a failover kill timed by node1's own engine, the isolation of the overlay, no
-secret where it should not be, and nothing left behind by down and the lab's teardown, pass or fail. The backend-neutral scale-out runs here, on the
+secret where it should not be, node1's machine killed mid-bench (a degraded run that names it; last: the lab
+loses that engine), and nothing left behind by down and the lab's teardown, pass or fail. The backend-neutral scale-out runs here, on the
 worker that the Compose cluster's tests leave idle (tests/conftest.py)."""
 from __future__ import annotations
 
 import json
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -74,8 +78,8 @@ def test_each_node_runs_on_its_own_engine_with_the_profiles_limits(stack_up):
         names = docker_on(stack_up, index, "ps", "--format", '{{.Label "com.docker.swarm.service.name"}}').split()
         for name in names:
             placed[name.removeprefix(f"{STACK}_")] = index
-    assert sorted(placed) == sorted(HOSTS), placed
-    assert len({placed[node] for node in NODES}) == len(NODES) and placed["controller"] == 1
+    assert sorted(placed) == sorted((*HOSTS, "db")), placed
+    assert len({placed[node] for node in NODES}) == len(NODES) and placed["controller"] == placed["db"] == 1
     assert len({placed[load] for load in LOADS}) == len(LOADS), placed
     quota = docker_on(stack_up, placed["node3"], "inspect", "--format", "{{.HostConfig.NanoCpus}}",
                       docker_on(stack_up, placed["node3"], "ps", "--quiet", "--filter",
@@ -94,6 +98,25 @@ def test_the_nodes_are_reachable_only_on_the_overlay_and_nothing_is_published(st
     for index in range(1, ENGINES + 1):
         published = docker_on(stack_up, index, "ps", "--format", "{{.Ports}}")
         assert "->" not in published, f"lab{index} publishes {published}"
+
+
+def in_task(env: dict[str, str], index: int, service: str, *command: str, check: bool = True) -> str:
+    """A command in the stack's task of `service` on engine `index`."""
+    container = docker_on(env, index, "ps", "--quiet", "--filter",
+                          f"label=com.docker.swarm.service.name={STACK}_{service}").strip()
+    return docker_on(env, index, "exec", container, *command, check=check)
+
+
+def test_the_database_serves_the_nodes_over_the_data_overlay_and_only_them(stack_up):
+    # The balancer and the load host run on the manager's engine (a lab of four): the load host asks the
+    # balancer, a node (on an engine of its own) asks the database across engines.
+    said = json.loads(in_task(stack_up, 1, "load", "curl", "-fsS", "--max-time", "20",
+                              "http://lb:8080/query?rows=3&calls=2"))
+    assert said["rows"] == 6 and said["node"] in NODES, said
+    probe = "exec 3<>/dev/tcp/database/5432"
+    for host in ("lb", "load"):  # not on the data network: no name "database"
+        assert "no route" in in_task(stack_up, 1, host, "bash", "-c", f"timeout 3 bash -c '{probe}' 2>/dev/null "
+                                     "&& echo reached || echo no route", check=False), host
 
 
 def test_quick_bench_scaleout_on_the_swarm_from_two_load_hosts(stack_up, tmp_path):
@@ -120,7 +143,7 @@ def test_quick_bench_scaleout_on_the_swarm_from_two_load_hosts(stack_up, tmp_pat
         assert p["lb_cpu_cores"] > 0 and p["generator_cpu_pct"] > 0, p
     # Three node counts cannot carry the USL's three parameters: the run says so rather than inventing a fit.
     assert "too few points" in summary["scaleout"]["fit"]["error"] and "ideal: N·X(1)" in done.stdout
-    assert sorted(p.name for p in (run_dir / "pcp").iterdir() if p.is_dir()) == sorted(MONITORED)
+    assert sorted(p.name for p in (run_dir / "pcp").iterdir() if p.is_dir()) == sorted((*MONITORED, "db"))
     # Every step sent from both load hosts, in even shares.
     for step in steps:
         shares = step["generators"]
@@ -160,7 +183,7 @@ def test_failover_kill_on_the_nodes_own_engine(stack_up, tmp_path):
     # duet): those are its return's, on node1 alone; no other node fails then.
     assert all(kind.endswith("(node1)") for kind in result["failed_after_return_by_kind"]), result
     assert result["time_to_up_s"] is not None, result
-    assert make("status", stack_up).stdout.count("(healthy)") == len(HOSTS)
+    assert make("status", stack_up).stdout.count("(healthy)") == len(HOSTS) + 1  # and the database
 
 
 def test_no_join_token_in_the_hosts_file_or_a_command_line(stack_up):
@@ -168,3 +191,40 @@ def test_no_join_token_in_the_hosts_file_or_a_command_line(stack_up):
     assert token not in Path(stack_up["SWARM_HOSTS"]).read_text()
     processes = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert token not in processes
+
+
+def test_a_node_s_machine_lost_mid_bench_ends_the_run_degraded_naming_the_machine(stack_up, tmp_path):
+    """The lab's last test (the file's order is the run's): it kills node1's engine for good."""
+    env = {**stack_up, "RESULTS_DIR": str(tmp_path)}
+    killed = {}
+
+    def kill_once_searching():
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and not killed:
+            for steps in tmp_path.glob("*/steps.jsonl"):
+                if any(json.loads(line).get("phase") == "search" for line in steps.read_text().splitlines()):
+                    run(["docker", "kill", f"{LAB}-2"])  # lab2: node1's machine, and nothing else's
+                    killed["at"] = time.time()
+                    return
+            time.sleep(0.5)
+    killer = threading.Thread(target=kill_once_searching, daemon=True)
+    killer.start()
+    done = make("bench-single", env, QUICK="1", MONITOR="off", LOADGEN="oha", timeout=900)
+    killer.join(timeout=5)
+    assert killed, "the search never started"
+    run_dir = next(p for p in tmp_path.iterdir() if (p / "summary.json").exists())
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "degraded", summary.get("error")
+    [event] = summary["events"]
+    assert (event["what"], event["machine"], event["roles"], event["hosts"]) == (
+        "machine lost", "lab2", ["node1"], ["node1"]), event
+    assert killed["at"] - 1 <= event["epoch"] <= killed["at"] + 40, (killed, event)
+    lost = f"node1's machine lab2 was lost at {time.strftime('%H:%M:%S', time.localtime(event['epoch']))}"
+    assert event["sentence"].startswith(f"{lost} (it ran node1; ") and "did not answer" in event["sentence"]
+    assert f"degraded: {lost}" in done.stdout and "None" not in done.stdout
+    assert f"not measured: {lost}" in done.stdout
+    html = (run_dir / "report.html").read_text()
+    assert "Degraded: " + lost.replace("'", "&#39;") in html and "None" not in html
+    [line] = [json.loads(text) for text in (tmp_path / "history.jsonl").read_text().splitlines()]
+    assert line["status"] == "degraded" and line["lost"] == [lost]
+

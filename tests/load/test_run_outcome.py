@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from hosts.backend import ClusterError, LostMachine
+from hosts.topology import HOSTS
 from load import losses, runner
 from rundata.layout import RunPaths
 
@@ -32,6 +33,7 @@ def bench_whose_run_raises(tmp_path, problem: BaseException | None, before=None)
 
 @pytest.fixture(autouse=True)
 def summary_of_the_outcome(monkeypatch):
+    machines_lost(monkeypatch)  # every machine answers, unless a test says otherwise
     monkeypatch.setattr(runner, "summarize", lambda bench, status, error, started: {
         "status": status, "error": error, **({"events": bench.searcher.losses.as_json(started, [])}
                                              if bench.searcher.losses.events else {})})
@@ -44,7 +46,7 @@ def machines_lost(monkeypatch, *lost: LostMachine) -> list[tuple]:
     def lost_machines(hosts):
         asked.append(tuple(hosts))
         return [m for m in lost if set(m.roles) & set(hosts)]
-    monkeypatch.setattr(losses, "backend", lambda: SimpleNamespace(lost_machines=lost_machines))
+    monkeypatch.setattr(losses, "backend", lambda: SimpleNamespace(lost_machines=lost_machines, database=False))
     return asked
 
 
@@ -86,11 +88,13 @@ def test_a_run_that_lost_a_machine_on_the_way_ends_degraded_naming_it_with_every
 
 def test_a_node_down_on_a_machine_that_answers_is_a_host_down_and_each_loss_is_said_once(tmp_path, monkeypatch):
     asked = machines_lost(monkeypatch)
+
     def twice(bench):
         bench.searcher.losses.seen(["node3"], "HAProxy's health checks: DOWN for 30 s before node3's search")
         bench.searcher.losses.seen(["node3"], "HAProxy's health checks: DOWN for 30 s before cluster's search")
     summary, code = runner.execute(bench_whose_run_raises(tmp_path, None, before=twice))
-    assert (summary["status"], code) == ("degraded", 0) and asked == [("node3",)]
+    # node3 asked after once; the run's end asks after every other host's machine
+    assert (summary["status"], code) == ("degraded", 0) and asked == [("node3",), tuple(h for h in HOSTS if h != "node3")]
     assert [(e["what"], e["machine"], e["hosts"]) for e in summary["events"]] == [("host down", None, ["node3"])]
     assert "its machine still answers" in summary["events"][0]["sentence"]
 
@@ -102,3 +106,13 @@ def test_a_run_that_broke_off_asks_which_machine_went_and_names_it_without_calli
     assert (summary["status"], code) == ("partial", 1)
     assert [(e["machine"], e["hosts"]) for e in summary["events"]] == [("lab1", ["lb", "controller"])]
     assert "the run stopped (lb: curl exited 7); the swarm's manager lists it down" in summary["events"][0]["seen"]
+
+
+def test_a_machine_lost_with_no_node_seen_down_is_named_at_the_run_s_end(tmp_path, monkeypatch):
+    # The database's machine (or a load host's): no search ended, but the run did not end with every host.
+    monkeypatch.setattr(losses, "backend", lambda: SimpleNamespace(database=True, lost_machines=lambda hosts: [
+        LostMachine("lab5", ("db",), "the swarm's manager lists it down")] if "db" in hosts else []))
+    summary, code = runner.execute(bench_whose_run_raises(tmp_path, None))
+    assert (summary["status"], code) == ("degraded", 0)
+    [event] = summary["events"]
+    assert event["sentence"].startswith("db's machine lab5 was lost at ") and "asked at the run's end" in event["seen"]
