@@ -24,6 +24,9 @@ def why_no_capacity(summary: dict, label: str) -> str:
             return f"not measured: the run {how} before {label}'s search"
         return f"not measured: {label} was not searched"
     searches = target.get("searches") or []
+    if not searches and summary.get("status") == "partial":
+        how = "was interrupted" if summary.get("error") == "interrupted" else f"stopped ({summary.get('error')})"
+        return f"not measured: the run {how} during {label}'s search"
     last = searches[-1] if searches else {}
     if last.get("status") == "node-down":
         return f"not measured: {label}'s search ended: {last.get('reason')}"

@@ -20,6 +20,8 @@ def _docker(engine: str, *args: str) -> tuple[bool, str]:
     except subprocess.TimeoutExpired:
         return False, f"no answer within {ANSWER_WAIT_S} s"
     said = (done.stdout if done.returncode == 0 else done.stderr).strip()
+    if "Cannot connect to the Docker daemon" in said:  # the CLI's words repeat the address and guess a cause
+        said = "nothing listens there"
     return done.returncode == 0, said.splitlines()[-1][-200:] if said else f"exit {done.returncode}"
 
 

@@ -40,8 +40,8 @@ class Losses:
         if down:
             new += [{"what": HOST_DOWN, "machine": None, "roles": [h], "hosts": [h], "epoch": now, "seen": how}
                     for h in new_hosts if h not in on_lost]
-        for event in new:
-            say(f"warning: {sentence(event)}")
+        for event in new:  # dated at the run's end by HAProxy's first DOWN, which the harness reads only then
+            say(f"warning: {sentence(event, found=True)}")
         self.events += new
         return new
 

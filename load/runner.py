@@ -147,6 +147,7 @@ def execute(bench: Bench, body=None, extra: dict | None = None) -> tuple[dict, i
     except KeyboardInterrupt:
         status, error, code = "partial", "interrupted", 130
         say("interrupted: keeping the completed steps; a generator still running on the load host was stopped")
+        bench.searcher.losses.sweep("asked when the run was interrupted")
     except (ClusterError, DriverError, OSError, subprocess.TimeoutExpired) as problem:
         status, error, code = "partial", str(problem), 1
         say(f"stopped: {problem}")

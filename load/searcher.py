@@ -9,7 +9,7 @@ import time
 from hosts import haproxy
 from hosts.backend import ClusterError
 from hosts.cluster_settings import grinder_path, has_grinder, routing_path
-from hosts.topology import IN_ROTATION, NODES
+from hosts.topology import DATABASE, IN_ROTATION, NODES
 from load import node_state
 from load.capacity_search import find_capacity
 from load.loadhost import LoadHost
@@ -18,6 +18,7 @@ from load.measuring import StepRunner
 from load.progress import Progress, say
 from load.scenario import target_url, user_ids
 from load.warmup import MAX_WINDOWS, expected_rps, run_warm_rate, warm_up
+from rundata.events import MACHINE_LOST, touching
 from rundata.records import StepRecord
 from rundata.summary import capacity_of
 
@@ -29,6 +30,8 @@ DOWN_WAIT_S = 30
 NEAR_GUESS_START = 0.8
 NEAR_GUESS_GROWTH = 1.25
 ROUTING_CHECK_MORE = 48  # requests sent again when a node in rotation has not answered the first few
+# A failed step with at least this share of its requests failed asks whether a machine was lost.
+MOSTLY_FAILED_PCT = 50
 
 
 def near_guess(guess: float | None, start_rate: float, growth: float) -> tuple[float, float]:
@@ -190,10 +193,28 @@ class Searcher:
         behind the grinding threads), and passes them again within seconds once the step's load is gone."""
         record = self.steps.measure(target, repeat, rate, phase, label=label)
         if not record.passed:
+            lost = self.machine_lost_under(target, record)
+            if lost is not None:
+                raise lost
             down = down_after_failed_step(IN_ROTATION[target], record.step)
             if down is not None:
                 raise down
         return record
+
+    def machine_lost_under(self, target: str, record: StepRecord) -> NodeDown | None:
+        """Where most of a failed step's requests failed: whether a machine the target's requests need (its
+        nodes', and the database's for WORKLOAD=query) is lost, which ends the search as a node down does. A lost
+        database answers every request with an error but takes no node out of HAProxy's rotation: a search
+        would otherwise step down for minutes, measuring nothing."""
+        if record.result.failure_pct < MOSTLY_FAILED_PCT:
+            return None
+        needed = (*IN_ROTATION[target], *([DATABASE] if self.steps.settings.workload == "query" else []))
+        self.losses.sweep(f"step {record.step} failed {record.result.failure_pct:.0f} % of its requests")
+        found = [e for e in touching(self.losses.events, needed) if e["what"] == MACHINE_LOST]
+        if not found:
+            return None
+        return NodeDown([h for e in found for h in e["roles"] if h in needed],
+                        f"its machine was lost: step {record.step} failed")
 
     def _estimate(self, target: str) -> float | None:
         """A first guess to start from: the cluster starts near the sum of its nodes' capacities."""

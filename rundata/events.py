@@ -12,19 +12,20 @@ def clock(epoch: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(epoch))
 
 
-def short(event: dict) -> str:
-    """"node2's machine lab3 was lost at 14:02:11", or "node2 went down at 14:02:11"."""
-    hosts = ", ".join(event["hosts"])
+def short(event: dict, found: bool = False) -> str:
+    """"node2's machine lab3 was lost at 14:02:11", or "node2 went down at 14:02:11"; `found`: as the harness
+    found it, before the run's end dates it by HAProxy's first DOWN ("… found lost at 14:02:41")."""
+    hosts, at = ", ".join(event["hosts"]), clock(event["epoch"])
     if event["what"] == MACHINE_LOST:
-        return f"{hosts}'s machine {event['machine']} was lost at {clock(event['epoch'])}"
-    return f"{hosts} went down at {clock(event['epoch'])}"
+        return f"{hosts}'s machine {event['machine']} {'found' if found else 'was'} lost at {at}"
+    return f"{hosts} {'found down' if found else 'went down'} at {at}"
 
 
-def sentence(event: dict) -> str:
+def sentence(event: dict, found: bool = False) -> str:
     """The event with every role its machine ran and how it was seen."""
     if event["what"] == MACHINE_LOST:
-        return f"{short(event)} (it ran {', '.join(event['roles'])}; {event['seen']})"
-    return f"{short(event)} ({event['seen']}; its machine still answers)"
+        return f"{short(event, found)} (it ran {', '.join(event['roles'])}; {event['seen']})"
+    return f"{short(event, found)} ({event['seen']}; its machine still answers)"
 
 
 def touching(events: list[dict] | None, hosts) -> list[dict]:

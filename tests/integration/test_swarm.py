@@ -223,8 +223,13 @@ def test_a_node_s_machine_lost_mid_bench_ends_the_run_degraded_naming_the_machin
     assert event["sentence"].startswith(f"{lost} (it ran node1; ") and "did not answer" in event["sentence"]
     assert f"degraded: {lost}" in done.stdout and "None" not in done.stdout
     assert f"not measured: {lost}" in done.stdout
+    # HAProxy's view of it, as with a node killed alone: the DOWN, the search ended at the first failed step after
+    # it (not stepping down to 1/s). (Whether the DOWN overlaps a step, which flags it disturbed, depends on when
+    # the kill falls within the 3-s steps.)
+    assert any(e["node"] == "node1" and e["state"] == "DOWN" for e in summary["lb_events"]), summary["lb_events"]
+    assert summary["targets"]["node1"]["searches"][-1]["status"] == "node-down"
     html = (run_dir / "report.html").read_text()
-    assert "Degraded: " + lost.replace("'", "&#39;") in html and "None" not in html
+    assert "Degraded: " + lost.replace("'", "&#39;") in html and "None" not in html and "node1 DOWN at +" in html
     [line] = [json.loads(text) for text in (tmp_path / "history.jsonl").read_text().splitlines()]
     assert line["status"] == "degraded" and line["lost"] == [lost]
 

@@ -116,3 +116,21 @@ def test_a_machine_lost_with_no_node_seen_down_is_named_at_the_run_s_end(tmp_pat
     assert (summary["status"], code) == ("degraded", 0)
     [event] = summary["events"]
     assert event["sentence"].startswith("db's machine lab5 was lost at ") and "asked at the run's end" in event["seen"]
+
+
+@pytest.mark.parametrize("workload, ends", [("query", True), ("grind", False)])
+def test_a_mostly_failed_step_ends_the_search_where_the_database_s_machine_is_lost_and_the_workload_needs_it(
+        monkeypatch, workload, ends):
+    # With the database's machine gone, every /query fails and HAProxy keeps the nodes UP: the search would step
+    # down for minutes, measuring nothing (seen on the swarm lab, 2026-11-29: 26 steps of 0/s in 11 minutes).
+    from load.searcher import MOSTLY_FAILED_PCT, NodeDown, Searcher
+    monkeypatch.setattr(losses, "backend", lambda: SimpleNamespace(database=True, lost_machines=lambda hosts: [
+        LostMachine("lab5", ("db",), "its engine did not answer")] if "db" in hosts else []))
+    searcher = Searcher(SimpleNamespace(settings=SimpleNamespace(workload=workload)), None, None)
+    failed = SimpleNamespace(step=7, result=SimpleNamespace(failure_pct=100.0))
+    lost = searcher.machine_lost_under("node1", failed)
+    assert isinstance(lost, NodeDown) == ends and [e["machine"] for e in searcher.losses.events] == ["lab5"]
+    if ends:
+        assert lost.nodes == ["db"] and str(lost) == "db went down (its machine was lost: step 7 failed)"
+    latency_only = SimpleNamespace(step=8, result=SimpleNamespace(failure_pct=MOSTLY_FAILED_PCT - 1))
+    assert searcher.machine_lost_under("node1", latency_only) is None  # most failed steps: nothing asked
