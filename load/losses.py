@@ -29,7 +29,7 @@ class Losses:
             return []
         try:
             machines = backend().lost_machines(new_hosts)
-        except (ClusterError, OSError) as problem:
+        except (ClusterError, OSError, ValueError) as problem:  # ValueError: no backend named or found
             say(f"warning: could not ask whether {', '.join(new_hosts)}'s machines answer: {problem}")
             machines = []
         now = time.time()
@@ -40,7 +40,7 @@ class Losses:
         if down:
             new += [{"what": HOST_DOWN, "machine": None, "roles": [h], "hosts": [h], "epoch": now, "seen": how}
                     for h in new_hosts if h not in on_lost]
-        for event in new:  # dated at the run's end by HAProxy's first DOWN, which the harness reads only then
+        for event in new:  # dated at the run's end by HAProxy's DOWN, which the harness reads only then
             say(f"warning: {sentence(event, found=True)}")
         self.events += new
         return new
@@ -50,14 +50,14 @@ class Losses:
         lost without a node HAProxy saw go down (the database's, a load host's) is named all the same."""
         try:
             hosts = (*HOSTS, *([DATABASE] if backend().database else []))
-        except (ClusterError, OSError) as problem:
+        except (ClusterError, OSError, ValueError) as problem:
             say(f"warning: could not ask the backend which hosts it runs: {problem}")
             return []
         return self.seen(hosts, how, down=False)
 
     def as_json(self, started: float, lb_events: list[dict]) -> list[dict]:
-        """The events for summary.json, each dated by HAProxy's first DOWN of its hosts when that came earlier
-        than the harness's check (which waits DOWN_WAIT_S to tell a loss from an overloaded node's flap)."""
+        """The events for summary.json, each dated by HAProxy's last DOWN of its hosts before the harness's check
+        (which waits DOWN_WAIT_S to tell a loss from an overloaded node's flap), where HAProxy logged one."""
         out = []
         for event in self.events:
             downs = [e["epoch"] for e in lb_events if e["state"] == "DOWN" and e["node"] in event["hosts"]
