@@ -17,9 +17,10 @@ PEER_WAIT_S=30
 out=$CATALINA_BASE/temp
 bench_prefix="${PCP_ALLOW_HOSTS%.\*}."
 
-# bench_address NAME: NAME's IPv4 address on the bench network, or nothing.
+# bench_address NAME: NAME's IPv4 address on the bench network, or nothing (getent's status 2 for a name not yet
+# known, a peer's task still starting on Swarm, must not end the script under set -e: the caller waits for it).
 bench_address() {
-    getent ahostsv4 "$1" | awk -v net="$bench_prefix" 'index($1, net) == 1 {print $1; exit}'
+    { getent ahostsv4 "$1" || true; } | awk -v net="$bench_prefix" 'index($1, net) == 1 {print $1; exit}'
 }
 
 # unique_id NAME: Tribes' 16-byte member id, from the node's number (node12 → {0,…,0,12}).
