@@ -7,6 +7,11 @@ from hosts.topology import IN_ROTATION
 from rundata import events
 
 
+def stopped(summary: dict) -> str:
+    """How a partial run ended: "was interrupted", or "stopped (why)"."""
+    return "was interrupted" if summary.get("error") == "interrupted" else f"stopped ({summary.get('error')})"
+
+
 def why_no_capacity(summary: dict, label: str) -> str:
     """Why `label` has no capacity, as "not measured: …"."""
     target = (summary.get("targets") or {}).get(label)
@@ -20,13 +25,11 @@ def why_no_capacity(summary: dict, label: str) -> str:
         return f"not measured: {label}'s search was skipped ({skipped})"
     if target is None:
         if summary.get("status") == "partial":
-            how = "was interrupted" if summary.get("error") == "interrupted" else f"stopped ({summary.get('error')})"
-            return f"not measured: the run {how} before {label}'s search"
+                return f"not measured: the run {stopped(summary)} before {label}'s search"
         return f"not measured: {label} was not searched"
     searches = target.get("searches") or []
     if not searches and summary.get("status") == "partial":
-        how = "was interrupted" if summary.get("error") == "interrupted" else f"stopped ({summary.get('error')})"
-        return f"not measured: the run {how} during {label}'s search"
+        return f"not measured: the run {stopped(summary)} during {label}'s search"
     last = searches[-1] if searches else {}
     if last.get("status") == "node-down":
         return f"not measured: {label}'s search ended: {last.get('reason')}"

@@ -18,6 +18,12 @@ class Losses:
 
     def __init__(self) -> None:
         self.events: list[dict] = []
+        self._backend = None  # made once, when first asked: a failed step may ask many times in a run
+
+    def backend(self):
+        if self._backend is None:
+            self._backend = backend()
+        return self._backend
 
     def seen(self, hosts: tuple[str, ...] | list[str], how: str, down: bool = True) -> list[dict]:
         """`hosts` were seen gone (`how`: by what): asks the backend whether their machines answer; each machine
@@ -28,7 +34,7 @@ class Losses:
         if not new_hosts:
             return []
         try:
-            machines = backend().lost_machines(new_hosts)
+            machines = self.backend().lost_machines(new_hosts)
         except (ClusterError, OSError, ValueError) as problem:  # ValueError: no backend named or found
             say(f"warning: could not ask whether {', '.join(new_hosts)}'s machines answer: {problem}")
             machines = []
@@ -49,7 +55,7 @@ class Losses:
         """Every machine of the bench asked once more (the database's too, where the backend runs one): a machine
         lost without a node HAProxy saw go down (the database's, a load host's) is named all the same."""
         try:
-            hosts = (*HOSTS, *([DATABASE] if backend().database else []))
+            hosts = (*HOSTS, *([DATABASE] if self.backend().database else []))
         except (ClusterError, OSError, ValueError) as problem:
             say(f"warning: could not ask the backend which hosts it runs: {problem}")
             return []
