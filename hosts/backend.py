@@ -12,7 +12,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from hosts.netfault import Delay
 
 # name → "module:class", imported only when asked for (the Vagrant backend needs no Docker, and back).
 BACKENDS = {"compose": "hosts.compose:Compose", "vagrant": "hosts.vagrant:Vagrant",
@@ -100,8 +103,12 @@ class Backend(Protocol):
         """The node's CPU quota changed while it runs, its JVM untouched (a duet's CPU-only build); False where
         this backend can only re-create it for that."""
 
-    def fault(self, node: str, fault: str, action: str) -> Done:
-        """fault kill|freeze, action inject|recover: does it to the node and says when it took effect."""
+    def fault(self, node: str, fault: str, action: str, delay: Delay | None = None) -> Done:
+        """fault kill|freeze|partition|delay (the network faults: hosts/netfault.py; `delay` their figures),
+        action inject|recover: does it to the node and says when it took effect."""
+
+    def netem_missing(self, node: str) -> str:
+        """'' when FAULT=delay can run on the node's machine (its kernel has netem); else why not, in one line."""
 
     def lost_machines(self, hosts: tuple[str, ...]) -> list[LostMachine]:
         """The machines running any of `hosts` that no longer answer, each asked once ([] on a backend whose

@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hosts import haproxy, jvm
+from hosts import haproxy, jvm, netfault
 from hosts.backend import ClusterError, Done, paused
 from hosts.table import print_table
 from hosts.topology import DATABASE, HOSTS, NODES, ROOT
@@ -126,7 +126,9 @@ class Compose:
             raise ClusterError(f"docker update --cpus {cpus} {node}: {done.stderr.strip()[-300:]}")
         return True
 
-    def fault(self, node: str, fault: str, action: str) -> Done:
+    def fault(self, node: str, fault: str, action: str, delay: netfault.Delay | None = None) -> Done:
+        if fault in netfault.FAULTS:
+            return netfault.in_container("", self._running(node, fault), node, fault, action, delay)
         event = DOCKER_EVENT[(fault, action)]
         before = time.time()
         if event == "kill":
@@ -152,6 +154,16 @@ class Compose:
                                "--format", "{{.TimeNano}}"], capture_output=True, text=True, timeout=60)
         times = [int(line) / 1e9 for line in done.stdout.split() if line.isdigit()]
         return min((t for t in times if t >= since - 1), default=None)
+
+    def netem_missing(self, node: str) -> str:
+        return netfault.netem_missing("", self._running(node, "delay"), node, "this machine")
+
+    @staticmethod
+    def _running(node: str, fault: str) -> str:
+        container = _container(node, fresh=True)
+        if container is None:
+            raise ClusterError(f"{node} has no running container to {fault}")
+        return container
 
     def lost_machines(self, hosts: tuple[str, ...]) -> list:
         return []  # every host runs on the harness's own machine

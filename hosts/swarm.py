@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from hosts import haproxy, jvm, stack, stats_tunnel, swarm_hosts, swarm_images, swarm_machines
+from hosts import haproxy, jvm, netfault, stack, stats_tunnel, swarm_hosts, swarm_images, swarm_machines
 from hosts.backend import ClusterError, Done, paused
 from hosts.compose import GONE, pcp_tools_here
 from hosts.table import print_table
@@ -264,8 +264,10 @@ class Swarm:
     def set_cpus(self, node: str, cpus: str) -> bool:
         return False  # a service's CPU limit changes only with a new task
 
-    def fault(self, node: str, fault: str, action: str) -> Done:
+    def fault(self, node: str, fault: str, action: str, delay: netfault.Delay | None = None) -> Done:
         engine = self._engine(node)
+        if fault in netfault.FAULTS:
+            return netfault.in_container(engine, self._running(node, fault), node, fault, action, delay)
         before = time.time()
         if (fault, action) == ("kill", "recover"):
             self._new_task(node)
@@ -302,6 +304,16 @@ class Swarm:
             if time.time() > deadline:
                 return None
             time.sleep(0.5)
+
+    def netem_missing(self, node: str) -> str:
+        return netfault.netem_missing(self._engine(node), self._running(node, "delay"), node,
+                                      self.hosts.machine_of(node).name)
+
+    def _running(self, node: str, fault: str) -> str:
+        container = self._container(node, fresh=True)
+        if container is None:
+            raise ClusterError(f"{node} has no running task to {fault}")
+        return container
 
     def lost_machines(self, hosts: tuple[str, ...]) -> list:
         return swarm_machines.lost(self.hosts, hosts)

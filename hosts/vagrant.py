@@ -12,7 +12,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from hosts import stats_tunnel
+from hosts import netfault, stats_tunnel
 from hosts.backend import BackendError, ClusterError, Done, LostMachine
 from hosts.topology import HOSTS, LOAD_HOSTS, ROOT, role
 
@@ -84,8 +84,12 @@ class Vagrant:
     def set_cpus(self, node: str, cpus: str) -> bool:
         return False  # a VM's CPUs are its own
 
-    def fault(self, node: str, fault: str, action: str) -> Done:
+    def fault(self, node: str, fault: str, action: str, delay: netfault.Delay | None = None) -> Done:
         before = time.time()
+        if fault in netfault.FAULTS:  # the VM's own kernel, as root; SSH comes in on another interface
+            script = netfault.script(fault, action, self._bench_address(node), delay)
+            done = self.exec(node, ["sh", "-s"], stdin=script.encode(), user="root", timeout=60, check=False)
+            return netfault.done(done, fault, action, node, before, time.time())
         if (fault, action) == ("kill", "inject"):
             self._systemctl(node, "kill", "--signal=SIGKILL")
             self._systemctl(node, "stop")  # cancels the restart systemd would make 2 s later
@@ -98,6 +102,17 @@ class Vagrant:
         if exited is not None and before - 1 <= exited <= after + 1:
             return Done(exited, 0.0, "systemd's exit timestamp of the JVM (the VM's clock)")
         return Done((before + after) / 2, round((after - before) / 2, 3), "the middle of the ssh call")
+
+    @staticmethod
+    def _bench_address(node: str) -> str:
+        """The node's address on the bench network, as the Vagrantfile gives it (nodeN: .10+N)."""
+        prefix = os.environ.get("VAGRANT_BENCH_NET") or "10.89.2"
+        return f"{prefix}.{10 + int(node.removeprefix('node'))}"
+
+    def netem_missing(self, node: str) -> str:
+        probe = self.exec(node, ["unshare", "--net", "sh", "-s"], stdin=netfault.NETEM_PROBE.encode(), user="root",
+                          timeout=60, check=False)
+        return netfault.why_no_netem(probe, node, f"the {node} VM")
 
     def _exit_time(self, node: str) -> float | None:
         """systemd's record of the JVM's exit, to the microsecond (the VM's clock)."""

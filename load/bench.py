@@ -97,7 +97,7 @@ def run(kind, settings, driver, wrk2_local, command: str, check_only: bool = Fal
                 after(bench)
             return outcome
         return measured(bench, body)[1], paths
-    return in_session(command, check_only, bench_run)
+    return in_session(command, check_only, bench_run, lambda: kind.refusal(settings))
 
 
 def main(argv: list[str] | None = None) -> int:

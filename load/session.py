@@ -36,9 +36,11 @@ def interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def in_session(command: str, check_only: bool, body: Callable[[], tuple[int, T]]) -> tuple[int, T | None]:
-    """`body` (its exit status and what it made) under the cluster's lock, once the cluster is up; with
-    check_only the lock is only tried. Exit status 2, and nothing made, when refused."""
+def in_session(command: str, check_only: bool, body: Callable[[], tuple[int, T]],
+               refusal: Callable[[], str] | None = None) -> tuple[int, T | None]:
+    """`body` (its exit status and what it made) under the cluster's lock, once the cluster is up and `refusal`
+    (what only the running cluster can tell) says nothing against it; with check_only the lock is only tried.
+    Exit status 2, and nothing made, when refused."""
     try:
         # Held until this process exits. --check-only (make's first call, before make up) takes it too and
         # lets it go: a running bench's cluster is not changed under it by the next one's `up`.
@@ -49,6 +51,9 @@ def in_session(command: str, check_only: bool, body: Callable[[], tuple[int, T]]
         return 0, None
     if cluster_not_up():
         return 2, None
+    why = refusal() if refusal is not None else ""
+    if why:
+        return refuse(ValueError(why)), None
     signal.signal(signal.SIGTERM, interrupt)
     code, made = body()
     lock.close()

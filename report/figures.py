@@ -12,7 +12,7 @@
   variants.png            each Grinder variant's capacity on node1 and on the cluster, with the evidence at
                           node1's capacity: allocation rate, % time in GC, request threads blocked (bench-variants);
   failover.png            second by second through a node's fault and return: answers by node, failures, p99,
-                          the moments of the fault, its detection, the restart and the first answer;
+                          the moments of the fault, its detection, its undoing and the first answer;
   stress.png              second by second through an overload and after it: offered, answered, failed, p99,
                           the capacity and the time to recover (the study's figure 5)."""
 from __future__ import annotations
@@ -167,7 +167,7 @@ def stress(analysis: dict, path: Path) -> Path:
 
 def failover(analysis: dict, path: Path, nodes: tuple[str, ...]) -> Path:
     """bench-failover, second by second (HAProxy's request log): answers by node, failed requests, the 99th
-    percentile of HAProxy's time, and the moments: fault, DOWN, restart, UP, first answer."""
+    percentile of HAProxy's time, and the moments: fault, DOWN, its undoing, UP, first answer."""
     rows = analysis["per_second"]
     t = np.arange(len(rows)) + 0.5
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
@@ -183,8 +183,9 @@ def failover(analysis: dict, path: Path, nodes: tuple[str, ...]) -> Path:
     top.set_ylabel("requests ended in each second")
     _legend(top)
     _p99_panel(bottom, t, rows, "seconds since the failover step started")
+    undone_by = analysis.get("undone_by") or ("restart" if analysis["fault"] == "kill" else "thaw")
     for key, text, colour in (("fault_s", analysis["fault"], "tab:red"), ("detected_s", "DOWN", "tab:orange"),
-                              ("recovered_s", "restart" if analysis["fault"] == "kill" else "thaw", "tab:green"),
+                              ("recovered_s", undone_by, "tab:green"),
                               ("up_s", "UP", "tab:olive"), ("first_answer_s", "first answer", "tab:cyan")):
         if analysis.get(key) is not None:
             _mark(analysis[key], text, (top, bottom), colour)

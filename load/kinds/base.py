@@ -52,6 +52,11 @@ class Kind:
         planned for them (none by default)."""
         return "", 0, 0.0
 
+    def refusal(self, settings: BenchSettings) -> str:
+        """'' when the cluster, once up, can do what the settings ask; else why not, in one line (refused with
+        exit status 2 before the run begins). For what only the running cluster can tell."""
+        return ""
+
     def run(self, bench) -> Outcome | None:
         raise NotImplementedError(f"bench kind '{self.name}' has no run()")
 

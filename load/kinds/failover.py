@@ -1,10 +1,11 @@
-"""make bench-failover: a node dies (or freezes) under load, and comes back.
+"""make bench-failover: a node dies, freezes or loses its network under load, and comes back.
 
 The cluster runs one constant-rate step of FAILOVER_S seconds at a rate the other two nodes can carry (half
-their capacity, measured first unless FAILOVER_RATE is given). FAULT_AT_S seconds in, FAULT_NODE is killed or
-frozen (the backend's fault(): killed with SIGKILL and held down, or every process stopped where it is, as in a
-very long GC pause; hosts/); FAULT_FOR_S seconds later it is started again or thawed. The fault's moment is
-read from what did it (Docker's events, systemd). HAProxy logs every request meanwhile (LB_LOG_REQUESTS=1,
+their capacity, measured first unless FAILOVER_RATE is given). FAULT_AT_S seconds in, the backend's fault() strikes
+FAULT_NODE (hosts/): kill (SIGKILL, held down), freeze (every process stopped where it is, as in a very long GC
+pause), partition (every packet to or from its bench address dropped on its own machine) or delay (latency and
+loss added to its packets by netem; hosts/netfault.py); FAULT_FOR_S seconds later it is undone. The fault's moment
+is read from what did it (Docker's events, systemd, the clock of the node's machine when nft or tc returned). HAProxy logs every request meanwhile (LB_LOG_REQUESTS=1,
 hosts/haproxy_log.py), and its state changes say when it noticed. From these:
 
   detection   time from the fault to HAProxy marking the node DOWN (goal: at most 2 s)
@@ -27,13 +28,14 @@ node1's connections broke)."""
 from __future__ import annotations
 
 import gzip
+import math
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from hosts import haproxy, haproxy_log
+from hosts import haproxy, haproxy_log, netfault
 from hosts.backend import ClusterError, Done, backend
 from hosts.topology import NODES
 from load import session_loss
@@ -50,17 +52,27 @@ SAME_MOMENT_S = 0.001
 # Once HAProxy has the node back (UP), its failures are no longer the fault's but its return's: a JVM started
 # anew answers its first requests slowly (in CI beside other benches, a Swarm task's first five took over 5 s).
 AFTER_RETURN = "after its return"
-FAULTS = ("kill", "freeze")
+FAULTS = ("kill", "freeze", *netfault.FAULTS)
+# What undoes each fault, in the console's and the report's words.
+UNDONE_BY = {"kill": "restart", "freeze": "thaw", "partition": "reconnection", "delay": "delay's end"}
+# A slowed node still answers its checks: HAProxy is not expected to take it out, nor its requests to fail.
+STILL_ANSWERS = ("delay",)
 
 
 @dataclass(frozen=True)
 class FailoverSettings(KindSettings):
     fault: str = setting("FAULT", "kill", choice(FAULTS),
-                         "what happens to FAULT_NODE: kill (SIGKILL, its container or service stopped) or freeze "
-                         "(every process stopped, as in a long GC pause)")
+                         "what happens to FAULT_NODE: kill (SIGKILL, its container or service stopped), freeze "
+                         "(every process stopped, as in a long GC pause), partition (cut from the bench network on "
+                         "its own machine) or delay (FAULT_DELAY_MS and FAULT_LOSS_PCT added by the kernel's netem; "
+                         "refused where the node's kernel has none)")
     fault_node: str = setting("FAULT_NODE", "node1", choice(NODES), "the node the fault strikes")
     fault_at_s: int = setting("FAULT_AT_S", "20", integer(5, 3600), "seconds into the failover step")
     fault_for_s: int = setting("FAULT_FOR_S", "20", integer(1, 3600), "how long the node stays dead or frozen (s)")
+    fault_delay_ms: int = setting("FAULT_DELAY_MS", "100", integer(1, 10000),
+                                  "FAULT=delay: latency added to each packet the node sends (ms)")
+    fault_loss_pct: float = setting("FAULT_LOSS_PCT", "1", number(0, 100),
+                                    "FAULT=delay: % of the packets the node sends that are dropped")
     failover_s: int = setting("FAILOVER_S", "90", integer(10, 7200), "the failover step's length (s)", quick="60")
     failover_rate: float | None = setting(
         "FAILOVER_RATE", "auto", auto_or(number(0, 1_000_000, low_open=True)),
@@ -73,6 +85,11 @@ class FailoverSettings(KindSettings):
             return [f"FAILOVER_S='{self.failover_s}' is not allowed: use more than FAULT_AT_S + FAULT_FOR_S "
                     f"({self.fault_at_s} + {self.fault_for_s}), so the step sees the node come back"]
         return []
+
+    def delay(self) -> netfault.Delay | None:
+        return netfault.Delay(self.fault_delay_ms, self.fault_loss_pct) if self.fault == "delay" else None
+
+
 UNLOGGED_KIND = "connection closed with no answer, not in HAProxy's log (the generator's read errors)"
 BACK_TIMEOUT_S = 180  # after the step, how long the node may take to pass its checks again
 
@@ -81,9 +98,9 @@ class FaultSchedule(threading.Thread):
     """Injects the fault `at_s` seconds after start() and recovers `for_s` seconds later; a cancel (an
     interrupted step) recovers at once whatever was injected."""
 
-    def __init__(self, node: str, fault: str, at_s: float, for_s: float):
+    def __init__(self, node: str, fault: str, at_s: float, for_s: float, delay: netfault.Delay | None = None):
         super().__init__(daemon=True, name="fault-schedule")
-        self.node, self.fault, self.at_s, self.for_s = node, fault, at_s, for_s
+        self.node, self.fault, self.at_s, self.for_s, self.delay = node, fault, at_s, for_s, delay
         self.injected_at: float | None = None
         self.recovered_at: float | None = None
         self.injected: Done | None = None
@@ -97,7 +114,7 @@ class FaultSchedule(threading.Thread):
             if self._cancel.wait(self.at_s):
                 return
             with self._lock:
-                self.injected = backend().fault(self.node, self.fault, "inject")
+                self.injected = backend().fault(self.node, self.fault, "inject", self.delay)
                 self.injected_at = self.injected.at
             if self._cancel.wait(self.for_s):
                 return
@@ -109,7 +126,7 @@ class FaultSchedule(threading.Thread):
         with self._lock:
             if self.injected_at is not None and self.recovered_at is None:
                 self.recovered_at = time.time()  # until the recovery says when it took effect
-                self.recovered = backend().fault(self.node, self.fault, "recover")
+                self.recovered = backend().fault(self.node, self.fault, "recover", self.delay)
                 self.recovered_at = self.recovered.at
 
     def finish(self) -> None:
@@ -120,9 +137,10 @@ class FaultSchedule(threading.Thread):
 
 
 def analyze(requests: list[haproxy_log.Request], changes: list[haproxy_log.StateChange], node: str, fault_at: float,
-            recovered_at: float | None, start: float, end: float, unlogged: int = 0) -> dict:
+            recovered_at: float | None, start: float, end: float, unlogged: int = 0, still_answers: bool = False) -> dict:
     """The failover's figures from HAProxy's request log and state changes; times in seconds from `start`.
-    `unlogged`: requests the generator saw closed without an answer that HAProxy did not log (see above)."""
+    `unlogged`: requests the generator saw closed without an answer that HAProxy did not log (see above).
+    `still_answers`: the fault slows the node without silencing it, so no detection is expected, and no failure."""
     def rel(t: float | None) -> float | None:
         return round(t - start, 3) if t is not None else None
 
@@ -168,12 +186,27 @@ def analyze(requests: list[haproxy_log.Request], changes: list[haproxy_log.State
         # A frozen node still accepts connections: what HAProxy sends it until its checks fail waits for the thaw.
         "sent_to_node_before_detection": sum(1 for r in requests if r.server == node and down is not None
                                              and fault_at <= r.received < down + SAME_MOMENT_S),
-        "goals": {"detection within 2 s": detection is not None and detection <= DETECTION_GOAL_S,
-                  "failures no more than in flight at the fault": len(failed) - len(after_return) <= len(in_flight),
-                  "no failure accepted after detection": down is not None and not after_detection,
-                  "no failure after its return": not after_return},
+        "node_p99_ms": node_p99(requests, node, fault_at, recovered_at),
+        "goals": {"no failed request": not failed and not unlogged} if still_answers else {
+            "detection within 2 s": detection is not None and detection <= DETECTION_GOAL_S,
+            "failures no more than in flight at the fault": len(failed) - len(after_return) <= len(in_flight),
+            "no failure accepted after detection": down is not None and not after_detection,
+            "no failure after its return": not after_return},
         "per_second": haproxy_log.per_second(requests, start, end),
     }
+
+
+def node_p99(requests: list[haproxy_log.Request], node: str, fault_at: float,
+             recovered_at: float | None) -> dict[str, int | None]:
+    """The 99th percentile of HAProxy's total time (ms) of the node's answered requests accepted before the fault,
+    during it, and after it was undone: what a slowed node costs its users."""
+    phases: dict[str, list[int]] = {"before": [], "during": [], "after": []}
+    for r in requests:
+        if r.server == node and not r.failed:
+            during = r.received >= fault_at and (recovered_at is None or r.received < recovered_at)
+            phases["before" if r.received < fault_at else "during" if during else "after"].append(r.total_ms)
+    return {phase: sorted(times)[min(len(times) - 1, math.ceil(0.99 * len(times)) - 1)] if times else None
+            for phase, times in phases.items()}
 
 
 def failover(bench) -> dict:
@@ -202,7 +235,7 @@ def _failover_step(bench, node: str, rate: float) -> dict:
                         duration_s=max(s.warmup_s, bench.driver.min_step_s))
     say(f"failover: {own.fault} {node} {own.fault_at_s} s into a {own.failover_s} s step at {rate:g}/s, "
         f"back {own.fault_for_s} s later")
-    schedule = FaultSchedule(node, own.fault, own.fault_at_s, own.fault_for_s)
+    schedule = FaultSchedule(node, own.fault, own.fault_at_s, own.fault_for_s, own.delay())
     schedule.start()
     try:
         # Until HAProxy marks it down, a frozen (or unreachable) node holds what it was sent: up to the 30 s of
@@ -226,13 +259,15 @@ def _failover_step(bench, node: str, rate: float) -> dict:
     if schedule.injected_at is None:
         raise ClusterError(f"the step ended before the fault was due ({own.fault_at_s} s in)")
     analysis = analyze(requests, haproxy_log.state_changes(start - 1), node, schedule.injected_at,
-                       schedule.recovered_at, start, end + s.timeout_s, unlogged)
+                       schedule.recovered_at, start, end + s.timeout_s, unlogged, own.fault in STILL_ANSWERS)
     if s.workload == "session":
         # The warm-up's requests (in the ring too) tell which users already had a session where.
         until_end = [r for r in logged if r.received <= end]
         analysis["sessions"] = {"step": session_loss.sessions_lost(until_end, since=start),
                                 "from_fault": session_loss.sessions_lost(until_end, since=schedule.injected_at)}
     analysis.update({"fault": own.fault, "node": node, "rate_rps": rate, "step": record.step,
+                     "undone_by": UNDONE_BY[own.fault],
+                     **({"delay": {"ms": own.fault_delay_ms, "loss_pct": own.fault_loss_pct}} if own.delay() else {}),
                      "fault_time": {"source": schedule.injected.source,
                                     "uncertainty_s": schedule.injected.uncertainty_s},
                      "generator": {"failures": result.failures, "errors": result.errors,
@@ -244,10 +279,12 @@ def _failover_step(bench, node: str, rate: float) -> dict:
 def summary_line(a: dict) -> str:
     detection = f"{a['detection_s']:.2f} s" if a["detection_s"] is not None else "never"
     back = f"{a['time_to_traffic_s']:.1f} s" if a["time_to_traffic_s"] is not None else "no answer seen"
-    again = "restart" if a["fault"] == "kill" else "thaw"
+    p99 = a["node_p99_ms"]
     line = (f"failover: {a['fault']} {a['node']}: detected in {detection}; {a['failed']} failed "
             f"({a['in_flight_at_fault']} in flight at the fault), by when accepted: "
-            f"{a['failed_by_when'] or 'none'}; back in traffic {back} after the {again}")
+            f"{a['failed_by_when'] or 'none'}; back in traffic {back} after the {UNDONE_BY[a['fault']]}; "
+            f"{a['node']}'s p99 before/during/after: " + " / ".join("-" if p99[k] is None else f"{p99[k]} ms"
+                                                                   for k in ("before", "during", "after")))
     if "sessions" in a:
         line += f"; sessions from the fault on: {session_loss.describe(a['sessions']['from_fault'])}"
     return line
@@ -273,13 +310,17 @@ REPORT = """{% if failover %}
 {% if failover.sessions %}{% for when, label in (("step", "the whole step"), ("from_fault", "from the fault on")) %}{% set s = failover.sessions[when] %}
 <tr><th>sessions lost, {{ label }}: requests that found no session their user had had</th><td class="num">{{ s.lost }} of {{ s.answered }}{% if s.lost_pct is not none %} ({{ s.lost_pct }} %){% endif %}; {{ s.users_lost }} users{% for node, n in s.lost_from_node.items() %}{% if loop.first %}; held by {% endif %}{{ node }} {{ n }}{% if not loop.last %}, {% endif %}{% endfor %}; {{ s.moved }} moved</td></tr>
 {% endfor %}{% endif %}
-<tr><th>{{ "restart" if failover.fault == "kill" else "thaw" }} → UP / → first answer</th><td class="num">{{ "%.2f s"|format(failover.time_to_up_s) if failover.time_to_up_s is not none else "not UP" }} / {{ "%.2f s"|format(failover.time_to_traffic_s) if failover.time_to_traffic_s is not none else "none seen in the step" }}</td></tr>
+{% if failover.node_p99_ms %}<tr><th>{{ failover.node }}'s answers, p99 of HAProxy's total time: before / during{% if failover.delay %} (+{{ failover.delay.ms }} ms, {{ failover.delay.loss_pct }} % lost){% endif %} / after the fault</th><td class="num">{% for k in ("before", "during", "after") %}{{ "%d ms"|format(failover.node_p99_ms[k]) if failover.node_p99_ms[k] is not none else "none answered" }}{% if not loop.last %} / {% endif %}{% endfor %}</td></tr>{% endif %}
+<tr><th>{{ failover.undone_by or ("restart" if failover.fault == "kill" else "thaw") }} → UP / → first answer</th><td class="num">{{ "%.2f s"|format(failover.time_to_up_s) if failover.time_to_up_s is not none else "not UP" }} / {{ "%.2f s"|format(failover.time_to_traffic_s) if failover.time_to_traffic_s is not none else "none seen in the step" }}</td></tr>
 </table>
 <p>Goals: {% for goal, met in failover.goals.items() %}<span class="{{ 'status-complete' if met else 'status-partial' }}">{{ goal }}: {{ "met" if met else "NOT met" }}</span>{% if not loop.last %} · {% endif %}{% endfor %}.
 Times of HAProxy's events are on the lb's clock, the fault's on the harness's (one clock on Compose; on VMs, the guests' clocks).</p>
 {% if failover.fault == "freeze" %}<p>A frozen node still accepts connections, so HAProxy sends it its share until its checks time out, and
 those requests wait for the thaw (or the 30 s server timeout): a freeze costs about the node's share of the rate × the
 detection time in failures ({{ failover.sent_to_node_before_detection }} sent to it here), which the goal written for a kill does not allow for.</p>{% endif %}
+{% if failover.fault == "partition" %}<p>A partitioned node neither answers nor refuses: HAProxy's checks and connects time out, and
+what was in flight on it waits, its answers dropped, until the reconnection delivers them (TCP retransmits) or the
+30 s server timeout ends them.</p>{% endif %}
 {% if failover.closed_unlogged %}<p>{{ failover.closed_unlogged }} requests were closed by HAProxy with no answer and no log line: requests in
 flight on kept-alive connections when the node's connections broke, which HAProxy closes silently so that the client
 retries (a client that retries idempotent requests, as RFC 9112 allows, would not see them; our generators count them
@@ -308,6 +349,10 @@ class Failover(Kind):
 
     def planned_searches(self, settings) -> int:
         return 0 if self.own(settings).failover_rate else 1
+
+    def refusal(self, settings) -> str:
+        own = self.own(settings)
+        return backend().netem_missing(own.fault_node) if own.fault == "delay" else ""
 
     def run(self, bench) -> None:
         bench.findings["failover"] = failover(bench)

@@ -22,6 +22,7 @@ NOT_SETTINGS = {"GET", "POST", "HEAD", "PUT", "PATCH", "DELETE", "SIGKILL", "SIG
                 "BLOCKED", "WAITING", "RUNNABLE", "NOTE", "PASS", "FAIL", "FELL", "DEGRADED", "README", "CPU", "GC", "E", "N", "X",
                 "PCP", "KILL", "PARTIAL", "KEY", "VALUE", "UTC", "META", "WEB", "BOOT", "DOCKER_HOST",
                 "ROOT",  # Tomcat's name of the context at /
+                "NET_ADMIN", "CONFIG_NET_SCH_NETEM",  # a Linux capability, a kernel option
                 "APP_SHA256", "APP_MIGRATED_SHA256"}  # run.json's names of what the application's WARs held
 
 

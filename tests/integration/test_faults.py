@@ -1,6 +1,7 @@
 """Faults and overload for real on the second cluster (capbench-it2, on the other worker): bench-failover kills
 node1 under load and brings it back, its users' sessions stuck to it lost (WORKLOAD=session, LB_STICKY=user); the
-freeze variant, without stickiness, where users lose sessions at every move; bench-stress overloads the cluster and
+freeze variant, without stickiness, where users lose sessions at every move; FAULT=delay run or refused where the
+kernel has no netem (a partition is test_swarm.py's, between machines); bench-stress overloads the cluster and
 watches it recover. (A node's machine lost during a bench, which ends the run degraded, is test_swarm.py's, on
 the lab where a machine can be lost.) Figures are what our machine gives; the tests check that they were measured
 and said, and the goals that hold by construction of the balancer (no failure accepted after detection). Sessions
@@ -120,6 +121,25 @@ def test_failover_freeze_is_detected_and_thawed(second, tmp_path):
     assert compose("ps", "--format", "{{.Service}} {{.State}}", env=second).stdout.count("paused") == 0
     sessions = result["sessions"]
     assert sessions["step"]["lost"] > sessions["from_fault"]["lost"] > 0, sessions
+
+
+def test_failover_delay_runs_where_the_kernel_has_netem_and_is_refused_in_one_line_where_not(second, tmp_path):
+    # Our machines' kernels have no netem (CONFIG_NET_SCH_NETEM unset): refused after the cluster's bring-up,
+    # before the run. Where a kernel has it, the delayed node's answers are the delay slower.
+    done = run(["make", "--no-print-directory", "bench-failover"], check=False, timeout=600,
+               env={**second, "RESULTS_DIR": str(tmp_path), "FAULT": "delay", "FAULT_DELAY_MS": "200",
+                    "FAULT_LOSS_PCT": "0", "FAILOVER_RATE": "90", "MONITOR": "off", "QUICK_FAILOVER_S": "30",
+                    "FAULT_AT_S": "8", "FAULT_FOR_S": "10"})
+    if "no netem queueing discipline" in done.stderr:
+        assert done.returncode == 2, done.stderr
+        [line] = [line for line in done.stderr.splitlines() if line.startswith("capbench: ")]
+        assert line.startswith("capbench: FAULT='delay' cannot run on node1's machine (this machine)"), line
+        assert not tmp_path.exists() or not any(tmp_path.iterdir()), "a refused bench made a run"
+        return
+    assert done.returncode == 0, done.stderr
+    result = json.loads((only_run(tmp_path) / "summary.json").read_text())["failover"]
+    p99 = result["node_p99_ms"]
+    assert p99["during"] >= 200 > p99["before"], result
 
 
 def test_stress_overloads_and_the_run_says_how_it_recovered(second, tmp_path):

@@ -100,7 +100,7 @@ BAD = [
     ("bench cluster", {"REPEATS": "0"}, "REPEATS='0' is not allowed: use an integer from 1 to 20"),
     ("bench cluster", {"MONITOR": "maybe"}, "MONITOR='maybe' is not allowed: use one of on, off"),
     ("bench cluster", {"CONNECTIONS": "5000"}, "CONNECTIONS='5000' is not allowed: use auto or an integer"),
-    ("bench failover", {"FAULT": "reboot"}, "FAULT='reboot' is not allowed: use one of kill, freeze"),
+    ("bench failover", {"FAULT": "reboot"}, "FAULT='reboot' is not allowed: use one of kill, freeze, partition, delay"),
     ("bench cluster", {"WRK2": "/nonexistent/wrk2"}, "WRK2='/nonexistent/wrk2' is not an executable file"),
     ("make status", {"BACKEND": "kubernetes"}, "BACKEND='kubernetes' is not allowed: use compose, vagrant or swarm"),
     ("make status", {"BACKEND": "swarm", "SWARM_HOSTS": "/nonexistent/hosts"},

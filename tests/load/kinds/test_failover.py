@@ -111,3 +111,22 @@ def test_a_fault_never_detected_is_said_and_fails_its_goals():
 def test_bad_failover_settings_are_refused(env, message):
     with pytest.raises(SettingsError, match=message.replace("(", r"\(").replace("+", r"\+")):
         read_settings(environ=env)
+
+
+def test_a_slowed_node_is_judged_by_its_failures_and_its_latency_by_phase():
+    # FAULT=delay from 5.0 to 8.5 s: node1 answers throughout, 200 ms slower; no detection is expected.
+    lines = [req(i / 10, "node1" if i % 2 else "node2", ta=250 if 50 <= i < 85 and i % 2 else 20) for i in range(100)]
+    requests = haproxy_log.parse_requests("\n".join(lines))
+    result = failover.analyze(requests, [], "node1", T0 + 5.0, T0 + 8.5, T0, T0 + 12, still_answers=True)
+    assert result["goals"] == {"no failed request": True}
+    assert result["node_p99_ms"] == {"before": 20, "during": 250, "after": 20}
+    assert result["detection_s"] is None
+    late = haproxy_log.parse_requests(req(6.0, "node1", 200, "----", 6000))
+    assert failover.analyze([*requests, *late], [], "node1", T0 + 5.0, T0 + 8.5, T0, T0 + 12,
+                            still_answers=True)["goals"] == {"no failed request": False}
+
+
+def test_the_delay_s_figures_reach_the_backend_only_with_fault_delay():
+    assert read_settings({"FAULT": "delay", "FAULT_DELAY_MS": "250", "FAULT_LOSS_PCT": "0.5"}).kinds[
+        "failover"].delay() == failover.netfault.Delay(250, 0.5)
+    assert read_settings({"FAULT": "partition"}).kinds["failover"].delay() is None
