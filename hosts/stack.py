@@ -64,6 +64,8 @@ def render(config: dict, hosts: SwarmHosts, registry: str = "") -> dict:
         out["networks"] = {net: ({"aliases": joined["aliases"]} if (joined or {}).get("aliases") else None)
                            for net, joined in (service.get("networks") or {}).items()
                            if net in _swarm_networks(config, left_out)}
+        if name in NODES:
+            _find_peers_by_dns(name, out, [node for node in config["services"] if node in NODES])
         if hosts.database and service.get("secrets"):  # a file in /run/secrets, as Compose mounts it
             out["secrets"] = [{"source": x["source"], "target": PurePosixPath(x.get("target") or x["source"]).name}
                               for x in service["secrets"]]
@@ -97,6 +99,17 @@ def render(config: dict, hosts: SwarmHosts, registry: str = "") -> dict:
         stack["secrets"] = {name: {"file": secret["file"]} for name, secret in (config.get("secrets") or {}).items()}
         stack["volumes"] = {volume: {} for name, (volume, _) in DATA_VOLUMES.items() if name in services}
     return stack
+
+
+def _find_peers_by_dns(node: str, out: dict, nodes: list[str]) -> None:
+    """A node's task may come back at a new address, and the nodes start one after another, so replication finds
+    its members by DNS, asked again at every heartbeat (tomcat-conf/render-config.sh): the name peers-of-NODE,
+    which every other node answers to on the bench network. Not one name for all: Tomcat would know itself among
+    its addresses only by the first address of its host name, which Swarm lists on both networks in either order."""
+    out["environment"] = {**out.get("environment", {}), "DNS_MEMBERSHIP_SERVICE_NAME": f"peers-of-{node}"}
+    bench = out["networks"].get("bench") or {}
+    out["networks"]["bench"] = {**bench, "aliases": [*bench.get("aliases", []),
+                                                     *(f"peers-of-{peer}" for peer in nodes if peer != node)]}
 
 
 def _volumes(name: str, service: dict) -> list[dict]:

@@ -7,8 +7,12 @@
 #   sessions as a crashed one has;
 # - 1: no Manager in the context, so the cluster's DeltaManager keeps them and sends every change to the other
 #   nodes (Tribes over TCP, port 4000): a node's death costs no session that had reached another node.
-# The members are static (the bench network has no multicast between engines): CAPBENCH_NODES_LIST, each by its
-# address on the bench network, the one PCP_ALLOW_HOSTS admits (a node also sits on the database's network).
+# No multicast (the bench network has none between engines). On Swarm the members are whatever answers
+# DNS_MEMBERSHIP_SERVICE_NAME, the name the other nodes answer to on the bench network (hosts/stack.py), asked
+# again at every heartbeat, so nodes that start one after another, or come back as a task at a new address, find
+# each other; elsewhere (Compose, VMs: the nodes start together and keep their addresses) they are static:
+# CAPBENCH_NODES_LIST, each by its address on the bench network, the one PCP_ALLOW_HOSTS admits (a node also sits
+# on the database's network).
 set -euo pipefail
 
 REPLICATION_PORT=4000
@@ -28,19 +32,11 @@ unique_id() {
     echo "{0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,${1#node}}"
 }
 
-cluster_xml() {
-    local self=$1 address=$2 peer peer_address waited
-    # channelSendOptions 6 (acknowledged, synchronous): a request's changes have reached the other nodes before
-    # its answer leaves, and in order (sent asynchronously, 8, a new session's first attributes were at times
-    # applied before the session itself existed there, and lost).
-    cat <<EOF
-<Cluster className="org.apache.catalina.ha.tcp.SimpleTcpCluster" channelSendOptions="6">
-  <Manager className="org.apache.catalina.ha.session.DeltaManager" expireSessionsOnShutdown="false"
-           notifyListenersOnReplication="false"/>
-  <Channel className="org.apache.catalina.tribes.group.GroupChannel">
-    <Membership className="org.apache.catalina.tribes.membership.StaticMembershipService">
-      <LocalMember className="org.apache.catalina.tribes.membership.StaticMember" uniqueId="$(unique_id "$self")"/>
-EOF
+# static_membership SELF: the other nodes of CAPBENCH_NODES_LIST by their bench addresses, each waited for.
+static_membership() {
+    local self=$1 peer peer_address waited
+    echo '    <Membership className="org.apache.catalina.tribes.membership.StaticMembershipService">'
+    echo "      <LocalMember className=\"org.apache.catalina.tribes.membership.StaticMember\" uniqueId=\"$(unique_id "$self")\"/>"
     for peer in $CAPBENCH_NODES_LIST; do
         [ "$peer" != "$self" ] || continue
         peer_address=$(bench_address "$peer")
@@ -56,8 +52,32 @@ EOF
         echo "      <Member className=\"org.apache.catalina.tribes.membership.StaticMember\" host=\"$peer_address\"" \
              "port=\"$REPLICATION_PORT\" uniqueId=\"$(unique_id "$peer")\"/>"
     done
+    echo '    </Membership>'
+}
+
+# membership SELF: by DNS where a name of the other nodes is given (Swarm), else static.
+membership() {
+    if [ -n "${DNS_MEMBERSHIP_SERVICE_NAME:-}" ]; then
+        # Asked every second (the channel's heartbeat), a member gone from DNS for 3 s is dropped: until then
+        # every replicated request waits on its acknowledgement from the dead node (12 s at the defaults).
+        echo '    <Membership className="org.apache.catalina.tribes.membership.cloud.CloudMembershipService"' \
+             'membershipProviderClassName="dns" expirationTime="3000"/>'
+    else
+        static_membership "$1"
+    fi
+}
+
+cluster_xml() {
+    local self=$1 address=$2
+    # channelSendOptions 6 (acknowledged, synchronous): a request's changes have reached the other nodes before
+    # its answer leaves, and in order (sent asynchronously, 8, a new session's first attributes were at times
+    # applied before the session itself existed there, and lost).
     cat <<EOF
-    </Membership>
+<Cluster className="org.apache.catalina.ha.tcp.SimpleTcpCluster" channelSendOptions="6">
+  <Manager className="org.apache.catalina.ha.session.DeltaManager" expireSessionsOnShutdown="false"
+           notifyListenersOnReplication="false"/>
+  <Channel className="org.apache.catalina.tribes.group.GroupChannel"${DNS_MEMBERSHIP_SERVICE_NAME:+ heartbeatSleeptime=\"1000\"}>
+$(membership "$self")
     <Receiver className="org.apache.catalina.tribes.transport.nio.NioReceiver" address="$address"
               port="$REPLICATION_PORT" autoBind="0"/>
     <Sender className="org.apache.catalina.tribes.transport.ReplicationTransmitter">

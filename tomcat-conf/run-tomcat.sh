@@ -46,6 +46,11 @@ catalina_opts=(
     # A server.xml Tomcat cannot apply stops the node instead of leaving it up without a connector.
     -Dorg.apache.catalina.startup.EXIT_ON_INIT_FAILURE=true
 )
+# Replication's members by DNS (render-config.sh) see a node that started or moved within seconds, not after
+# the JVM's default 30 s of cached answers.
+if [ "$TOMCAT_SESSION_REPLICATION" = 1 ] && [ -n "${DNS_MEMBERSHIP_SERVICE_NAME:-}" ]; then
+    catalina_opts+=(-Dsun.net.inetaddr.ttl=2)
+fi
 # catalina.sh passes these through eval: every element above is free of spaces and quotes (checked values).
 export JAVA_OPTS="${java_opts[*]}" CATALINA_OPTS="${catalina_opts[*]}"
 
