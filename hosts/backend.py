@@ -12,10 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
-
-if TYPE_CHECKING:
-    from hosts.netfault import Delay
+from typing import Protocol
 
 # name → "module:class", imported only when asked for (the Vagrant backend needs no Docker, and back).
 BACKENDS = {"compose": "hosts.compose:Compose", "vagrant": "hosts.vagrant:Vagrant",
@@ -55,6 +52,13 @@ class Done:
     at: float  # epoch seconds, on the harness's clock
     uncertainty_s: float
     source: str
+
+
+@dataclass(frozen=True)
+class Delay:
+    """FAULT=delay's figures (hosts/netfault.py): added one-way latency and loss, on the node's outgoing packets."""
+    ms: int = 100
+    loss_pct: float = 1.0
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from hosts import haproxy, jvm, netfault
-from hosts.backend import ClusterError, Done, paused
+from hosts.backend import ClusterError, Delay, Done, paused
 from hosts.table import print_table
 from hosts.topology import DATABASE, HOSTS, NODES, ROOT
 
@@ -126,7 +126,7 @@ class Compose:
             raise ClusterError(f"docker update --cpus {cpus} {node}: {done.stderr.strip()[-300:]}")
         return True
 
-    def fault(self, node: str, fault: str, action: str, delay: netfault.Delay | None = None) -> Done:
+    def fault(self, node: str, fault: str, action: str, delay: Delay | None = None) -> Done:
         if fault in netfault.FAULTS:
             return netfault.in_container("", self._running(node, fault), node, fault, action, delay)
         event = DOCKER_EVENT[(fault, action)]

@@ -16,9 +16,8 @@ import json
 import shlex
 import subprocess
 import time
-from dataclasses import dataclass
 
-from hosts.backend import ClusterError, Done
+from hosts.backend import ClusterError, Delay, Done
 
 FAULTS = ("partition", "delay")
 TABLE = "capbench_fault"
@@ -26,13 +25,6 @@ TABLE = "capbench_fault"
 # says whether netem exists, and nothing of the node is touched.
 NETEM_PROBE = "tc qdisc add dev lo root netem delay 1ms"
 NO_NETEM = "Specified qdisc kind is unknown"
-
-
-@dataclass(frozen=True)
-class Delay:
-    """FAULT=delay's figures: added one-way latency and loss, on the node's outgoing packets."""
-    ms: int = 100
-    loss_pct: float = 1.0
 
 
 def script(fault: str, action: str, address: str, delay: Delay | None = None) -> str:

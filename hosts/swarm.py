@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from hosts import haproxy, jvm, netfault, stack, stats_tunnel, swarm_hosts, swarm_images, swarm_machines
-from hosts.backend import ClusterError, Done, paused
+from hosts.backend import ClusterError, Delay, Done, paused
 from hosts.compose import GONE, pcp_tools_here
 from hosts.table import print_table
 from hosts.topology import NODES, ROOT
@@ -264,7 +264,7 @@ class Swarm:
     def set_cpus(self, node: str, cpus: str) -> bool:
         return False  # a service's CPU limit changes only with a new task
 
-    def fault(self, node: str, fault: str, action: str, delay: netfault.Delay | None = None) -> Done:
+    def fault(self, node: str, fault: str, action: str, delay: Delay | None = None) -> Done:
         engine = self._engine(node)
         if fault in netfault.FAULTS:
             return netfault.in_container(engine, self._running(node, fault), node, fault, action, delay)

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from hosts import netfault, stats_tunnel
-from hosts.backend import BackendError, ClusterError, Done, LostMachine
+from hosts.backend import BackendError, ClusterError, Delay, Done, LostMachine
 from hosts.topology import HOSTS, LOAD_HOSTS, ROOT, role
 
 VM = str(ROOT / "cluster" / "vagrant" / "vm.sh")
@@ -84,7 +84,7 @@ class Vagrant:
     def set_cpus(self, node: str, cpus: str) -> bool:
         return False  # a VM's CPUs are its own
 
-    def fault(self, node: str, fault: str, action: str, delay: netfault.Delay | None = None) -> Done:
+    def fault(self, node: str, fault: str, action: str, delay: Delay | None = None) -> Done:
         before = time.time()
         if fault in netfault.FAULTS:  # the VM's own kernel, as root; SSH comes in on another interface
             script = netfault.script(fault, action, self._bench_address(node), delay)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hosts import haproxy, haproxy_log, netfault
-from hosts.backend import ClusterError, Done, backend
+from hosts.backend import ClusterError, Delay, Done, backend
 from hosts.topology import NODES
 from load import session_loss
 from load.kinds.base import Kind, KindSettings, keep_analysis
@@ -86,8 +86,8 @@ class FailoverSettings(KindSettings):
                     f"({self.fault_at_s} + {self.fault_for_s}), so the step sees the node come back"]
         return []
 
-    def delay(self) -> netfault.Delay | None:
-        return netfault.Delay(self.fault_delay_ms, self.fault_loss_pct) if self.fault == "delay" else None
+    def delay(self) -> Delay | None:
+        return Delay(self.fault_delay_ms, self.fault_loss_pct) if self.fault == "delay" else None
 
 
 UNLOGGED_KIND = "connection closed with no answer, not in HAProxy's log (the generator's read errors)"
@@ -98,7 +98,7 @@ class FaultSchedule(threading.Thread):
     """Injects the fault `at_s` seconds after start() and recovers `for_s` seconds later; a cancel (an
     interrupted step) recovers at once whatever was injected."""
 
-    def __init__(self, node: str, fault: str, at_s: float, for_s: float, delay: netfault.Delay | None = None):
+    def __init__(self, node: str, fault: str, at_s: float, for_s: float, delay: Delay | None = None):
         super().__init__(daemon=True, name="fault-schedule")
         self.node, self.fault, self.at_s, self.for_s, self.delay = node, fault, at_s, for_s, delay
         self.injected_at: float | None = None

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from hosts import netfault
-from hosts.backend import ClusterError
+from hosts.backend import ClusterError, Delay
 
 
 def completed(code: int = 0, out: str = "", err: str = "") -> subprocess.CompletedProcess:
@@ -23,7 +23,7 @@ def test_a_partition_drops_both_directions_of_the_bench_address_and_is_undone_by
 
 
 def test_a_delay_adds_netem_to_the_interface_holding_the_address_and_removes_it():
-    inject = netfault.script("delay", "inject", "10.89.0.2", netfault.Delay(250, 0.5))
+    inject = netfault.script("delay", "inject", "10.89.0.2", Delay(250, 0.5))
     assert "ip -o -4 addr show to 10.89.0.2" in inject
     assert 'tc qdisc add dev "$dev" root netem delay 250ms loss 0.5%' in inject
     assert 'tc qdisc del dev "$dev" root' in netfault.script("delay", "recover", "10.89.0.2")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hosts import haproxy_log
+from hosts.backend import Delay
 from load.bench_settings import SettingsError
 from load.kinds import failover, read_settings
 
@@ -128,5 +129,5 @@ def test_a_slowed_node_is_judged_by_its_failures_and_its_latency_by_phase():
 
 def test_the_delay_s_figures_reach_the_backend_only_with_fault_delay():
     assert read_settings({"FAULT": "delay", "FAULT_DELAY_MS": "250", "FAULT_LOSS_PCT": "0.5"}).kinds[
-        "failover"].delay() == failover.netfault.Delay(250, 0.5)
+        "failover"].delay() == Delay(250, 0.5)
     assert read_settings({"FAULT": "partition"}).kinds["failover"].delay() is None
