@@ -132,6 +132,12 @@ def state_changes(since: float = 0.0) -> list[StateChange]:
     return [change for change in parse_events(read_ring(EVENTS_RING)) if change.at >= since]
 
 
+def p99(times_ms: list[int]) -> int | None:
+    """The 99th percentile (nearest rank) of HAProxy's times, or None when there are none."""
+    ranked = sorted(times_ms)
+    return ranked[min(len(ranked) - 1, math.ceil(0.99 * len(ranked)) - 1)] if ranked else None
+
+
 def per_second(requests: list[Request], start: float, end: float) -> list[dict]:
     """Second by second from `start` (by when each request ended): answered by each node, failed, and the
     99th percentile of HAProxy's total time of the answered ones."""
@@ -149,6 +155,5 @@ def per_second(requests: list[Request], start: float, end: float) -> list[dict]:
             row["by_server"][request.server] = row["by_server"].get(request.server, 0) + 1
             row["ta"].append(request.total_ms)
     for row in rows:
-        times = sorted(row.pop("ta"))
-        row["p99_ms"] = times[min(len(times) - 1, math.ceil(0.99 * len(times)) - 1)] if times else None
+        row["p99_ms"] = p99(row.pop("ta"))
     return rows

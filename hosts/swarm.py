@@ -273,9 +273,7 @@ class Swarm:
             self._new_task(node)
             event, where = "start", f"label={SERVICE_LABEL}={self._service(node)}"
         else:
-            container = self._container(node, fresh=True)
-            if container is None:
-                raise ClusterError(f"{node} has no running task to {fault}")
+            container = self._running(node, fault)
             event = {"kill": "kill", "freeze": "pause" if action == "inject" else "unpause"}[fault]
             if event == "pause":
                 paused(lambda: docker(engine, "pause", container, timeout=60),

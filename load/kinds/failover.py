@@ -28,7 +28,6 @@ node1's connections broke)."""
 from __future__ import annotations
 
 import gzip
-import math
 import threading
 import time
 from collections import Counter
@@ -205,8 +204,7 @@ def node_p99(requests: list[haproxy_log.Request], node: str, fault_at: float,
         if r.server == node and not r.failed:
             during = r.received >= fault_at and (recovered_at is None or r.received < recovered_at)
             phases["before" if r.received < fault_at else "during" if during else "after"].append(r.total_ms)
-    return {phase: sorted(times)[min(len(times) - 1, math.ceil(0.99 * len(times)) - 1)] if times else None
-            for phase, times in phases.items()}
+    return {phase: haproxy_log.p99(times) for phase, times in phases.items()}
 
 
 def failover(bench) -> dict:
