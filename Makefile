@@ -9,7 +9,7 @@ WAR := webapp/target/grinder.war
 WEBAPP_SOURCES := webapp/pom.xml $(shell find webapp/src -type f 2>/dev/null)
 VENV := .venv
 PYTHON := $(VENV)/bin/python
-BENCH := $(PYTHON) -m load.bench
+BENCH := $(PYTHON) -m commands.bench
 # The hosts' access layer (hosts/): standard library only, so it runs before the venv exists.
 HOSTCTL := python3 -m hosts
 OHA := .capbench/tools/oha/bin/oha
@@ -43,7 +43,7 @@ BUILT := $(shell BACKEND='$(BACKEND)' $(HOSTCTL) built)
 help: ## list the targets
 	@echo "capbench — a horizontal-scaling capacity testbed for Java servers"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z0-9-]*:.*## / {printf "  make %-17s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
-	@python3 -m load.kinds 2>/dev/null || echo "  make bench-KIND        (make setup, then make help lists the bench kinds)"
+	@python3 -m kinds 2>/dev/null || echo "  make bench-KIND        (make setup, then make help lists the bench kinds)"
 
 setup: ## install what is missing (Docker, Compose, base image, Python tools, oha) and build the images (BACKEND=vagrant: VM tools too)
 	@cluster/setup.sh
@@ -155,14 +155,14 @@ node-ready: ## put NODE back into the balancer's rotation
 
 # Every setting is checked before anything is built or the cluster touched; then what the hosts run is built (a
 # no-op when it is), the cluster brought up with the requested settings (a no-op when it already is) and the
-# harness runs on the load host. The kinds are load/kinds/ (make help lists them); an unknown one is refused.
+# harness runs on the load host. The kinds are kinds/ (make help lists them); an unknown one is refused.
 bench-%: $(VENV)/.installed
 	@$(BENCH) --check-only $* && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up && $(BENCH) $*
 
 # The sweep is checked (every point through the cluster's own settings rules) before the cluster is touched.
 tune: $(VENV)/.installed ## capacity per setting: MAXTHREADS=4,16,64,200 [PROTOCOL=nio,nio2 ...] or SWEEP=file.yaml
-	@$(PYTHON) -m load.tune --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up \
-		&& $(PYTHON) -m load.tune
+	@$(PYTHON) -m commands.tune --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up \
+		&& $(PYTHON) -m commands.tune
 
 test: $(VENV)/.installed ## every test: JUnit, lint, config, harness, cluster and QUICK bench integration (after make setup)
 	@launched=; if ! docker info >/dev/null 2>&1; then cluster/engine.sh ensure; launched=1; fi; \
@@ -202,32 +202,32 @@ test-integration: $(VENV)/.installed images ## bring the cluster up under its ow
 	$(PYTHON) -m pytest tests/integration
 
 report: $(VENV)/.installed ## rebuild results/RUN/report.html and its figures from the results folder alone
-	@$(PYTHON) -m load.report_command build "$(RUN)"
+	@$(PYTHON) -m commands.report build "$(RUN)"
 
 compare: $(VENV)/.installed ## capacity change between runs A= and B= (default: the last two comparable runs)
-	@$(PYTHON) -m load.report_command compare $(A) $(B)
+	@$(PYTHON) -m commands.report compare $(A) $(B)
 
 history: $(VENV)/.installed ## capacity across runs: a table and results/history.png
-	@$(PYTHON) -m load.report_command history
+	@$(PYTHON) -m commands.report history
 
-# The gate's settings, and a BASELINE it names, are checked before the cluster is touched (load/gate.py). make
+# The gate's settings, and a BASELINE it names, are checked before the cluster is touched (commands/gate.py). make
 # turns any failing recipe into its own exit status 2: the gate's own (3 fell, 4 cannot tell, 5 p99 over) comes
-# from `make gate-ready` then `.venv/bin/python -m load.gate`, which examples/ci/capacity-gate.sh runs.
-gate-ready: $(VENV)/.installed ## make gate's checks and bring-up, without measuring (a pipeline runs it, then load.gate)
-	@$(PYTHON) -m load.gate --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up
+# from `make gate-ready` then `.venv/bin/python -m commands.gate`, which examples/ci/capacity-gate.sh runs.
+gate-ready: $(VENV)/.installed ## make gate's checks and bring-up, without measuring (a pipeline runs it, then commands.gate)
+	@$(PYTHON) -m commands.gate --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up
 
 gate: gate-ready ## the accepted baseline's build and this one measured together (a duet), or GATE_MODE=history: this build against the baseline's stored capacities (docs/guides/gate.md)
-	@$(PYTHON) -m load.gate
+	@$(PYTHON) -m commands.gate
 
 gate-aa: gate-ready ## an A/A duet (DUET_A on both twin slots): how far two equal builds look apart here (its band)
-	@$(PYTHON) -m load.gate --aa
+	@$(PYTHON) -m commands.gate --aa
 
 gate-calibrate: $(VENV)/.installed ## A/A duets and duets of known 5 % drops, alternated: what a duet gate can call on this machine with these settings
-	@$(PYTHON) -m load.gate --calibrate --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up
-	@$(PYTHON) -m load.gate --calibrate
+	@$(PYTHON) -m commands.gate --calibrate --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up
+	@$(PYTHON) -m commands.gate --calibrate
 
 docs: $(VENV)/.installed ## write docs/reference/ (settings, make targets, record fields) from the code's own tables
-	$(PYTHON) -m load.docs_reference
+	$(PYTHON) -m commands.docs_reference
 
 baseline: $(VENV)/.installed ## accept RUN= (default: the last complete run) as the gate's baseline, its build kept for the duet [TAG=name]
-	@$(PYTHON) -m load.report_command baseline $${RUN:+"$$RUN"} $${TAG:+--tag "$$TAG"}
+	@$(PYTHON) -m commands.report baseline $${RUN:+"$$RUN"} $${TAG:+--tag "$$TAG"}

@@ -3,7 +3,7 @@
 host's CPU probe, a machine id; runs from before calibration have none, which reads as unknown, never as equal):
 whether two runs' machines differ beyond the probe's noise, and the capacity per calibrated core. The nodes'
 machine is told by their native probe (`node_cpu_ms`), not by the Grinder's time per call, which moves with the
-code each JVM compiled (load/calibration_probe.py); runs from before that probe compare as unknown.
+code each JVM compiled (engine/calibration_probe.py); runs from before that probe compare as unknown.
 
 Capacity per calibrated core. A node's `ms_per_call` t is the time one probe call takes alone on an idle node:
 one core's worth of CPU for t ms, so one core of that machine serves at most 1000 / t such calls a second.

@@ -1,4 +1,4 @@
-"""A duet's verdict: build B against build A from pairs measured together (load/duet.py), each pair two capacity
+"""A duet's verdict: build B against build A from pairs measured together (duet/builds.py), each pair two capacity
 searches stepped at the same instants on twin slots, the builds on swapped slots from one pair to the next.
 
 Each pair gives one ratio B/A, measured while both saw the same machine: a machine that slows down slows both, and

@@ -1,5 +1,5 @@
 """What a duet gate can call on one machine with one set of settings: make gate-calibrate's figures
-(load/gate_calibration.py measures them).
+(commands/gate_calibration.py measures them).
 
 An A/A duet's band (how far its interval reaches from 1) says how often equal builds look apart: a false-alarm
 figure. It is not the smallest drop a gate calls: a drop as large as the band is called only about half the time,

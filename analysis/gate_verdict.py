@@ -25,11 +25,11 @@ HOLDS, FELL, CANNOT_TELL, ABOVE = "holds", "fell", "cannot tell", "above thresho
 # The exit status per verdict; the gate's is the first of these its checks reach.
 EXIT = {FELL: 3, ABOVE: 5, CANNOT_TELL: 4, HOLDS: 0}
 DEFAULT_BENCH = "cluster"
-# GATE_MODE: duet measures the baseline build and the candidate together (load/duet_gate.py); history judges the
+# GATE_MODE: duet measures the baseline build and the candidate together (commands/gate_duet.py); history judges the
 # run against an accepted baseline's history line, measured on another day's machine.
 MODES = ("history", "duet")
 DEFAULT_MODE = "duet"
-DEFAULT_DROP_PCT = 10.0  # GATE_DROP_PCT's default (load/bench_settings.py declares it with this)
+DEFAULT_DROP_PCT = 10.0  # GATE_DROP_PCT's default (settings/bench.py declares it with this)
 P99_ITEM = re.compile(r"(?:(?P<target>[^:@\s]+):)?(?P<ms>[0-9.]+)@(?P<rate>[0-9.]+)")
 
 

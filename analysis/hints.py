@@ -27,7 +27,7 @@ named, so a reader can see why a hint fired or did not:
                   well as the server. (Sends that waited for a busy connection are the server's doing: they are
                   in the corrected latency, not a generator problem.) The threshold is the verdict's
                   (rundata/records.py); the verdict goes further and calls the step invalid only when that lag
-                  decided it (the p99 broke with the lag and held without it, load/step.py), so this hint says
+                  decided it (the p99 broke with the lag and held without it, engine/step.py), so this hint says
                   what the lag was and both p99s.
 No hint is itself a finding: when none fires, the report says so, and shows what broke the SLO one step up."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The memory capacity of an application (seed 002's question): how many sessions a node's heap holds, and so how
-many new users a second it sustains. Best from two full collections, before and after a search (load/node_state.py):
+many new users a second it sustains. Best from two full collections, before and after a search (engine/node_state.py):
 the live heap they leave, against the sessions held then; everything else the search left in the heap (a cache
 it filled) is charged to the sessions, which errs on the safe side. Without them, from every monitored step in which
 the node served requests and held sessions: the step's lowest heap sample (metrics/catalogue.py's heap_floor_mb,

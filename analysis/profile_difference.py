@@ -1,5 +1,5 @@
 """What build B spends more on than build A, from two profiles recorded at the same instants at the same rate
-(a duet's, load/duet_profile.py): each method's CPU samples per thousand requests answered without an error
+(a duet's, duet/profile.py): each method's CPU samples per thousand requests answered without an error
 status, B's against A's. Per request, because the two slots served the same offered rate but not always the same
 number of requests. async-profiler (the default) samples each JVM's threads, Java code or native, at least one
 interval of CPU time apart (one interval for both slots), and each sample is weighed by the CPU time it stood for

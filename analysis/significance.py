@@ -15,7 +15,7 @@ smallest to the largest of the nine ratios b/a) covers 90 %, never 95 %. The lev
 always stated; CONFIDENCE is the level aimed at.
 
 The search's resolution widens the interval: a capacity c found by the search only says that the true one lies
-in [c, c·(1 + precision)) (load/capacity_search.py stops bisecting there), so the ratio of two true capacities can be a
+in [c, c·(1 + precision)) (search/capacity.py stops bisecting there), so the ratio of two true capacities can be a
 factor (1 + precision) further either way than the ratio of the found ones."""
 from __future__ import annotations
 

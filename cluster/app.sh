@@ -12,7 +12,7 @@
 #   app.sh prepare WAR OUT
 #                    WAR as the nodes' Tomcat can run it (stage's step): converted when built for javax.servlet
 #   app.sh build FILE one build of the application for a duet's slot (DUET_B="WAR=…", or "JAR=…" when the cluster
-#                    runs APP_JAR; load/duet.py): the same staging, image and trial for FILE, in
+#                    runs APP_JAR; duet/builds.py): the same staging, image and trial for FILE, in
 #                    .capbench/app-builds/SHA/ and capbench-node-app:SHA (SHA: the first 16 digits of its sha256),
 #                    whose name is printed; the context, health path and a JAR's arguments are the cluster's
 #                    (APP_CONTEXT, APP_HEALTH, APP_JAR_ARGS), which both builds share

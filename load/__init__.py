@@ -1,2 +1,1 @@
-"""capbench load: the commands (bench, tune, gate, report, docs), the settings, the constant-throughput drivers,
-the scenario, the capacity search, the run and the bench kinds (see README.md)."""
+"""capbench load: the constant-throughput drivers, the load hosts and the scenario (see README.md)."""

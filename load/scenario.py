@@ -13,8 +13,8 @@ import random
 from dataclasses import asdict
 
 from hosts.cluster_settings import grinder_path
-from load.bench_settings import MAX_CONNECTIONS, BenchSettings
 from rundata import workload
+from settings.bench import MAX_CONNECTIONS, BenchSettings
 
 DATASET_SEED = 20081212  # fixed, so every run asks for the same users
 MIN_CONNECTIONS = 16

@@ -243,7 +243,7 @@ public class JfrSummary {
     }
 
     // A pool's thread with no task parks in its executor's queue (a request thread in Tomcat's TaskQueue, which
-    // load/threaddump.py calls idle too): it waits for work, not for a resource. Counted apart from the parks.
+    // profiling/threaddump.py calls idle too): it waits for work, not for a resource. Counted apart from the parks.
     static boolean idle(RecordedStackTrace stack) {
         if (stack == null) return false;
         for (RecordedFrame frame : stack.getFrames()) {

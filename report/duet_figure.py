@@ -1,4 +1,4 @@
-"""A duet's figures (load/kinds/duet.py). With blocks (analysis/duet_blocks.py), the figure a gate judges: each
+"""A duet's figures (kinds/duet.py). With blocks (analysis/duet_blocks.py), the figure a gate judges: each
 window's ratio B/A as a dot and each block's as a mark, coloured by the slot A ran on, the crossover's interval as
 a band. Without: each pair's ratio B/A, with how far its brackets and its same-instant
 steps let the true ratio lie, marked by the slot A ran on (a hollow mark: the brackets' ratio, where the steps

@@ -100,7 +100,7 @@ class _Headline:
 
 
 def duet_families(gate: Gate):
-    """A duet gate's paired figures (load/duet_gate.py): each pair's and each block's ratio B/A and the interval of
+    """A duet gate's paired figures (commands/gate_duet.py): each pair's and each block's ratio B/A and the interval of
     the one judged."""
     for check in gate.checks:
         if not isinstance(check.figures.get("pairs"), list):

@@ -1,5 +1,5 @@
 """The report's profiles (profiles.html): per label profiled at its capacity, its overhead and, per node, the
-flame graphs' links and the recording's tables, from profiles.json (load/profile_step.py)."""
+flame graphs' links and the recording's tables, from profiles.json (engine/profile_step.py)."""
 from __future__ import annotations
 
 from dataclasses import replace

@@ -1,5 +1,5 @@
 """A bench kind's part of report.html, and what it is read from. report.html (template.html) holds what every
-kind shares; a kind declares its own part as a ReportSection (load/kinds/<kind>.py, Kind.section): its Jinja2
+kind shares; a kind declares its own part as a ReportSection (kinds/<kind>.py, Kind.section): its Jinja2
 fragment, the fragment's values and its figures, all from the run's typed records (RunResults)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""summary.json's `events`: what a run lost, one record each (load/losses.py writes them), and the words every
+"""summary.json's `events`: what a run lost, one record each (engine/losses.py writes them), and the words every
 reader uses for one: the console, the report's banner, a figure's "not measured", the history and the gate."""
 from __future__ import annotations
 

@@ -59,7 +59,7 @@ class BaselineMark:
     time: str = doc("when it was accepted")
     bench_hash: str = doc("the bench it is the baseline of")
     git_sha: str | None = doc("the run's commit")
-    build: dict[str, str] = doc("the build accepted, as a duet gate runs it: its words (load/duet.py), the WAR "
+    build: dict[str, str] = doc("the build accepted, as a duet gate runs it: its words (duet/builds.py), the WAR "
                                 "kept under results/builds/; {} where it could not be kept", default_factory=dict)
 
     def to_json(self) -> dict:

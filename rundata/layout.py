@@ -61,7 +61,7 @@ class RunPaths:
 
     @property
     def profiles(self) -> Path:
-        """Each profiled step's recordings (.jfr), flame graphs and heap histograms (load/profile_step.py); made on
+        """Each profiled step's recordings (.jfr), flame graphs and heap histograms (engine/profile_step.py); made on
         demand."""
         self.root.joinpath("profiles").mkdir(exist_ok=True)
         return self.root / "profiles"

@@ -18,15 +18,15 @@ SLOW_MS = 5000.0
 ERROR_KINDS = ("connect", "read", "write", "timeout", "status", "slow", "other")
 # The kinds where no response came back (status and slow ones did get a response).
 SOCKET_ERROR_KINDS = ("connect", "read", "write", "timeout", "other")
-# The phases of a capacity search's steps (load/capacity_search.py): grow, measure a first failure again, bisect,
+# The phases of a capacity search's steps (search/capacity.py): grow, measure a first failure again, bisect,
 # confirm or hold the capacity, vote at an unsteady knee, and measure again a step the load host made invalid.
 SEARCH_PHASES = ("search", "recheck", "confirm", "hold", "repeat", "retry")
 # Steps at a capacity already found, outside its search: thread dumps (bench-variants' evidence), and the profile's
-# pair (load/profile_step.py). No capacity figure is taken from them.
+# pair (engine/profile_step.py). No capacity figure is taken from them.
 AT_CAPACITY_PHASES = ("evidence", "unprofiled", "profiled")
 # A generator held back by its CPU quota in more than this share of the quota's periods, or (the report's hint)
 # one that sent more than this share of the intended requests behind its own schedule, can move the p99 (the
-# SLO's figure) by its own doing. The verdict (load/step.py) and the report's hint read this one figure.
+# SLO's figure) by its own doing. The verdict (engine/step.py) and the report's hint read this one figure.
 GENERATOR_BEHIND_PCT = 1.0
 # A request handed out this much after its schedule said counts as behind it (the step record's behind_schedule).
 GENERATOR_LATE_MS = 10.0
@@ -160,7 +160,7 @@ class StepResult:
     behind_schedule: int | None = doc("requests the generator handed out more than GENERATOR_LATE_MS after they "
                                       "were due", default=None)
     schedule_lag_ms_p99: float | None = doc("the p99 of the generator's lag behind its schedule", default=None)
-    # A step that fails the SLO only because of the generator's lag measured the generator (load/step.py).
+    # A step that fails the SLO only because of the generator's lag measured the generator (engine/step.py).
     p99_without_generator_lag_ms: float | None = doc("the corrected p99 with the generator's own lag taken out "
                                                      "(oha): what the server alone would have shown", default=None)
     latency_by_second: list[list[float]] = doc("[second, responses due in it, their p99 ms] (unanswered ones in "

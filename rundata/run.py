@@ -20,8 +20,8 @@ class RunRecord:
     """run.json, written when the run starts. Every field has a default: a run.json that is missing or
     damaged reads as the empty record, and a field added later reads as unknown in an older run's."""
     run_id: str = doc("<UTC time>-<git sha>[-dirty]-<kind>, the folder's name", default="")
-    kind: str = doc("the bench kind (load/kinds/)", default="")
-    settings: dict = doc("every bench setting, as checked (load/bench_settings.py)", default_factory=dict)
+    kind: str = doc("the bench kind (kinds/)", default="")
+    settings: dict = doc("every bench setting, as checked (settings/bench.py)", default_factory=dict)
     driver: dict = doc("the load generator: name, version line, binary", default_factory=dict)
     load_hosts: dict[str, str] | None = doc("each load host's tool version", default=None)
     profile: str | None = doc("the cluster profile's name", default=None)

@@ -25,7 +25,7 @@ class TargetSummary:
     min_rps: float | None = doc("the lowest of the repeats' capacities", default=None)
     max_rps: float | None = doc("the highest of the repeats' capacities", default=None)
     spread_pct: float | None = doc("(max - min) / median in %, with two repeats or more", default=None)
-    searches: list[dict] = doc("each repeat's outcome (load/capacity_search.py): status, capacity_rps, interval_rps, "
+    searches: list[dict] = doc("each repeat's outcome (search/capacity.py): status, capacity_rps, interval_rps, "
                                "lowest_failure_rps, tried, warnings", default_factory=list)
     metrics_at_capacity: dict | None = doc("the host figures at the capacity (metrics_at), with the step they "
                                            "come from; None: not monitored", default=None)
@@ -53,7 +53,7 @@ class Summary:
     """summary.json: written when the run ends, however it ends; the common part for every kind, then the
     kind's own sections (its report section reads them)."""
     run_id: str = doc("the run's id, its folder's name")
-    kind: str = doc("the bench kind (load/kinds/)")
+    kind: str = doc("the bench kind (kinds/)")
     status: str = doc("complete; degraded: it ended, but a machine or host was lost on the way (`events`); "
                       "partial: it broke off; failed: the kind's own verdict")
     targets: dict[str, TargetSummary] = doc("per search label (node1, cluster v2, N=2, ...)")
@@ -69,7 +69,7 @@ class Summary:
                                 default_factory=list)
     events: list[dict] | None = doc("what the run lost, in the order seen: what (machine lost, host down), machine, "
                                     "roles (all it ran), hosts (those seen gone), epoch, t_s, seen (how), "
-                                    "sentence (load/losses.py)", default=None)
+                                    "sentence (engine/losses.py)", default=None)
     warmups: dict | None = doc("the warm-ups' outcomes", default=None)
     skipped: dict[str, str] | None = doc("per label, why its search was skipped", default=None)
     disturbed: dict[str, list[str]] | None = doc("per label, the node outages while its steps ran", default=None)
@@ -81,7 +81,7 @@ class Summary:
                                 "over them, each node's files (the tables whole in profiles.json)", default=None)
     load_hosts: dict | None = doc("several load hosts: each one's share and CPU (rundata/generators.py)",
                                   default=None)
-    # The kinds' own sections, each read by its kind's report section (load/kinds/<kind>.py).
+    # The kinds' own sections, each read by its kind's report section (kinds/<kind>.py).
     sum_nodes_rps: float | None = doc("cluster: ΣX_i, the sum of the nodes' capacities", default=None)
     cluster_rps: float | None = doc("cluster: X_cluster", default=None)
     efficiency: float | None = doc("cluster: E = X_cluster / ΣX_i", default=None)
@@ -143,7 +143,7 @@ def capacity_of(searches: list[dict]) -> float | None:
 
 def interval_of(searches: list[dict]) -> list[float] | None:
     """Where the capacity may lie by everything the repeats saw: from the lowest low end of their intervals
-    (load/capacity_search.py: the bracket, widened by steps that disagreed) to the highest high end."""
+    (search/capacity.py: the bracket, widened by steps that disagreed) to the highest high end."""
     intervals = [s["interval_rps"] for s in searches if s.get("interval_rps")]
     return [min(i[0] for i in intervals), max(i[1] for i in intervals)] if intervals else None
 

@@ -1,8 +1,8 @@
-"""A run's workload in a few words, from its settings as run.json records them (load/bench_settings.py's BenchSettings):
+"""A run's workload in a few words, from its settings as run.json records them (settings/bench.py's BenchSettings):
 what the console, the report and the history call it."""
 from __future__ import annotations
 
-# The servlets a bench's requests go to, one per WORKLOAD (load/bench_settings.py); checks and /health go to none.
+# The servlets a bench's requests go to, one per WORKLOAD (settings/bench.py); checks and /health go to none.
 SERVLETS = ("grind", "query", "session")
 # Where the Grinder's servlets sit when a user's application is deployed on the nodes (APP_WAR), so that the
 # harness keeps its /info, /health and /grind: cluster/settings.sh's APP_CONTEXT_RESERVED, which the shell

@@ -25,7 +25,7 @@ done
 # checked the settings, built what changed and brought the cluster up.
 rm -f "$out"/junit.xml "$out"/gate.json "$out"/metrics.om "$out"/metrics.prom  # never report an earlier gate's
 if make --no-print-directory gate-ready; then
-    .venv/bin/python -m load.gate
+    .venv/bin/python -m commands.gate
     code=$?
 else
     code=2

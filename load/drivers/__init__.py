@@ -31,11 +31,11 @@ class StepPlan:
     session_requests: int
     # The first seconds of the step whose requests are recorded apart from its verdict (drivers/latency.py).
     ramp_s: float = 0.0
-    # SCENARIO_FILE's requests (load/user_scenario.py); the defaults send WORKLOAD's URL. urls_file then holds
+    # SCENARIO_FILE's requests (settings/scenario_file.py); the defaults send WORKLOAD's URL. urls_file then holds
     # each request's URL `weight` times (oha); users_file (SCENARIO=session) the users whose cookies wrk2 keeps.
     requests_file: str | None = None  # wrk2: the scenario as capbench.lua reads it (drivers/wrk2.py writes it)
     success: tuple[int, ...] | None = None  # the statuses that count as answered; None: any below 400
-    # oha: what every request sends (a scenario whose requests all share them; bench_settings.check_for_driver).
+    # oha: what every request sends (a scenario whose requests all share them; settings/bench.py: check_for_driver).
     method: str = "GET"
     headers: tuple[tuple[str, str], ...] = ()
     body_file: str | None = None

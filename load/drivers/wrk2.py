@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import math
 
-from load.bench_settings import WRK2_CALIBRATION_S, WRK2_MIN_STEP_S
 from load.drivers import LOADHOST_LIB, DriverError, Envelope, GeneratorRun, StepPlan, tool_failure
 from load.drivers.latency import StepLatency, add_unanswered, figures, new_histogram, record_ms, unanswered_count
-from load.user_scenario import UserScenario
 from rundata.records import StepResult, Tool, empty_errors, socket_errors
+from settings.bench import WRK2_CALIBRATION_S, WRK2_MIN_STEP_S
+from settings.scenario_file import UserScenario
 
 REPORT_FILE = "wrk2.json"
 SCRIPT = f"{LOADHOST_LIB}/wrk2/capbench.lua"

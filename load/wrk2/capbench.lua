@@ -202,7 +202,7 @@ local function share_above(latency, limit_us)
    return (100.0 - high) / 100.0
 end
 
--- The latency spectrum's percentiles: the same as load/step.py's SPECTRUM_PERCENTILES, then 100 (the max).
+-- The latency spectrum's percentiles: the same as engine/step.py's SPECTRUM_PERCENTILES, then 100 (the max).
 local spectrum_percentiles = {0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.995, 99.999}
 
 local function spectrum(latency)

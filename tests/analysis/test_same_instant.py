@@ -65,9 +65,9 @@ def test_the_duets_figure_draws_a_moved_pair_inside_its_range(tmp_path):
 def test_a_duets_step_set_counts_only_when_both_builds_slots_were_judged():
     from types import SimpleNamespace
 
-    from load.duet import build
-    from load.kinds.duet import both_judged
-    from load.lockstep import Ask
+    from duet.builds import build
+    from kinds.duet import both_judged
+    from search.lockstep import Ask
 
     def record(passed, valid=True, unsteady=False):
         return SimpleNamespace(passed=passed, valid=valid, unsteady=unsteady)

@@ -45,7 +45,7 @@ def test_the_same_build_holds_at_the_default_tolerance(tmp_path):
 def test_the_generator_keeps_1000_per_s_within_1_pct(tmp_path, hosts):
     it_up(LOAD_HOSTS=hosts)
     try:
-        done = run([sys.executable, "-m", "load.bench", "selfcheck"],
+        done = run([sys.executable, "-m", "commands.bench", "selfcheck"],
                    env={**ENV, "LOAD_HOSTS": hosts, "RESULTS_DIR": str(tmp_path), "SELFCHECK_RATE": "1000",
                         "STEP_S": "10"}, timeout=300, check=False)
     finally:

@@ -8,12 +8,12 @@ import re
 
 import pytest
 
+from commands import docs_records, docs_reference
 from conftest import ROOT
-from load import docs_records, docs_reference
-from load.bench_settings import BenchSettings, GateKeys
-from load.duet import BUILD_KEYS
-from load.kinds import KINDS
-from load.setting_fields import declared
+from duet.builds import BUILD_KEYS
+from kinds import KINDS
+from settings.bench import BenchSettings, GateKeys
+from settings.fields import declared
 
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 CODE = ("*.py", "*.sh", "*.env", "*.yaml", "*.yml", "*.cfg", "*.xml", "*.java", "Makefile", "Vagrantfile", "*.lua")
@@ -37,7 +37,7 @@ def known_settings() -> set[str]:
         keys |= {k for k, _, _ in docs_reference.env_file_settings(ROOT / name)}
     for profile in docs_reference.PROFILES.glob("*.env"):
         keys |= {k for k, _, _ in docs_reference.env_file_settings(profile)}
-    # A duet's build words (DUET_B="CPUS=0.43"): what a user types, declared in load/duet.py.
+    # A duet's build words (DUET_B="CPUS=0.43"): what a user types, declared in duet/builds.py.
     return keys | set(docs_reference.VARIABLES) | set(docs_reference.PARAMETERS) | set(BUILD_KEYS)
 
 

@@ -7,8 +7,12 @@ import ast
 from conftest import ROOT
 
 # Lowest first. hosts/ may read the run records (HAProxy's logs are cut by a run's steps); metrics/ and profiling/
-# read what the hosts recorded; analysis/ gives the figures their meaning, report/ draws them; load/ uses them all.
-LAYERS = ("rundata", "hosts", "metrics", "profiling", "analysis", "report", "load")
+# read what the hosts recorded; analysis/ gives the figures their meaning, report/ draws them. Above them the
+# harness: settings/ read and check what a run is asked, load/ sends the load, search/ decides the next rate,
+# engine/ runs a bench with all of these, duet/ is two builds measured together, kinds/ are the benches the engine
+# runs, commands/ are the ways in.
+LAYERS = ("rundata", "hosts", "metrics", "profiling", "analysis", "report", "settings", "load", "search", "engine",
+          "duet", "kinds", "commands")
 
 
 def imported_packages(path) -> set[str]:

@@ -77,7 +77,7 @@ def test_the_bench_refuses_while_another_runs_before_it_starts_anything(project)
     holder = hold(project)
     try:
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "load.bench", "single"], cwd=ROOT, capture_output=True,
+        done = subprocess.run([sys.executable, "-m", "commands.bench", "single"], cwd=ROOT, capture_output=True,
                               text=True, timeout=120, env={**os.environ, "COMPOSE_PROJECT_NAME": project,
                                                            "BACKEND": "compose", "RESULTS_DIR": "/nonexistent"})
         assert done.returncode == 2

@@ -2,7 +2,7 @@
 /query answered by every node through its own pool and through the balancer; the database reachable from the
 nodes alone (PostgreSQL listens on the data network only); its password in no process's command line or environment and in no container's
 configuration. Then a pool too small for the concurrency (seeds 003 and 004): the node's request threads wait in
-the pool's borrow (its thread dumps, read by load/threaddump.py) and requests that wait past DB_POOL_TIMEOUT_MS
+the pool's borrow (its thread dumps, read by profiling/threaddump.py) and requests that wait past DB_POOL_TIMEOUT_MS
 are answered 503, naming the pool; the node's cache of reads (DB_CACHE_SIZE) answers a repeated read; make tune's
 pool sweep, interrupted and resumed."""
 from __future__ import annotations
@@ -27,7 +27,7 @@ from conftest import (
     sigint_as_default,
     steps_of,
 )
-from load import threaddump
+from profiling import threaddump
 
 pytestmark = pytest.mark.usefixtures("cluster")
 NODES = ("node1", "node2", "node3")
@@ -161,7 +161,7 @@ def test_quick_pool_sweep_resumes_after_an_interruption_and_recommends_by_its_ru
     # search began with failures, and the warm-up of every node together (3 x START_RATE) failed all its windows.
     env = {**ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha", "TUNE_ROUNDS": "1", **QUERY,
            "START_RATE": "30"}
-    tune = subprocess.Popen([sys.executable, "-m", "load.tune"], cwd=ROOT, env={**os.environ, **env,
+    tune = subprocess.Popen([sys.executable, "-m", "commands.tune"], cwd=ROOT, env={**os.environ, **env,
                             "POOLSIZE": "1,10"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             preexec_fn=sigint_as_default)
     seen = []

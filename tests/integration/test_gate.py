@@ -86,8 +86,8 @@ def calibration(results: Path, smallest_drop_pct: float) -> None:
     env = {**ENV, **DUET, "RESULTS_DIR": str(results), "GATE_MODE": "duet"}
     run([str(ROOT / ".venv" / "bin" / "python"), "-c", f"""
 from hosts.cluster_settings import cluster_settings
-from load import gate_calibration
-from load.kinds import read_settings
+from commands import gate_calibration
+from kinds import read_settings
 from rundata import jsonl
 settings = read_settings()
 jsonl.write_json(gate_calibration.calibration_path(), {{

@@ -30,7 +30,7 @@ def two_load_hosts():
 
 
 def selfcheck(results, rate: str):
-    done = run([sys.executable, "-m", "load.bench", "selfcheck"],
+    done = run([sys.executable, "-m", "commands.bench", "selfcheck"],
                env={**ENV, **TWO, "RESULTS_DIR": str(results), "SELFCHECK_RATE": rate, "STEP_S": "8",
                     "LOADGEN": "oha"}, timeout=300, check=False)
     [run_dir] = [p for p in results.iterdir() if p.is_dir()]

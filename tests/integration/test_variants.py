@@ -10,7 +10,7 @@ import pytest
 
 from conftest import SEARCH_FOR_TESTS, assert_capacity_from_the_steps, only_run, run, steps_of
 from hosts.topology import NODES
-from load.kinds.variants import EVIDENCE_MIN_S
+from kinds.variants import EVIDENCE_MIN_S
 
 
 def test_quick_bench_usl_sweeps_closed_loops_and_fits(second_cluster, tmp_path):

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
+from commands.bench import checked, choose_driver
 from conftest import ROOT
-from load.bench import checked, choose_driver
-from load.bench_settings import SettingsError, check_for_driver
-from load.kinds import KINDS, MODULES, read_settings
+from kinds import KINDS, MODULES, read_settings
+from settings.bench import SettingsError, check_for_driver
 
 
 def settings(**env: str):
@@ -131,7 +131,7 @@ def test_usl_levels():
 
 
 def bench(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "load.bench", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "commands.bench", *args], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, **env}, timeout=120)
 
 
@@ -164,7 +164,7 @@ def test_cli_unknown_kind():
     assert done.returncode == 2
     assert done.stderr == ("capbench: 'bench-everything' is not a bench: use one of " +
                            ", ".join(f"bench-{kind}" for kind in KINDS) + "\n")
-    # each kind is named as its module, so make bench-<name> runs load/kinds/<name>.py
+    # each kind is named as its module, so make bench-<name> runs kinds/<name>.py
     assert set(KINDS) == {module.rsplit(".", 1)[1] for module in MODULES} >= {"single", "cluster"}
 
 

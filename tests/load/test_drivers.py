@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from load.bench_settings import Slo
+from engine.step import generator_problem
 from load.drivers import DriverError, Envelope, StepPlan
 from load.drivers.oha import OhaDriver, classify_error, parse_run, schedule_lags
 from load.drivers.wrk2 import Wrk2Driver, thread_count
-from load.step import generator_problem
 from rundata.records import SPECTRUM_PERCENTILES, Tool
+from settings.bench import Slo
 
 DATA = Path(__file__).parent / "data"
 SLO = Slo(failure_pct=1, p99_ms=500, achieved_pct=95)

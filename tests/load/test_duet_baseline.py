@@ -1,7 +1,7 @@
-"""The build an accepted baseline stands for in a duet gate (load/duet_baseline.py): kept from the run's record
+"""The build an accepted baseline stands for in a duet gate (duet/baseline.py): kept from the run's record
 with its WAR copied (and refused when the WAR changed since the run), and run as A with only the words in which
 it differs from the build configured now; with none accepted, the gate measures this build against itself and
-cannot tell (load/duet_gate.py)."""
+cannot tell (commands/gate_duet.py)."""
 from __future__ import annotations
 
 import hashlib
@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from analysis.gate_verdict import CANNOT_TELL, HOLDS
-from load import duet_baseline, duet_gate
+from commands import gate_duet as duet_gate
+from duet import baseline as duet_baseline
 from rundata.history import BaselineMark
 
 CLUSTER = {"TOMCAT_PROTOCOL": "nio", "TOMCAT_MAX_THREADS": "200", "TOMCAT_MIN_SPARE_THREADS": "25",

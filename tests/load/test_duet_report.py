@@ -1,8 +1,8 @@
-"""A duet's console tables (load/duet_report.py): a block whose windows measured neither slot is shown, not a
+"""A duet's console tables (duet/report.py): a block whose windows measured neither slot is shown, not a
 crash, and the interval judged is named."""
 from __future__ import annotations
 
-from load import duet_report
+from duet import report as duet_report
 
 
 def test_a_block_without_a_window_that_measured_both_slots_prints_dashes(capsys):

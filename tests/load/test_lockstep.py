@@ -1,12 +1,12 @@
-"""Searches stepped together (load/lockstep.py) against simulated slots: each slot's search finds what it would
+"""Searches stepped together (search/lockstep.py) against simulated slots: each slot's search finds what it would
 alone, every set of steps is measured at once, and a slot whose search ended keeps its load until the other's
 ends."""
 from __future__ import annotations
 
 import pytest
 
-from load.capacity_search import find_capacity
-from load.lockstep import COMPANION, REOPEN_START, REOPENS, SearchPlan, companion_rate, search_together
+from search.capacity import find_capacity
+from search.lockstep import COMPANION, REOPEN_START, REOPENS, SearchPlan, companion_rate, search_together
 from step_records import Verdict
 
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from load.bench_settings import Slo
+from engine.step import generator_problem
 from load.drivers import Envelope, StepPlan
 from load.drivers.latency import new_histogram, record_ms, unanswered_ages_ms
 from load.drivers.merge import combine, shares
 from load.drivers.oha import OhaDriver, schedule_lags
 from load.drivers.wrk2 import Wrk2Driver
-from load.step import generator_problem
 from rundata.records import LoadHostUsage, StepRecord
+from settings.bench import Slo
 
 DATA = Path(__file__).parent / "data"
 HOSTS = ["load", "load2"]

@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from load.capacity_search import MIN_RATE, find_capacity
 from rundata.summary import capacity_of
+from search.capacity import MIN_RATE, find_capacity
 from step_records import Verdict
 
 

@@ -3,9 +3,9 @@ the baseline found or added, weights resolved. (The values themselves go through
 tests/config/test_tune_points.py.)"""
 import pytest
 
+from commands import sweep as tune
+from commands.sweep import SweepError, read_sweep, resolve
 from conftest import ROOT
-from load import sweep as tune
-from load.sweep import SweepError, read_sweep, resolve
 from rundata import jsonl
 
 BASE = {"TOMCAT_MAX_THREADS": "200", "TOMCAT_PROTOCOL": "nio", "LB_BALANCE": "roundrobin", "NODE1_WEIGHT": "5",
@@ -33,7 +33,7 @@ def test_rounds_default_to_three_and_each_round_draws_its_own_order_again_for_th
 def test_a_grid_without_the_defaults_gets_a_baseline_point_first():
     sweep = read_sweep({"MAXTHREADS": "4,16", "PROTOCOL": "nio,nio2"})
     resolve(sweep, BASE)
-    # On the make line the parameters come in the order of load/sweep.py's PARAMETERS.
+    # On the make line the parameters come in the order of commands/sweep.py's PARAMETERS.
     assert [p.label for p in sweep.points] == ["baseline", "PROTOCOL=nio MAXTHREADS=4", "PROTOCOL=nio MAXTHREADS=16",
                                                "PROTOCOL=nio2 MAXTHREADS=4", "PROTOCOL=nio2 MAXTHREADS=16"]
     assert sweep.points[0].baseline and sweep.points[0].env == {}
@@ -76,7 +76,7 @@ def test_sweep_files_grid_and_points(tmp_path):
 
 def test_the_shipped_sweep_files_read():
     for name in ("threads", "connector", "balancer"):
-        sweep = read_sweep({"SWEEP": str(ROOT / "load" / "sweeps" / f"{name}.yaml")})
+        sweep = read_sweep({"SWEEP": str(ROOT / "sweeps" / f"{name}.yaml")})
         resolve(sweep, BASE)
         assert len(sweep.points) >= 4
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from load import threaddump
+from profiling import threaddump
 
 DATA = Path(__file__).parent / "data"
 

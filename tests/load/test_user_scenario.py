@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from load import user_scenario
-from load.bench_settings import SettingsError, check_for_driver
-from load.kinds import read_settings
-from load.user_scenario import ScenarioError
+from kinds import read_settings
+from settings import scenario_file as user_scenario
+from settings.bench import SettingsError, check_for_driver
+from settings.scenario_file import ScenarioError
 
 EXAMPLE = ROOT / "examples/scenarios/tomcat-examples.yaml"
 EXAMPLES = sorted((ROOT / "examples/scenarios").glob("*.yaml"))

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-from load import warmup
-from load.bench_settings import load_settings
+from engine import warmup
 from rundata import jsonl
+from settings.bench import load_settings
 
 
 @dataclass

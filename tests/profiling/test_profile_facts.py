@@ -6,11 +6,11 @@ import pytest
 
 from analysis import profile_facts
 from analysis.hints import Hint
-from load import profile_step
-from load.bench_settings import load_settings
-from load.kinds import KINDS
-from load.setting_fields import SettingsError
+from engine import profile_step
+from kinds import KINDS
 from report.profiles import cited
+from settings.bench import load_settings
+from settings.fields import SettingsError
 
 TABLES = {"cpu_samples": 400, "cpu_self": [{"name": "capbench.grinder.Grinder.grind", "count": 284, "total": 284}],
           "cpu_application": [{"name": "capbench.web.GrindServlet.doGet", "count": 360, "total": 360}],

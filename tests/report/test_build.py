@@ -14,7 +14,7 @@ from markupsafe import escape
 from PIL import Image
 
 from analysis import efficiency, usl_fit
-from load.kinds import KINDS
+from kinds import KINDS
 from report import build
 from report.__main__ import main as report_main
 from rundata.summary import Summary
@@ -284,7 +284,7 @@ def test_a_partial_run_or_a_lost_node_or_machine_shows_why_a_figure_is_missing_n
         del data["targets"]["cluster"]
         lost = f"node2&#39;s machine lab3 was lost at {events.clock(LAB3_LOST['epoch'])}"
         expected = [f"not measured: {lost}", f'<p class="banner status-degraded">Degraded: {lost} (it ran node2; ']
-    from load.kinds.cluster import FIGURE_LABELS as sums
+    from kinds.cluster import FIGURE_LABELS as sums
     for key, labels in sums.items():
         if any(not (data["targets"].get(label) or {}).get("capacity_rps") for label in labels):
             data[key] = None

@@ -87,7 +87,7 @@ def test_prometheus_text_for_the_textfile_collector_parses_too(tmp_path):
 
 
 def test_a_duet_gates_metrics_carry_each_pair_the_interval_and_the_common_rates_ratios():
-    from load import duet_gate
+    from commands import gate_duet as duet_gate
 
     def pair(n, a_slot, b_slot, a, b):
         return {"pair": n, "a_slot": a_slot, "b_slot": b_slot, "a_rps": a, "b_rps": b,

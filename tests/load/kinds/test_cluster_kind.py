@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from analysis import efficiency
-from load.kinds.cluster import KIND
+from kinds.cluster import KIND
 
 
 def target(capacity):

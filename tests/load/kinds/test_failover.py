@@ -6,8 +6,8 @@ import pytest
 
 from hosts import haproxy_log
 from hosts.backend import Delay
-from load.bench_settings import SettingsError
-from load.kinds import failover, read_settings
+from kinds import failover, read_settings
+from settings.bench import SettingsError
 
 T0 = 1_800_000_000.0
 

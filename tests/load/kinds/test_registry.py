@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT
-from load.kinds import KINDS, MODULES, _table
+from kinds import KINDS, MODULES, _table
 
 
 def test_every_kind_is_registered_once_with_its_targets_and_description():
@@ -20,12 +20,12 @@ def test_every_kind_is_registered_once_with_its_targets_and_description():
 
 def test_a_second_kind_of_a_taken_name_is_refused():
     with pytest.raises(ValueError, match="bench kind name 'single' is empty or already taken"):
-        _table(("load.kinds.single", "load.kinds.single"))
+        _table(("kinds.single", "kinds.single"))
 
 
 def test_make_help_lists_every_kind_with_the_standard_library_alone():
     # make help runs this with the machine's python3, before the harness's venv exists: Debian's own here.
-    done = subprocess.run(["/usr/bin/python3", "-s", "-m", "load.kinds"], cwd=ROOT, capture_output=True, text=True,
+    done = subprocess.run(["/usr/bin/python3", "-s", "-m", "kinds"], cwd=ROOT, capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr
     assert [line.split()[1] for line in done.stdout.splitlines()] == [f"bench-{name}" for name in KINDS]

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from analysis import scaling
-from load.kinds import scaleout as kind
-from load.kinds.scaleout import CURVE, KIND, next_guess
+from kinds import scaleout as kind
+from kinds.scaleout import CURVE, KIND, next_guess
 from report import build
 from rundata.records import LoadHostUsage
 from rundata.summary import Summary

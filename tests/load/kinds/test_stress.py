@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hosts import haproxy_log
-from load.kinds import stress
+from kinds import stress
 
 T0 = 1_800_000_000.0
 CAPACITY = 100.0

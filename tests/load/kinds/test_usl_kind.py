@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from analysis import usl_fit
-from load.kinds.usl import KIND
+from kinds.usl import KIND
 
 POINTS = [{"n": n, "throughput_rps": 100.0 * n / (1 + 0.05 * (n - 1)), "mean_latency_ms": 10.0, "step": i,
            "valid": True} for i, n in enumerate((1, 2, 4, 8), 1)]

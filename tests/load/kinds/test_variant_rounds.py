@@ -6,8 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
-from load.kinds import KINDS
-from load.kinds.variants import compare_rounds, print_rounds, round_table
+from kinds import KINDS
+from kinds.variants import compare_rounds, print_rounds, round_table
 
 ORDERS = [["v3", "v1"], ["v1", "v3"], ["v3", "v1"]]
 # Round 2 ran on a machine a third slower: v3 still beat v1 within it.

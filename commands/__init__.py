@@ -1,0 +1,1 @@
+"""capbench commands: the programs behind the make targets (see README.md)."""

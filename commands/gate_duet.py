@@ -1,0 +1,168 @@
+"""make gate (a duet unless GATE_MODE=history), and make gate-aa: the baseline build (DUET_A) and the candidate
+(DUET_B) measured together in one bench-duet run (kinds/duet.py), judged from the pairs' ratios
+(analysis/duet_verdict.py) at GATE_DROP_PCT, written as every gate's outputs (report/pipeline.py). With neither
+named, A is the build of the accepted baseline (make baseline keeps it: duet/baseline.py) and B this one.
+
+make gate-aa runs the same duet with B = A: its interval's reach from 1 (the A/A band), recorded in
+results/aa-band.json, is how far equal builds look apart here, a false-alarm figure. What a gate can call is
+make gate-calibrate's (commands/gate_calibration.py): a duet gate refuses a tolerance below the smallest drop its
+calibration calls with 80 % power, and says with every verdict what it can call."""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from analysis import duet_blocks, duet_common, duet_verdict
+from analysis.gate_verdict import ABOVE, CANNOT_TELL, Check, Gate, GateSettings, let_through
+from commands import bench as bench_command, gate_calibration
+from duet import baseline as duet_baseline
+from duet.builds import app_key
+from engine.progress import say
+from engine.session import refuse
+from hosts.cluster_settings import SettingsRefused, cluster_settings
+from kinds import KINDS
+from rundata import jsonl
+from rundata.history import read_history
+from rundata.layout import gate_latest_dir, history_path, results_dir
+from rundata.records import read_steps
+from rundata.summary import Summary
+from settings.bench import SettingsError
+
+INTERRUPTED = 130
+CHECK = "capacity B/A"
+SLO_CHECK = "SLO at a common rate"
+
+
+def aa_path():
+    return results_dir() / "aa-band.json"
+
+
+def record_band(check: Check, summary: dict) -> None:
+    """An A/A gate's band in results/aa-band.json, from a complete run only: a band from part of a duet says less
+    than it seems."""
+    if "aa_band_pct" not in check.figures:
+        return
+    if summary.get("status") != "complete":
+        say(f"A/A band {check.figures['aa_band_pct']:g} % not recorded: the run is {summary.get('status')}")
+        return
+    jsonl.write_json(aa_path(), {"run_id": summary.get("run_id"), "band_pct": check.figures["aa_band_pct"],
+                                 "figure": check.figures["figure"], "interval": check.figures["interval"],
+                                 "pairs": len(check.figures["pairs"]), "blocks": len(check.figures["blocks"]),
+                                 "measured_epoch": time.time()})
+    say(f"A/A band {check.figures['aa_band_pct']:g} % recorded in {aa_path()}")
+
+
+def pairs_of(summary: dict) -> list[duet_verdict.Pair]:
+    return [duet_verdict.Pair.from_dict(p) for p in (summary.get("duet") or {}).get("pairs", [])]
+
+
+def blocks_of(summary: dict) -> list[duet_blocks.Block]:
+    return [duet_blocks.Block.from_dict(k) for k in (summary.get("duet") or {}).get("blocks") or []]
+
+
+def nothing_passed(pairs: list[duet_verdict.Pair], said: duet_verdict.DuetVerdict) -> duet_verdict.DuetVerdict:
+    """FELL where B met the SLO at no rate in any pair and A did: B lost everything a search can see (the
+    stored-baseline gate calls a build without a capacity fallen too); else `said`."""
+    if not pairs or any(p.b.capacity_rps for p in pairs) or not any(p.a.capacity_rps for p in pairs):
+        return said
+    a_best = max(p.a.capacity_rps for p in pairs if p.a.capacity_rps)
+    return replace(said, verdict=duet_verdict.FELL, message=f"B met the SLO at no rate in any of its {len(pairs)} "
+                   f"searches, where A's capacity reached {a_best:g}/s: a drop beyond any tolerance ({said.message})")
+
+
+def judge(summary: dict, drop_pct: float, aa: bool, baseline: str | None = None) -> Gate:
+    """The gate's one capacity check from the run's blocks (its pairs' where it ran none); an A/A gate notes its
+    band. `baseline`: how A was chosen when it is the accepted baseline's build ("" when none was accepted: then
+    nothing is compared and the gate cannot tell)."""
+    duet = summary.get("duet") or {}
+    pairs, blocks = pairs_of(summary), blocks_of(summary)
+    said = nothing_passed(pairs, duet_blocks.judge(blocks, drop_pct) if blocks
+                          else duet_verdict.judge(pairs, drop_pct))
+    lost = [e["sentence"] for e in summary.get("events") or []]
+    if lost:  # its blocks measured the builds on a bench that was losing a machine or node
+        said = replace(said, verdict=CANNOT_TELL, message=f"the run is {summary.get('status')}: {'; '.join(lost)} "
+                       f"(what its blocks said: {said.message})")
+    if baseline == "":
+        said = replace(said, verdict=CANNOT_TELL, message=f"no build accepted as a baseline yet, so this build "
+                       f"was measured against itself ({said.message}); make baseline RUN=<this run> keeps it")
+    builds = duet.get("builds") or [{}, {}]
+    figures = {**said.as_dict(), "tolerance_pct": drop_pct, "figure": "blocks" if blocks else "pairs",
+               "pairs": [p.as_dict() for p in pairs], "blocks": [k.as_dict() for k in blocks],
+               "a": builds[0].get("text", ""), "b": builds[1].get("text", ""),
+               "common": (duet.get("common") or {}).get("intervals") or {}}
+    notes = [] if summary.get("status") == "complete" else [f"the run is {summary.get('status')}: "
+                                                             f"{summary.get('error')}"]
+    if aa and said.interval is not None:
+        figures["aa_band_pct"] = duet_verdict.aa_band_pct(said.interval)
+        notes.append(f"A/A band {figures['aa_band_pct']:g} %: how far two equal builds' interval reached from 1 "
+                     "(what a gate can call is make gate-calibrate's)")
+    how = ("measured together in this run (a duet: A = " + (builds[0].get("text") or "as configured")
+           + (f", {baseline}" if baseline else "") + ")")
+    checks = [Check(CHECK, said.verdict, said.message, figures)]
+    broken = duet_common.slo_broken(duet.get("common"))
+    if broken:
+        checks.append(Check(SLO_CHECK, ABOVE, broken, {"common": duet.get("common")}))
+    return Gate(summary.get("run_id", ""), None, how, drop_pct, checks, notes)
+
+
+def with_baseline(chosen: GateSettings, environ: dict[str, str], settings) -> tuple[dict[str, str], str]:
+    """The environment with DUET_A the build of the accepted baseline (BASELINE's, else the last kept for a
+    cluster like this one) where it differs from this one, and how it was chosen ("" when none was accepted)."""
+    cluster = cluster_settings()
+    mark = duet_baseline.chosen_mark(read_history(history_path())[1], chosen.baseline,
+                                      app_key(cluster))
+    if mark is None:
+        if chosen.baseline:
+            raise SettingsError(f"BASELINE='{chosen.baseline}' is not a baseline whose build was kept (a tag, or the "
+                                "prefix of a run accepted with make baseline since builds are kept)")
+        return {**environ, "DUET_A": ""}, ""
+    try:
+        words = duet_baseline.baseline_words(mark, settings.as_dict(), cluster)
+    except duet_baseline.BuildNotKept as problem:
+        raise SettingsError(str(problem)) from None
+    text = " ".join(f"{key}={value}" for key, value in words.items())
+    how = (f"the baseline run {mark.run_id}" + (f" ({mark.tag})" if mark.tag else "") + f", accepted {mark.time}"
+           + ("" if words else ": the same build as this one"))
+    say(f"gate: A is the baseline's build ({how}): {text or 'as configured'}")
+    return {**environ, "DUET_A": text}, how
+
+
+def run(chosen: GateSettings, environ: dict[str, str], check_only: bool, aa: bool) -> int:
+    kind = KINDS["duet"]
+    if aa:
+        environ = {**environ, "DUET_B": environ.get("DUET_A", "")}
+    baseline = None
+    try:
+        settings, driver, wrk2_local = bench_command.checked(False, environ, kind)
+        if not aa and "DUET_A" not in environ and "DUET_B" not in environ:  # no builds named: the baseline's
+            environ, baseline = with_baseline(chosen, environ, settings)
+            settings, driver, wrk2_local = bench_command.checked(False, environ, kind)
+        calibration = gate_calibration.calibration_for(settings, cluster_settings())
+        problem = None if aa else gate_calibration.tolerance_problem(chosen.drop_pct, calibration)
+        if problem:
+            raise SettingsError(problem)
+    except (SettingsError, SettingsRefused) as problem:
+        return refuse(problem)
+    code, paths = bench_command.run(kind, settings, driver, wrk2_local, "make gate-aa" if aa else "make gate",
+                                    check_only)
+    if paths is None or code == INTERRUPTED:
+        return code
+    summary = jsonl.read_json(paths.summary) or {}
+    result = judge(summary, chosen.drop_pct, aa, baseline)
+    result.notes.append(gate_calibration.power_note(chosen.drop_pct, calibration))
+    let_through(result, environ)
+    from report import pipeline  # its libraries only once there is a verdict to write
+    pipeline.write(result, kind.name, Summary.from_json(summary), read_steps(paths.steps), paths.root / "gate",
+                   gate_latest_dir())
+    check = result.checks[0]
+    print(f"\ngate: {result.run_id}: B = {check.figures['b'] or 'as configured'} against A = "
+          f"{check.figures['a'] or 'as configured'}, measured together")
+    for each in result.checks:
+        print(f"  {each.verdict.upper():<16}{each.name:<22}{each.message}")
+    for note in result.notes:
+        print(f"  note: {note}")
+    print(f"gate: {result.verdict.upper()} (exit {result.code}); files in {paths.root / 'gate'}, copied to "
+          f"{gate_latest_dir()}")
+    if aa:
+        record_band(check, summary)
+    return result.code

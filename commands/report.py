@@ -1,0 +1,24 @@
+"""python -m commands.report build RUN | compare [A B] | history | baseline [RUN] [--tag TAG] (make report,
+compare, history, baseline): report/'s command with each run's own report section, which its kind declares, and
+the build an accepted baseline stands for in a duet gate (the kinds and the duet live here in load/, a layer
+above report/)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from duet.baseline import accepted_build
+from kinds import KINDS
+from report.__main__ import main
+from report.sections import ReportSection
+from rundata.run import RunRecord
+
+
+def section_of(folder: Path) -> ReportSection | None:
+    """The report section of the kind the run in the folder was."""
+    kind = KINDS.get(RunRecord.read(folder / "run.json").kind)
+    return kind.section if kind else None
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], section_of, accepted_build))

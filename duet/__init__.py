@@ -1,0 +1,1 @@
+"""capbench duet: two builds measured together (see README.md)."""

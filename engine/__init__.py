@@ -1,0 +1,1 @@
+"""capbench engine: a bench run, whatever its kind (see README.md)."""

@@ -1,0 +1,84 @@
+"""What a bench kind is: `make bench-<name>` runs its run() inside the runner (engine/runner.py), which owns the
+rest (settings, monitoring, the partial marker, the summary's common part, restoring the cluster, exit codes).
+A kind sets the class attributes that differ from these defaults and overrides run(); summarize() and console()
+add its own sections to summary.json and its own tables to the console, and `section` its part of report.html."""
+from __future__ import annotations
+
+from engine.console import print_capacities
+from report.sections import ReportSection
+from rundata import jsonl
+from settings.bench import BenchSettings
+
+# A kind's own ending (status, error, exit code), e.g. the self-check's verdict; run() returning None: complete.
+Outcome = tuple[str, "str | None", int]
+
+
+class Kind:
+    name = ""
+    description = ""  # one line: make help, --help
+    targets: tuple[str, ...] = ()  # what it measures, recorded in run.json
+    restores_rotation = True  # every node back in rotation at the end (the self-check never changes it)
+    logs_whole_run = True  # with MONITOR=on PCP logs the whole run (bench-overhead switches it itself)
+    always_monitored = False  # monitoring is set up even with MONITOR=off (bench-overhead)
+    flags_disturbances = True  # steps that ran while a node was DOWN are flagged (not when that is the point)
+    closed_loop = False  # its steps are closed loops, which wrk2 cannot run
+    workload: str | None = None  # the one WORKLOAD it runs (None: any), and what it compares, for the refusal
+    compares = ""
+    takes_scenario_file = False  # a SCENARIO_FILE's requests may take the place of its WORKLOAD's
+    users = True  # its requests are the scenario's (the user dataset goes to the load host), not a fixed URL
+    reports = True  # tables, a history line and report.html at the end
+    profiles_by_default = False  # JFR=auto profiles at each capacity it finds
+    gated = False  # make gate may measure a build with it: its targets' capacities are searched, with repeats
+    section: ReportSection | None = None  # its own part of report.html (None: the shared page alone)
+    # Its own settings: a frozen dataclass of settings/fields.setting() fields (and a problems() method for
+    # rules between them), read and checked with the shared ones; None: it has none.
+    own_settings: type | None = None
+
+    @classmethod
+    def own(cls, settings: BenchSettings):
+        """Its own settings, as the run read them."""
+        return settings.kinds[cls.name]
+
+    def planned_searches(self, settings: BenchSettings) -> int:
+        """How many capacity searches a run makes (for the ETA)."""
+        return len(self.targets) * settings.repeats
+
+    def steps_per_search(self, settings: BenchSettings) -> int | None:
+        """For the ETA, when the kind knows better than a guess."""
+        return None
+
+    def after_searches(self, settings: BenchSettings) -> tuple[str, int, float]:
+        """For the ETA: the phase of the steps the kind measures after its searches, how many, and the seconds
+        planned for them (none by default)."""
+        return "", 0, 0.0
+
+    def refusal(self, settings: BenchSettings) -> str:
+        """'' when the cluster, once up, can do what the settings ask; else why not, in one line (refused with
+        exit status 2 before the run begins). For what only the running cluster can tell."""
+        return ""
+
+    def run(self, bench) -> Outcome | None:
+        raise NotImplementedError(f"bench kind '{self.name}' has no run()")
+
+    def summarize(self, bench, summary: dict) -> None:
+        """Adds the kind's own figures to summary.json (called after the common part is in)."""
+
+    def console(self, summary: dict) -> None:
+        """Prints the kind's tables at the end, before the host figures: by default the capacities' table."""
+        print_capacities(summary)
+
+
+class KindSettings:
+    """What a kind's settings class inherits: no rule between its values unless it says one."""
+
+    def problems(self) -> list[str]:
+        return []
+
+
+def keep_analysis(bench, summary: dict, name: str, series: tuple[str, ...]) -> None:
+    """A kind's analysis (in bench.findings[name]) whole in analysis/<name>.json, and without its per-second
+    series in summary.json (they would swamp it; the report reads them from the file)."""
+    analysis = bench.findings.get(name)
+    if analysis is not None:
+        jsonl.write_json(bench.paths.analysis(name), analysis)
+        summary[name] = {k: v for k, v in analysis.items() if k not in series}

@@ -1,0 +1,79 @@
+"""make bench-selfcheck: does the generator keep the offered rate? One step on a trivial endpoint (HAProxy's own
+/lb-health) at SELFCHECK_RATE, judged within SELFCHECK_TOLERANCE_PCT, with what it cost the load host."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.kind import Kind, KindSettings, Outcome
+from engine.progress import say
+from rundata import jsonl
+from rundata.layout import history_path
+from settings.fields import auto_or, number, setting
+
+URL = "http://lb:8080/lb-health"
+DEFAULT_RATE = 4000.0
+TOLERANCE_PCT = 1.0
+
+
+@dataclass(frozen=True)
+class SelfcheckSettings(KindSettings):
+    selfcheck_rate: float | None = setting(
+        "SELFCHECK_RATE", "auto", auto_or(number(0, 1_000_000, low_open=True)),
+        "the rate at which the generator proves it keeps up, on a trivial endpoint; auto: twice the highest "
+        "cluster capacity in results/ (4000/s before any)")
+
+
+def default_rate(own: SelfcheckSettings) -> float:
+    """SELFCHECK_RATE, or twice the highest cluster capacity any complete run in the history recorded."""
+    if own.selfcheck_rate is not None:
+        return own.selfcheck_rate
+    best = max((line.get("cluster_rps") or 0.0 for line in jsonl.read(history_path())
+                if line.get("kind") == "cluster" and line.get("status") == "complete"), default=0.0)
+    return 2 * best if best else DEFAULT_RATE
+
+
+class Selfcheck(Kind):
+    name = "selfcheck"
+    description = "the generator keeps the offered rate on a trivial endpoint (SELFCHECK_RATE=)"
+    targets = ("lb",)
+    restores_rotation = False  # it never changes the rotation
+    users = False  # one trivial URL of HAProxy's own
+    reports = False
+    own_settings = SelfcheckSettings
+
+    def planned_searches(self, settings) -> int:
+        return 1
+
+    def run(self, bench) -> Outcome:
+        verdict = self.check(bench, default_rate(self.own(bench.settings)))
+        bench.searcher.searches["lb"] = [{"selfcheck": verdict, "status": "selfcheck", "capacity_rps": None}]
+        if verdict["passed"]:
+            return "complete", None, 0
+        return "failed", "the generator did not keep the offered rate", 1
+
+    @staticmethod
+    def check(bench, rate: float) -> dict:
+        record = bench.steps.measure("lb", 1, rate, "selfcheck", url=URL,
+                                     duration_s=max(bench.settings.step_s, bench.driver.min_step_s))
+        r = record.result
+        within = abs(r.achieved_pct - 100) <= TOLERANCE_PCT
+        usage = r.loadhost
+        verdict = {"offered_rps": rate, "achieved_rps": r.achieved_rps, "achieved_pct": round(r.achieved_pct, 2),
+                   "within_tolerance": within, "tolerance_pct": TOLERANCE_PCT, "valid": record.valid,
+                   "invalid_reason": record.invalid_reason, "p99_ms": r.latency_ms.get("p99"),
+                   "send_lag_ms_p99": r.send_lag_ms_p99, "behind_schedule": r.behind_schedule,
+                   "unanswered": r.unanswered,
+                   "tool_cpu_wait_pct": round(usage.tool_cpu_wait_pct, 1) if usage and usage.tool_cpu_wait_pct
+                   is not None else None,
+                   "loadhost_cpu_pct": round(usage.cpu_pct, 1) if usage else None,
+                   "loadhost_cpu_cores": round(usage.cpu_seconds / usage.wall_seconds, 3) if usage else None,
+                   "loadhost_cpus": usage.cpus_available if usage else None,
+                   "passed": within and record.valid and r.failures == 0}
+        say(f"self-check at {rate:g}/s on {URL}: achieved {r.achieved_rps:g}/s "
+            f"({r.achieved_pct:.2f}% of offered, allowed ±{TOLERANCE_PCT:g}%), failures {r.failures}, "
+            f"load host CPU {verdict['loadhost_cpu_cores']} cores = {verdict['loadhost_cpu_pct']}% of its "
+            f"{verdict['loadhost_cpus']:g} CPUs → {'generator keeps up' if verdict['passed'] else 'NOT OK'}")
+        return verdict
+
+
+KIND = Selfcheck()

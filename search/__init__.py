@@ -1,0 +1,1 @@
+"""capbench search: the capacity search, pure logic (see README.md)."""

@@ -1,0 +1,1 @@
+"""capbench settings: every setting declared, read and checked (see README.md)."""
