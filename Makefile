@@ -9,7 +9,8 @@ WAR := webapp/target/grinder.war
 WEBAPP_SOURCES := webapp/pom.xml $(shell find webapp/src -type f 2>/dev/null)
 VENV := .venv
 PYTHON := $(VENV)/bin/python
-BENCH := $(PYTHON) -m commands.bench
+# The harness's one way in (commands/cli.py); the targets below call it.
+CAPBENCH := $(VENV)/bin/capbench
 # The hosts' access layer (hosts/): standard library only, so it runs before the venv exists.
 HOSTCTL := python3 -m hosts
 OHA := .capbench/tools/oha/bin/oha
@@ -51,9 +52,11 @@ setup: ## install what is missing (Docker, Compose, base image, Python tools, oh
 $(WAR): $(WEBAPP_SOURCES)
 	cd webapp && mvn -B -q -DskipTests package
 
-$(VENV)/.installed: requirements.txt requirements-test.txt | $(JFR_CONVERTER) $(ASYNC_PROFILER) $(JAKARTA_MIGRATION)
+# The libraries, pinned, then the harness itself (pyproject.toml), editable: the `capbench` command runs this checkout.
+$(VENV)/.installed: requirements.txt requirements-test.txt pyproject.toml | $(JFR_CONVERTER) $(ASYNC_PROFILER) $(JAKARTA_MIGRATION)
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-test.txt
+	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps -e .
 	touch $@
 
 # The common JUnit schema (Jenkins' junit-10.xsd, the one pytest's own tests validate against), from the source
@@ -157,12 +160,11 @@ node-ready: ## put NODE back into the balancer's rotation
 # no-op when it is), the cluster brought up with the requested settings (a no-op when it already is) and the
 # harness runs on the load host. The kinds are kinds/ (make help lists them); an unknown one is refused.
 bench-%: $(VENV)/.installed
-	@$(BENCH) --check-only $* && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up && $(BENCH) $*
+	@$(CAPBENCH) bench $*
 
 # The sweep is checked (every point through the cluster's own settings rules) before the cluster is touched.
 tune: $(VENV)/.installed ## capacity per setting: MAXTHREADS=4,16,64,200 [PROTOCOL=nio,nio2 ...] or SWEEP=file.yaml
-	@$(PYTHON) -m commands.tune --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up \
-		&& $(PYTHON) -m commands.tune
+	@$(CAPBENCH) tune
 
 test: $(VENV)/.installed ## every test: JUnit, lint, config, harness, cluster and QUICK bench integration (after make setup)
 	@launched=; if ! docker info >/dev/null 2>&1; then cluster/engine.sh ensure; launched=1; fi; \
@@ -202,32 +204,31 @@ test-integration: $(VENV)/.installed images ## bring the cluster up under its ow
 	$(PYTHON) -m pytest tests/integration
 
 report: $(VENV)/.installed ## rebuild results/RUN/report.html and its figures from the results folder alone
-	@$(PYTHON) -m commands.report build "$(RUN)"
+	@$(CAPBENCH) report
 
 compare: $(VENV)/.installed ## capacity change between runs A= and B= (default: the last two comparable runs)
-	@$(PYTHON) -m commands.report compare $(A) $(B)
+	@$(CAPBENCH) compare
 
 history: $(VENV)/.installed ## capacity across runs: a table and results/history.png
-	@$(PYTHON) -m commands.report history
+	@$(CAPBENCH) history
 
 # The gate's settings, and a BASELINE it names, are checked before the cluster is touched (commands/gate.py). make
-# turns any failing recipe into its own exit status 2: the gate's own (3 fell, 4 cannot tell, 5 p99 over) comes
-# from `make gate-ready` then `.venv/bin/python -m commands.gate`, which examples/ci/capacity-gate.sh runs.
-gate-ready: $(VENV)/.installed ## make gate's checks and bring-up, without measuring (a pipeline runs it, then commands.gate)
-	@$(PYTHON) -m commands.gate --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up
+# turns any failing recipe into its own exit status 2: the gate's own (3 fell, 4 cannot tell, 5 p99 over) reaches
+# the shell from `.venv/bin/capbench gate`, which examples/ci/capacity-gate.sh runs.
+gate-ready: $(VENV)/.installed ## make gate's checks and bring-up, without measuring
+	@$(CAPBENCH) gate --up-only
 
-gate: gate-ready ## the accepted baseline's build and this one measured together (a duet), or GATE_MODE=history: this build against the baseline's stored capacities (docs/guides/gate.md)
-	@$(PYTHON) -m commands.gate
+gate: $(VENV)/.installed ## the accepted baseline's build and this one measured together (a duet), or GATE_MODE=history: this build against the baseline's stored capacities (docs/guides/gate.md)
+	@$(CAPBENCH) gate
 
-gate-aa: gate-ready ## an A/A duet (DUET_A on both twin slots): how far two equal builds look apart here (its band)
-	@$(PYTHON) -m commands.gate --aa
+gate-aa: $(VENV)/.installed ## an A/A duet (DUET_A on both twin slots): how far two equal builds look apart here (its band)
+	@$(CAPBENCH) gate --aa
 
 gate-calibrate: $(VENV)/.installed ## A/A duets and duets of known 5 % drops, alternated: what a duet gate can call on this machine with these settings
-	@$(PYTHON) -m commands.gate --calibrate --check-only && $(MAKE) --no-print-directory --silent $(BUILT) && $(HOSTCTL) up
-	@$(PYTHON) -m commands.gate --calibrate
+	@$(CAPBENCH) gate --calibrate
 
 docs: $(VENV)/.installed ## write docs/reference/ (settings, make targets, record fields) from the code's own tables
-	$(PYTHON) -m commands.docs_reference
+	$(CAPBENCH) docs
 
 baseline: $(VENV)/.installed ## accept RUN= (default: the last complete run) as the gate's baseline, its build kept for the duet [TAG=name]
-	@$(PYTHON) -m commands.report baseline $${RUN:+"$$RUN"} $${TAG:+--tag "$$TAG"}
+	@$(CAPBENCH) baseline

@@ -1,7 +1,6 @@
 """python -m commands.report build RUN | compare [A B] | history | baseline [RUN] [--tag TAG] (make report,
 compare, history, baseline): report/'s command with each run's own report section, which its kind declares, and
-the build an accepted baseline stands for in a duet gate (the kinds and the duet live here in load/, a layer
-above report/)."""
+the build an accepted baseline stands for in a duet gate (the kinds and the duet are layers above report/)."""
 from __future__ import annotations
 
 import sys
@@ -20,5 +19,9 @@ def section_of(folder: Path) -> ReportSection | None:
     return kind.section if kind else None
 
 
+def run(argv: list[str]) -> int:
+    return main(argv, section_of, accepted_build)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], section_of, accepted_build))
+    sys.exit(run(sys.argv[1:]))

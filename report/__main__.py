@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None,
          section_of: Callable[[Path], ReportSection | None] = lambda folder: None,
          accepted_build: Callable[[Path], dict[str, str]] | None = None) -> int:
     """section_of: the report section of the kind a run's folder holds; accepted_build: the build of an accepted
-    run's folder as a duet gate runs it, ValueError when it cannot be kept (the kinds and the duet live in load/,
+    run's folder as a duet gate runs it, ValueError when it cannot be kept (the kinds and the duet are layers
     above report/; commands/report.py passes both)."""
     parser = argparse.ArgumentParser(prog="python -m report", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)

@@ -12,24 +12,16 @@
 # PUSHGATEWAY_URL, when those are set.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+for setting in "$@"; do  # capbench checks them all; RESULTS_DIR is read here too
+    if [[ $setting =~ ^[A-Z][A-Z0-9_]*= ]]; then export "${setting?}"; fi
+done
 out="${RESULTS_DIR:-results}/gate"
 
-for setting in "$@"; do
-    if ! [[ $setting =~ ^[A-Z][A-Z0-9_]*= ]]; then
-        echo "capacity-gate: '$setting' is not a setting: give KEY=VALUE, e.g. GATE_BENCH=single" >&2
-        exit 2
-    fi
-    export "${setting?}"
-done
-# make turns a failing recipe into its own status 2, so the gate itself runs outside make, once make has
-# checked the settings, built what changed and brought the cluster up.
 rm -f "$out"/junit.xml "$out"/gate.json "$out"/metrics.om "$out"/metrics.prom  # never report an earlier gate's
-if make --no-print-directory gate-ready; then
-    .venv/bin/python -m commands.gate
-    code=$?
-else
-    code=2
-fi
+# capbench checks the settings, builds what changed, brings the cluster up and measures; its exit status is the
+# gate's own (make would turn every failure into 2).
+.venv/bin/capbench gate "$@"
+code=$?
 
 if [ -f "$out/metrics.prom" ]; then
     if [ -n "${TEXTFILE_DIR:-}" ]; then
@@ -52,6 +44,6 @@ case $code in
        else
            echo "capacity-gate: the gate cannot tell (see its checks): failing; GATE_CANNOT_TELL=pass would let it through" >&2
        fi ;;
-    *) echo "capacity-gate: make gate exited $code (2: bad settings or the cluster not up; 130: interrupted)" >&2 ;;
+    *) echo "capacity-gate: capbench gate exited $code (2: bad settings or the cluster not up; 130: interrupted)" >&2 ;;
 esac
 exit "$code"

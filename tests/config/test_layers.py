@@ -37,3 +37,11 @@ def test_no_module_imports_from_a_layer_above_its_own():
 def test_every_package_has_a_layer():
     packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
     assert packages == set(LAYERS)
+
+
+def test_the_installed_project_holds_every_package():
+    """pyproject.toml's package list (what `pip install -e .` maps for the capbench command) is the layers'."""
+    import tomllib
+
+    found = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert {name for name in found if "." not in name and "*" not in name} == set(LAYERS)
