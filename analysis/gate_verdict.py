@@ -61,7 +61,7 @@ class GateSettings:
 
 
 def gate_settings(raw: dict[str, str], benches: dict[str, tuple[str, ...]]) -> GateSettings:
-    """From the bench settings as given (load/bench.env under the environment): GATE_BENCH (one of `benches`,
+    """From the bench settings as given (the environment, over settings/bench.py's defaults): GATE_BENCH (one of `benches`,
     bench name → its targets), BASELINE, GATE_DROP_PCT, GATE_REPEATS and GATE_P99_MS ([TARGET:]MS@RATE, several separated
     by spaces or commas; TARGET defaults to the bench's last, the cluster in bench-cluster); GateSettingsError
     naming every problem."""

@@ -1,5 +1,5 @@
 """python -m commands.gate (make gate): measure the build as it is now with a bench that searches capacities
-(GATE_BENCH, default cluster; GATE_REPEATS=3 repeats unless REPEATS is given; load/bench.env), measure the p99
+(GATE_BENCH, default cluster; GATE_REPEATS=3 repeats unless REPEATS is given; settings/bench.py), measure the p99
 thresholds (GATE_P99_MS), and judge it against the baseline (analysis/gate_verdict.py, analysis/baselines.py).
 GATE_MODE=duet (and --aa, make gate-aa) measures the baseline build and the candidate together instead
 (commands/gate_duet.py). Writes

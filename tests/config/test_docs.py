@@ -1,10 +1,12 @@
 """The manual stays true: docs/reference/ is what `make docs` writes from the code today; every make target,
 setting and record field that README.md and docs/ name exists; every one that exists is described; every link
-between the pages leads somewhere."""
+between the pages leads somewhere; every path in backticks, in a page, a README or a docstring, is in the tree."""
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 
@@ -126,3 +128,64 @@ def test_every_link_leads_somewhere(page):
         if not re.match(r"[a-z]+://", target) and not (page.parent / target).exists():
             broken.append(target)
     assert not broken, broken
+
+
+# Where a backticked path may point outside the checkout: what runs and tools write, never part of the tree.
+WRITTEN = ("results/", ".capbench/", ".venv/", "target/", "/")
+OURS_SKIPPED = {".git", ".venv", ".capbench", "results", "node_modules", "target", "__pycache__"}
+SOURCE_NAME = re.compile(r"[\w.-]+\.(?:py|sh|lua|java)")
+PATH = re.compile(r"(?<![\w./<>{}$@:~-])((?:\.\.?/)*[\w.-]+(?:/[\w.-]+)+/?|[\w.-]+\.(?:py|sh|lua|java))(?![\w/<>{}*@-])")
+
+
+def tree_files() -> list:
+    return [p for p in ROOT.rglob("*") if p.is_file() and not OURS_SKIPPED & set(p.relative_to(ROOT).parts)]
+
+
+def backticked_in_docstrings(path) -> list[str]:
+
+
+    spans = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            spans += backticked(ast.get_docstring(node) or "")
+    return spans
+
+
+def test_every_backticked_path_exists():
+    """A path in backticks, in a page, a README or a docstring, names a file or folder of this tree: from the
+    root, from the text's own folder, or as the end of one of the tree's paths (`drivers/oha.py` in load/'s
+    files); a bare file name of source (`runner.py`) names a file somewhere in the tree. Run output, tools'
+    folders and absolute paths on the hosts are not the tree's; a word whose first part is not a folder of the
+    tree (`B/A`, `WEB-INF/lib`, `capacity/s`) is not a path."""
+    files = tree_files()
+    relative = [p.relative_to(ROOT).as_posix() for p in files]
+    names = {p.name for p in files}
+    folders = {parent.as_posix() for r in relative for parent in Path(r).parents}
+    top = {r.split("/")[0] for r in relative}
+
+    def exists(token: str, base) -> bool:
+        token = token.rstrip("/")
+        for start in (ROOT, base):
+            resolved = (start / token).resolve()
+            if resolved.is_relative_to(ROOT) and resolved.exists():
+                return True
+        if "/" not in token:
+            return token in names
+        return any(r.endswith("/" + token) or f"/{token}/" in f"/{r}" for r in relative) or token in folders
+
+    texts = [p for p in files if p.suffix == ".md"] + [p for p in files if p.suffix == ".py"]
+    missing = []
+    for text in texts:
+        spans = backticked(text.read_text()) if text.suffix == ".md" else backticked_in_docstrings(text)
+        for span in spans:
+            if "://" in span:
+                continue
+            for token in PATH.findall(span):
+                first = token.split("/")[0]
+                if token.startswith(WRITTEN) or ("/" in token and first not in top and first not in ("..", ".")):
+                    continue
+                if "/" not in token and not SOURCE_NAME.fullmatch(token):
+                    continue
+                if not exists(token, text.parent):
+                    missing.append(f"{text.relative_to(ROOT)}: {token}")
+    assert not missing, missing
