@@ -12,7 +12,7 @@ whatever the machine did (analysis/same_instant.py): the pair's ratio is moved i
 reach narrowed to them.
 
 The slots are twins, not clones: a JVM keeps the code its compiler happened to make for as long as it runs, and
-one slot measured 4-7 % faster than the other for a whole duet (2026-11-26). Swapping the builds between pairs
+one slot can measure several per cent faster than the other for a whole duet (docs/findings.md, why the duet is built as it is). Swapping the builds between pairs
 makes this an AB/BA crossover, analysed as one (Jones & Kenward, "Design and Analysis of Cross-Over Trials"): on
 log ratios, the slot's effect is half the difference between the two orientations' means and cancels from their
 average, which estimates the change; its interval is Student's t with n − 2 degrees of freedom from the spread

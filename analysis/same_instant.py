@@ -3,8 +3,7 @@
 At a step where one slot passed and the other failed, both slots were loaded during the same seconds: when A
 passed at rate a and B failed at rate b, B's capacity then lay below b and A's at or above a, so B/A < b/a; the
 other way round, B/A > b/a. A ratio of two brackets compares capacities found at different instants (two searches
-walk different paths), and a machine that slows between them moves it: in CI (2026-11-26) one A/A pair gave 1.56
-from its brackets while its same-instant steps allowed at most about 1.12. Steps where both passed, or both
+walk different paths), and a machine that slows between them moves it far (docs/findings.md, why the duet is built as it is). Steps where both passed, or both
 failed, say nothing of the ratio; nor do steps a slot could not judge (invalid, or windows that disagreed).
 
 A pass or a failure near a capacity is itself a noisy event, so bounds may contradict one another: the range

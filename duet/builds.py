@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from engine.progress import say
-from hosts.backend import BackendError, ClusterError, detect
+from hosts.backend import BackendError, ClusterError, backend_class
 from hosts.cluster_settings import SettingsRefused, cluster_settings
 from hosts.topology import ROOT
 from settings.bench import VARIANTS, BenchSettings
@@ -38,9 +38,8 @@ BUILD_KEYS = (*APP_KEYS, *REQUEST_KEYS, *NODE_KEYS, *TUNABLE_KEYS)
 IMAGE = "IMAGE"  # a slot's node image: "" is the cluster's own (CAPBENCH_NODE_IMAGE), else an application build's
 APP = ROOT / "cluster" / "app.sh"
 APP_JAR_READER = ROOT / "cluster" / "app_jar.py"
-# From choosing a step's start instant to the instant, with one load host. With 1 s both generators began 9-90 ms
-# after the instant (186 steps, 2026-11-27): they were there waiting for it. Each generator's start_skew_ms in
-# the steps' records shows when they are not.
+# From choosing a step's start instant to the instant, with one load host: long enough that both generators are
+# there waiting for it (docs/findings.md, why the duet is built as it is). Each generator's start_skew_ms in the steps' records shows when they are not.
 ONE_HOST_MARGIN_S = 0.5
 BUILD_IMAGE_TIMEOUT_S = 600  # an image build and its trial node (cluster/app.sh: 90 s for the trial)
 
@@ -136,11 +135,12 @@ def app_key(cluster: dict[str, str]) -> str | None:
     return next((key for key, setting in APP_KEYS.items() if cluster.get(setting)), None)
 
 
-def app_problem(b: Build, cluster: dict[str, str], backend_name: str) -> str | None:
+def app_problem(b: Build, cluster: dict[str, str], backend: type) -> str | None:
     """Why a build's WAR or JAR cannot run on its slot, or None: the cluster must run an application of the same
     form (APP_WAR for a WAR, APP_JAR for a JAR) whose health path (and a WAR's context) the build shares, and the
     file must be one: a web application archive, or a JAR java -jar starts of the same kind as the cluster's
-    (Spring Boot's or not: what the slot's connector settings become, tomcat-conf/run-jar.sh)."""
+    (Spring Boot's or not: what the slot's connector settings become, tomcat-conf/run-jar.sh); and the backend
+    (its class) must let one node run an image of its own."""
     if b.app is None:
         return None
     key, path = b.app
@@ -153,8 +153,8 @@ def app_problem(b: Build, cluster: dict[str, str], backend_name: str) -> str | N
         shared = "APP_CONTEXT and APP_HEALTH" if key == "WAR" else "APP_HEALTH and APP_JAR_ARGS"
         return (f"{where} needs the cluster to run an application: set {setting} (the baseline's {key}), {shared}, "
                 "which both builds share; the Grinder's builds differ in VARIANT")
-    if backend_name != "compose":
-        return (f"{where}: a build of its own {key} runs on Compose's slots only (BACKEND={backend_name} gives "
+    if not backend.own_node_images:
+        return (f"{where}: a build of its own {key} runs on Compose's slots only (BACKEND={backend.name} gives "
                 "every node one application image)")
     if not Path(path).is_file():
         return f"{where} is not a file: use the path of a .{key.lower()} on this machine"
@@ -192,11 +192,11 @@ def node_problems(*builds: Build) -> list[str]:
     problems = []
     if any(b.app for b in builds):
         try:
-            backend_name = detect()
+            chosen = backend_class()
         except BackendError as refused:
             return [str(refused)]
         cluster = cluster_settings()
-        problems += [p for b in builds if (p := app_problem(b, cluster, backend_name))]
+        problems += [p for b in builds if (p := app_problem(b, cluster, chosen))]
     for b in builds:
         if b.node:
             try:
@@ -253,8 +253,7 @@ class Twins:
         """The nodes re-created at once with their settings (together where the backend can). Where running
         quotas can change, `alike` nodes all start on the largest of their quotas and then each gets its own:
         JVMs started alike size their collector's and compiler's threads alike, as they keep them through every
-        swap of quotas; and a JVM starts slowly on a small quota (two nodes at once, one on 0.15 core: 40-43 s,
-        both on 0.5: 23 s, 2026-11-28)."""
+        swap of quotas; and a JVM starts slowly on a small quota (docs/findings.md, why the duet is built as it is)."""
         cpus = max((want["CPUS"] for want in wanted.values()), key=float) if self.set_cpus and alike else None
         started = {node: {**want, "CPUS": cpus or want["CPUS"]} for node, want in wanted.items()}
         self.recreate(tuple(started), {f"{node.upper()}_{k}": v for node, start in started.items()

@@ -79,6 +79,9 @@ class Backend(Protocol):
     database: bool
     # Whether set_cpus changes a running node's CPU quota (else a node gets another quota only by re-creation).
     live_cpus: bool
+    # Whether one node may run an application image of its own beside the others' (a duet's build with its own
+    # WAR or JAR); else every node runs the one image the cluster was brought up with.
+    own_node_images: bool
 
     def exec(self, host: str, argv: list[str], stdin: bytes | None = None, timeout: float = 120,
              check: bool = True, user: str | None = None) -> subprocess.CompletedProcess:

@@ -75,6 +75,7 @@ class Compose:
     setup = None  # make setup is this backend's setup
     database = True
     live_cpus = True  # docker update --cpus
+    own_node_images = True  # each node is a service of its own
 
     @staticmethod
     def running() -> bool:

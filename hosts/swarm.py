@@ -53,6 +53,7 @@ class Swarm:
     setup = None
     database = False  # True where the hosts file places the db role (set per hosts file below)
     live_cpus = False  # a service's CPU limit changes only with a new task
+    own_node_images = False  # the machines get the images built here, one for every node (hosts/swarm_images.py)
 
     def __init__(self) -> None:
         self.hosts = swarm_hosts.load()

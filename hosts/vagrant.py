@@ -31,6 +31,7 @@ class Vagrant:
     setup = "vagrant-setup"  # Vagrant, libvirt, QEMU, the box
     database = False  # no VM for it yet (db/README.md)
     live_cpus = False  # a VM's CPUs are its own
+    own_node_images = False  # the VMs install the one application the checkout names
 
     def __init__(self) -> None:
         if len(LOAD_HOSTS) > 1:  # the Vagrantfile has one load VM, and emulated VMs could not carry more here

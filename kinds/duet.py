@@ -179,10 +179,10 @@ class Duet(Kind):
         then holds at HOLD of the last rate that passed until two windows in a row agree on its mean time per
         request (engine/warmup.py's rule), at most MAX_WINDOWS of holding. A JVM just
         started compiles for minutes, and only under load: warmed at a few requests a second, the younger slot
-        lost a quarter of its capacity in the first pair, three duets out of three (2026-11-26). Where each
-        slot's climb stopped is its build's first guess. Once both builds have capacities, a warm-up only holds
-        (after builds swapped by their CPU quotas: the JVM that ran on the smaller quota had compiled less, and
-        served 200/s where the other slot served 763 in CI, 2026-11-27)."""
+        lost a quarter of its capacity in the first pair (docs/findings.md, why the duet is built as it is). Where each slot's climb stopped is its build's
+        first guess. Once both builds have capacities, a warm-up only holds (after builds swapped by their CPU
+        quotas: the JVM that ran on the smaller quota had compiled less, and served a fraction of the other
+        slot's rate)."""
         from engine.warmup import MAX_WINDOWS, agree, expected_rps, steady_figure
         s = bench.settings
         if s.warmup_s <= 0:
@@ -291,9 +291,8 @@ def grid_starts(found: list[float | None], start_rate: float, growth: float) -> 
     a power of the near-guess growth), the one nearest to where the harness starts near a guess (engine/searcher.py)
     below the build's own capacity found so far (a build without one: the lower capacity found); with none found,
     START_RATE and GROWTH. Each from its own capacity but not on one grid, the two searches walked one path scaled
-    by those capacities' ratio, ended in the same step of it and handed one pair's ratio on to the next (an A/A
-    duet, 2026-11-27: B started 1.028× A's rate and ended 1.028× it three pairs in a row); on one grid each
-    pair's ratio is its own. Both from the lower capacity, a build far faster than the other climbed and the
+    by those capacities' ratio, ended in the same step of it and handed one pair's ratio on to the next
+    (docs/findings.md, why the duet is built as it is); on one grid each pair's ratio is its own. Both from the lower capacity, a build far faster than the other climbed and the
     other came down from START_RATE in every pair (a build at a fifth of the other's capacity: a dozen steps a
     pair, its first three at twice its capacity), which a start near its own capacity spares."""
     from engine.searcher import NEAR_GUESS_GROWTH, NEAR_GUESS_START  # the harness's, not make help's, imports

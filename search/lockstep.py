@@ -6,10 +6,10 @@ precision step below its capacity (a companion step, not counted), so the machin
 stays as busy as it was. A companion step is also a check: when COMPANION_FAILURES in a row fail, the capacity
 no longer holds, by more than the search's precision, on the minutes the other search is still measuring (the
 machine slowed), and the search is opened again below it (at most REOPENS times). Not at the capacity itself:
-that is the last rate that passed, with the failure within the precision above it, and there 71 of 251
-companion steps failed in nine gates on a steady machine (2026-11-26); 11 of the 17 searches opened again on
-those failures found the same capacity or a higher one, at a minute or more each. So both capacities describe the same minutes; without it, the
-search that ended first kept a capacity from faster minutes (CI, 2026-11-26: an A/A duet gave B/A 0.74-0.87).
+that is the last rate that passed, with the failure within the precision above it, and there companion steps
+failed often on a steady machine, and the searches opened again on those failures found the same capacity or a
+higher one, at a minute or more each (docs/findings.md, why the duet is built as it is). So both capacities describe the same minutes; without it, the
+search that ended first kept a capacity from faster minutes.
 
 Each search runs on a thread of its own only so that find_capacity can stay a plain loop; the steps themselves
 are measured by the caller's thread, one set at a time."""

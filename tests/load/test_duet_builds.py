@@ -7,6 +7,8 @@ import zipfile
 import pytest
 
 from duet.builds import QUOTAS, Twins, app_problem, build, node_problems, parse_words
+from hosts.compose import Compose
+from hosts.swarm import Swarm
 
 TUNABLES = {"TOMCAT_PROTOCOL": "nio", "TOMCAT_MAX_THREADS": "200", "TOMCAT_MIN_SPARE_THREADS": "25",
             "TOMCAT_ACCEPT_COUNT": "100", "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_CONNECTION_TIMEOUT": "60000",
@@ -125,20 +127,20 @@ def a_war(path, webapp=True):
 def test_a_build_may_be_its_own_war(tmp_path):
     made = build("B", f"WAR={a_war(tmp_path / 'b.war')} HEAP=256m")
     assert (made.war, made.node, made.variant) == (str(tmp_path / "b.war"), {"HEAP": "256m"}, None)
-    assert app_problem(made, {"APP_WAR": "/apps/a.war"}, "compose") is None
+    assert app_problem(made, {"APP_WAR": "/apps/a.war"}, Compose) is None
     assert build("A", "").with_image() == build("A", "")  # no WAR: the cluster's image, nothing built
 
 
-@pytest.mark.parametrize("war, app_war, backend_name, said", [
-    ("good", "", "compose", "DUET_B: WAR='{war}' needs the cluster to run an application: set APP_WAR"),
-    ("good", "/apps/a.war", "swarm", "runs on Compose's slots only (BACKEND=swarm"),
-    ("missing", "/apps/a.war", "compose", "DUET_B: WAR='{war}' is not a file"),
-    ("plain", "/apps/a.war", "compose", "is not a web application archive: use a .war (a zip holding WEB-INF/)"),
-    ("text", "/apps/a.war", "compose", "is not a web application archive")])
-def test_a_war_that_cannot_run_on_a_slot_is_refused_saying_why(tmp_path, war, app_war, backend_name, said):
+@pytest.mark.parametrize("war, app_war, backend, said", [
+    ("good", "", Compose, "DUET_B: WAR='{war}' needs the cluster to run an application: set APP_WAR"),
+    ("good", "/apps/a.war", Swarm, "runs on Compose's slots only (BACKEND=swarm"),
+    ("missing", "/apps/a.war", Compose, "DUET_B: WAR='{war}' is not a file"),
+    ("plain", "/apps/a.war", Compose, "is not a web application archive: use a .war (a zip holding WEB-INF/)"),
+    ("text", "/apps/a.war", Compose, "is not a web application archive")])
+def test_a_war_that_cannot_run_on_a_slot_is_refused_saying_why(tmp_path, war, app_war, backend, said):
     path = {"good": lambda p: a_war(p), "missing": str, "plain": lambda p: a_war(p, webapp=False),
             "text": lambda p: p.write_text("not a zip") and str(p)}[war](tmp_path / "b.war")
-    problem = app_problem(build("B", f"WAR={path}"), {"APP_WAR": app_war}, backend_name)
+    problem = app_problem(build("B", f"WAR={path}"), {"APP_WAR": app_war}, backend)
     assert problem is not None and said.format(war=path) in problem
 
 
@@ -155,7 +157,7 @@ def test_a_build_may_be_its_own_executable_jar_of_the_clusters_kind(tmp_path):
     made = build("B", f"JAR={a_jar(tmp_path / 'b.jar', SPRING)} TOMCAT_MAX_THREADS=50")
     assert (made.app, made.node) == (("JAR", str(tmp_path / "b.jar")), {"TOMCAT_MAX_THREADS": "50"})
     assert made.as_dict()["jar"] == str(tmp_path / "b.jar") and made.as_dict()["war"] is None
-    assert app_problem(made, {"APP_JAR": a_jar(tmp_path / "a.jar", SPRING)}, "compose") is None
+    assert app_problem(made, {"APP_JAR": a_jar(tmp_path / "a.jar", SPRING)}, Compose) is None
 
 
 @pytest.mark.parametrize("jar, cluster, said", [
@@ -171,7 +173,7 @@ def test_a_jar_that_cannot_run_on_a_slot_is_refused_saying_why(tmp_path, jar, cl
              "war": lambda p: a_war(p)}
     path = files[jar](tmp_path / "b.jar")
     cluster = {key: files[value](tmp_path / f"cluster-{value}") for key, value in cluster.items()}
-    problem = app_problem(build("B", f"JAR={path}"), cluster, "compose")
+    problem = app_problem(build("B", f"JAR={path}"), cluster, Compose)
     assert problem is not None and problem.startswith(f"DUET_B: JAR='{path}'") and said in problem, problem
 
 
