@@ -16,7 +16,7 @@ from load.drivers import StepPlan
 from load.drivers.wrk2 import scenario_table
 from load.load_hosts import LoadHosts
 from load.scenario import connections_for, target_url, user_ids
-from rundata import jsonl
+from rundata import hlog, jsonl
 from rundata.layout import RunPaths
 from rundata.records import SEARCH_PHASES, StepRecord
 from settings.bench import MAX_CONNECTIONS, BenchSettings
@@ -161,13 +161,15 @@ class StepRunner:
                            body_file=self.body_file, cookie_jar=jar)
         began = self.progress.begin(target, phase, number, rate, plan.duration_s, connections)
         step_dir = f"{self.work_dir}/step-{number:03d}"
-        result, files_by_host = self.loads.send(driver or self.driver, plan, step_dir,
-                                                timeout=plan.duration_s + s.timeout_s + 120, start_at=start_at)
-        for host, files in files_by_host.items():
-            prefix = f"step-{number:03d}-" + (f"{host}-" if len(files_by_host) > 1 else "")
+        sent = self.loads.send(driver or self.driver, plan, step_dir, timeout=plan.duration_s + s.timeout_s + 120,
+                               start_at=start_at)
+        result = sent.result
+        for host, files in sent.files.items():
+            prefix = f"step-{number:03d}-" + (f"{host}-" if len(sent.files) > 1 else "")
             for name in RAW_FILES:
                 if files.get(name):
                     (self.paths.raw / f"{prefix}{name}").write_bytes(files[name])
+        self._keep_histograms(number, sent)
         record = judge(self.run_id, number, phase, target, repeat, plan.url, "single" if single
                        else s.scenario, result, s.slo)
         record.label = label or target
@@ -184,6 +186,16 @@ class StepRunner:
         if not record.passed and target != "lb":
             self._drain()
         return record
+
+    def _keep_histograms(self, number: int, sent) -> None:
+        """The step's latency histograms as interval logs: the step's (what its figures come from) and, with
+        several load hosts, each host's."""
+        start = sent.result.start_epoch
+        books = {None: sent.book, **(sent.books if len(sent.files) > 1 else {})}
+        for host, book in books.items():
+            if book is not None:
+                hlog.write(self.paths.hlog(number, host), start, book.intervals(),
+                           f"capbench step {number} of run {self.run_id}" + (f", load host {host}" if host else ""))
 
     @property
     def settle_after_fail_s(self) -> float:

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from hosts.topology import LOAD_HOSTS
 from load.drivers import GeneratorRun, StepPlan
+from load.drivers.latency import StepLatency
 from load.drivers.merge import combine, shares
 from load.loadhost import LoadHost
 from rundata.records import StepResult
@@ -19,6 +21,16 @@ from rundata.records import StepResult
 # exec takes a fraction of a second here; through an engine on another machine, more). Each generator's start
 # after the instant is recorded (its start_skew_ms).
 START_MARGIN_S = 2.0
+
+
+@dataclass
+class SentStep:
+    """A step as the load hosts sent it: the merged result, the files each host's tool left, and the latency
+    books (each host's, and the step's: the hosts' added up) where the tool gave its histogram."""
+    result: StepResult
+    files: dict[str, dict[str, bytes]]
+    books: dict[str, StepLatency]
+    book: StepLatency | None
 
 
 class LoadHosts:
@@ -54,9 +66,8 @@ class LoadHosts:
         return self.versions[driver.name, self.first.name]
 
     def send(self, driver, plan: StepPlan, step_dir: str, timeout: float,
-             start_at: float | None = None) -> tuple[StepResult, dict[str, dict[str, bytes]]]:
-        """One step from every load host; returns the merged result and the files each host's tool left (by
-        host). On an interrupt or a failure every host's tool is stopped before it propagates. start_at: the
+             start_at: float | None = None) -> SentStep:
+        """One step from every load host. On an interrupt or a failure every host's tool is stopped before it propagates. start_at: the
         instant to start at, shared with another step sent beside this one (a duet's); by default one of its
         own with several load hosts, none with one."""
         plans = shares(plan, len(self.hosts), driver.whole_rates)
@@ -82,8 +93,10 @@ class LoadHosts:
         finally:
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
-        result = combine(self.names, [run for _, run in outcomes], plan.rate, start_at)
-        return result, {host.name: files for host, (files, _) in zip(self.hosts, outcomes)}
+        runs = [run for _, run in outcomes]
+        result, book = combine(self.names, runs, plan.rate, start_at)
+        return SentStep(result, {host.name: files for host, (files, _) in zip(self.hosts, outcomes)},
+                        {host.name: run.book for host, run in zip(self.hosts, runs) if run.book is not None}, book)
 
     def stop(self, step_dir: str) -> None:
         for host in self.hosts:

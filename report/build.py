@@ -5,6 +5,7 @@ The page is self-contained: every figure is inlined, so it opens offline and sur
 from __future__ import annotations
 
 import base64
+import math
 from dataclasses import asdict
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from analysis import calibration, efficiency, hints, memory_capacity, not_measur
 from metrics.catalogue import SHOWN
 from report import figures, profiles
 from report.sections import Figure, ReportSection, RunResults
-from rundata import jsonl, workload
+from rundata import hlog, jsonl, workload
+from rundata.layout import RunPaths
 from rundata.records import AT_CAPACITY_PHASES, SEARCH_PHASES, StepRecord, read_steps
 from rundata.run import RunRecord, node_values, nodes_of
 from rundata.summary import Summary, TargetSummary, of_label, serving_nodes
@@ -64,8 +66,15 @@ def next_step_up(target: str | None, capacity: float | None, records: list[StepR
     return min(above, key=lambda r: r.result.offered_rps) if above else None
 
 
-def spectrum_of(record: StepRecord) -> list[tuple[float, float]]:
-    """The latency spectrum recorded with the step, or its five percentiles where it has none."""
+def spectrum_of(record: StepRecord, run_dir: Path) -> list[tuple[float, float]]:
+    """The step's latency by percentile from its whole histogram (its .hlog), at HdrHistogram's ticks: the gap to
+    100 % halved every four points, to the last request; a run from before the logs were kept gives the spectrum
+    recorded with the step, or its five percentiles where it has none."""
+    path = RunPaths(run_dir).hlog(record.step)
+    histogram = hlog.read(path) if path.is_file() else None
+    if histogram is not None and histogram.get_total_count():
+        halvings = max(1, math.ceil(math.log2(histogram.get_total_count())))
+        return hlog.spectrum_ms(histogram, tuple(100 * (1 - 0.5 ** (i / 4)) for i in range(4 * halvings)))
     if record.result.latency_spectrum_ms:
         return [(float(p), float(v)) for p, v in record.result.latency_spectrum_ms]
     names = {"p50": 50, "p90": 90, "p99": 99, "p99.9": 99.9}
@@ -149,7 +158,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
                             "monitored": metrics is not None, "next_up": up,
                             "nodes": {node: [f.get(x.name) for x in SHOWN] for node, f in serving_nodes(metrics).items()}})
         if at and at.result.latency_ms:
-            spectra[f"{target} at {cap:g}/s"] = spectrum_of(at)  # overhead runs: "node1 monitor on" etc.
+            spectra[f"{target} at {cap:g}/s"] = spectrum_of(at, run_dir)  # overhead runs: "node1 monitor on" etc.
         rows.append({"target": target, "capacity": cap, "repeats": t.repeats, "spread_pct": t.spread_pct,
                      "status": t.status, "degraded": (t.degraded or {}).get("sentence"),
                      "cut": not_measured.why_cut(raw, target),

@@ -1,6 +1,6 @@
 """The results folder: this module alone names its paths. results/<run-id>/ holds run.json (settings, versions,
 git sha), steps.jsonl (one line per step, written as it completes), summary.json, the tool's raw output under
-raw/, PCP's archives under pcp/, and PARTIAL while a run has not ended normally; results/history.jsonl has one
+raw/, each step's latency histograms under latency/ (HdrHistogram logs), PCP's archives under pcp/, and PARTIAL while a run has not ended normally; results/history.jsonl has one
 line per run. RESULTS_DIR moves the whole folder (the tests do)."""
 from __future__ import annotations
 
@@ -65,6 +65,11 @@ class RunPaths:
         demand."""
         self.root.joinpath("profiles").mkdir(exist_ok=True)
         return self.root / "profiles"
+
+    def hlog(self, step: int, host: str | None = None) -> Path:
+        """A step's latency as an HdrHistogram interval log (rundata/hlog.py): the step's, or one load host's part
+        of it."""
+        return self.root / "latency" / f"step-{step:03d}{'-' + host if host else ''}.hlog"
 
     def analysis(self, name: str) -> Path:
         """A bench kind's whole analysis beside the summary (failover.json, stress.json)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from hdrh.histogram import HdrHistogram
 
+from rundata.hlog import RAMP_TAG, Interval
 from rundata.records import SPECTRUM_PERCENTILES
 
 NAMED_PERCENTILES = (("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9))
@@ -106,6 +107,17 @@ class StepLatency:
     def seconds(self) -> list[list[float]]:
         return [[second, h.get_total_count(), h.get_value_at_percentile(99) / 1000.0]
                 for second, h in sorted(self.by_second.items())]
+
+    def intervals(self) -> list[Interval]:
+        """The book as an interval log's intervals (rundata/hlog.py): the steady part as its windows where every
+        steady request is in one (a tool that timed each), else whole; the ramp tagged apart."""
+        steady_s = self.duration_s - self.ramp_s
+        width = steady_s / WINDOWS
+        if sum(h.get_total_count() for h in self.windows) == self.steady.get_total_count():
+            steady = [Interval(self.ramp_s + i * width, width, h) for i, h in enumerate(self.windows)]
+        else:
+            steady = [Interval(self.ramp_s, steady_s, self.steady)]
+        return [Interval(0.0, self.ramp_s, self.ramp, RAMP_TAG), *steady]
 
     def ramp_p99(self) -> float | None:
         return self.ramp.get_value_at_percentile(99) / 1000.0 if self.ramp.get_total_count() else None

@@ -51,14 +51,15 @@ def _merged(histograms: list):
 
 
 def combine(hosts: list[str], runs: list[GeneratorRun], offered_rps: float,
-            start_at: float | None = None) -> StepResult:
+            start_at: float | None = None) -> tuple[StepResult, StepLatency | None]:
     """One StepResult of the step from each load host's part (in the order of `hosts`), each named in its
-    `generators`; one part is returned as it is. The step's offered rate stays the one the harness asked for
-    (its search's), also where a tool's whole shares round it: each generator records its own."""
+    `generators`, and the step's latency book they add up to; one part is returned as it is. The step's offered
+    rate stays the one the harness asked for (its search's), also where a tool's whole shares round it: each
+    generator records its own."""
     results = [run.result for run in runs]
     shares_ = [generator(host, result, start_at) for host, result in zip(hosts, results)]
     if len(runs) == 1:
-        return replace(results[0], offered_rps=offered_rps, generators=shares_)
+        return replace(results[0], offered_rps=offered_rps, generators=shares_), runs[0].book
     without = [host for host, run in zip(hosts, runs) if run.book is None]
     if without:
         raise DriverError(f"no latency histogram from {', '.join(without)} to merge (an older capbench.lua?): "
@@ -99,4 +100,4 @@ def combine(hosts: list[str], runs: list[GeneratorRun], offered_rps: float,
         window_p99_ms=book.window_p99s() if any(r.window_p99_ms for r in results) else [],
         loadhost=max(loaded, key=lambda r: r.loadhost.cpu_pct).loadhost if loaded else None,
         notes=[f"{host}: {note}" for host, result in zip(hosts, results) for note in result.notes],
-        latency_spectrum_ms=spectrum, generators=shares_)
+        latency_spectrum_ms=spectrum, generators=shares_), book

@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from conftest import IT_ENV as ENV, PROJECT, it_up, run
+from rundata import hlog
 
 pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
 TWO = {"LOAD_HOSTS": "2"}
@@ -52,6 +53,12 @@ def test_two_load_hosts_send_even_shares_from_one_instant(two_load_hosts, tmp_pa
     run_json = json.loads((run_dir / "run.json").read_text())
     assert set(run_json["load_hosts"]) == {"load", "load2"}
     assert {"load", "load2"} <= {p.name for p in (run_dir / "pcp").iterdir() if p.is_dir()}  # PCP logs both
+    # The step's histogram kept whole, read back with hdrh's reader: its p99 is the one recorded; each host's part
+    # is kept beside it, and the parts hold the step's requests.
+    whole = hlog.read(run_dir / "latency" / "step-001.hlog")
+    assert whole.get_value_at_percentile(99) / 1000.0 == step["latency_ms"]["p99"]
+    parts = [hlog.read(run_dir / "latency" / f"step-001-{host}.hlog") for host in ("load", "load2")]
+    assert sum(part.get_total_count() for part in parts) == whole.get_total_count() > 0
 
 
 def test_a_starved_load_host_is_named_in_the_invalid_steps_reason(two_load_hosts, tmp_path):

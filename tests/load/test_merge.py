@@ -58,7 +58,7 @@ def test_oha_parts_merge_to_the_percentiles_of_all_requests_together():
     plan = share_plan(150, 3, 8, ramp_s=0.6, urls_file="urls.txt")
     runs = [part(OhaDriver(), f"oha-pair-{host}", plan, "oha 1.16.0") for host in HOSTS]
     assert all(run.result.unanswered == 0 for run in runs)
-    merged = combine(HOSTS, runs, 300, start_at=runs[0].result.start_epoch)
+    merged, _ = combine(HOSTS, runs, 300, start_at=runs[0].result.start_epoch)
     everything = oha_values("oha-pair-load", plan) + oha_values("oha-pair-load2", plan)
     reference = pooled_percentiles(everything)
     assert {name: merged.latency_ms[name] for name, _ in NAMED} == reference
@@ -86,7 +86,7 @@ def wrk2_values(folder: str, plan: StepPlan, unanswered: int) -> list[float]:
 def test_wrk2_histograms_merge_to_the_percentiles_of_all_requests_together():
     plan = share_plan(150, 12, 8, users_file="users.txt")
     runs = [part(Wrk2Driver(), f"wrk2-pair-{host}", plan, "wrk 4.0.0") for host in HOSTS]
-    merged = combine(HOSTS, runs, 300)
+    merged, _ = combine(HOSTS, runs, 300)
     everything = [v for host, run in zip(HOSTS, runs) for v in wrk2_values(f"wrk2-pair-{host}", plan,
                                                                             run.result.unanswered)]
     reference = pooled_percentiles(everything)
@@ -102,7 +102,7 @@ def test_wrk2_histograms_merge_to_the_percentiles_of_all_requests_together():
 def test_one_part_is_the_step_as_it_was():
     plan = share_plan(150, 3, 8, urls_file="urls.txt")
     run = part(OhaDriver(), "oha-pair-load", plan, "oha 1.16.0")
-    merged = combine(["load"], [run], 150)
+    merged, _ = combine(["load"], [run], 150)
     assert replace(merged, generators=[]) == run.result
     assert [g.host for g in merged.generators] == ["load"] and merged.generators[0].start_skew_ms is None
 
@@ -140,7 +140,7 @@ def test_a_starved_generator_is_named_in_the_invalid_steps_reason():
     starved = LoadHostUsage(cpu_seconds=0.12, wall_seconds=3.0, cpus_available=0.05, quota_periods=30,
                             throttled_periods=12)
     runs[1] = replace(runs[1], result=replace(runs[1].result, loadhost=starved))
-    merged = combine(HOSTS, runs, 300)
+    merged, _ = combine(HOSTS, runs, 300)
     reason = generator_problem(merged, Slo(failure_pct=1, p99_ms=500, achieved_pct=95))
     assert reason.startswith("load2: ") and "throttled it in 12 of 30 periods" in reason
     written = StepRecord("r", 1, "search", "cluster", 1, plan.url, "session", merged, False, reason, False,

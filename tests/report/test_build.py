@@ -322,3 +322,25 @@ def test_a_sessions_run_on_a_scenario_names_it_and_says_a_capacity_its_heap_does
     assert f'<td class="num">{label}</td><td class="num">-</td><td class="num">562.5</td>' in html
     escaped = sentence.replace("'", "&#39;")  # Jinja's autoescape
     assert f'<p class="hint">{escaped}.</p>' in html
+
+
+def test_the_spectrum_comes_from_the_steps_histogram_log_where_the_run_kept_one(tmp_path):
+    from load.drivers.latency import StepLatency, record_ms
+    from rundata import hlog
+    from rundata.layout import RunPaths
+    from rundata.records import read_steps
+
+    run = tmp_path / RUN.name
+    shutil.copytree(RUN, run)
+    step = read_steps(run / "steps.jsonl")[0]
+    recorded = build.spectrum_of(step, run)  # no log: the spectrum the step recorded
+    assert recorded == [(float(p), float(v)) for p, v in step.result.latency_spectrum_ms]
+    book = StepLatency(10, 2)
+    for i in range(10_000):  # 1..10 ms, one request every millisecond of the measured part
+        book.add(2 + i * 0.0008, 1 + i * 0.0009)
+    record_ms(book.ramp, 500.0)  # the ramp is no part of the spectrum
+    hlog.write(RunPaths(run).hlog(step.step), step.result.start_epoch, book.intervals(), "test")
+    spectrum = dict(build.spectrum_of(step, run))
+    assert spectrum[100.0] == pytest.approx(10.0, rel=1e-3) and len(spectrum) > len(recorded)
+    p99 = min(p for p in spectrum if p >= 99)
+    assert spectrum[p99] == book.steady.get_value_at_percentile(p99) / 1000.0
