@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from analysis import baselines, calibration, gate_verdict
 from analysis.history import history_line
@@ -24,7 +23,7 @@ from hosts.cluster_settings import SettingsRefused
 from kinds import KINDS
 from rundata import jsonl
 from rundata.history import read_history
-from rundata.layout import gate_latest_dir, history_path
+from rundata.layout import GatePaths, gate_latest_dir, history_path
 from rundata.records import read_steps
 from rundata.run import RunRecord
 from rundata.summary import Summary
@@ -41,7 +40,7 @@ def measure_thresholds(bench, thresholds: tuple[gate_verdict.P99Threshold, ...])
             bench.steps.measure(threshold.target, repeat, threshold.rate, "gate", label=threshold.label)
 
 
-def print_gate(result: gate_verdict.Gate, folder: Path, names: tuple[str, ...]) -> None:
+def print_gate(result: gate_verdict.Gate, folder: GatePaths) -> None:
     print(f"\ngate: {result.run_id} against " + (f"baseline {result.baseline_id} ({result.baseline_how})"
                                                  if result.baseline_id else "no baseline"))
     for check in result.checks:
@@ -50,7 +49,7 @@ def print_gate(result: gate_verdict.Gate, folder: Path, names: tuple[str, ...]) 
         print(f"  note: {note}")
     failing = [c.name for c in result.checks if c.verdict == result.verdict] if result.code else []
     print(f"gate: {result.verdict.upper()} (exit {result.code})" + (f": {', '.join(failing)}" if failing else ""))
-    print(f"gate: {', '.join(names)} in {folder}, copied to {gate_latest_dir()}")
+    print(f"gate: {', '.join(p.name for p in folder.files)} in {folder.root}, copied to {gate_latest_dir().root}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     result = gate_verdict.judge(now, searches, steps, found.line, found.how, chosen)
     gate_verdict.let_through(result, dict(os.environ))
     from report import pipeline  # its libraries only once there is a verdict to write
-    pipeline.write(result, kind.name, summary, steps, paths.root / "gate", gate_latest_dir())
-    print_gate(result, paths.root / "gate", pipeline.FILES)
+    pipeline.write(result, kind.name, summary, steps, paths.gate, gate_latest_dir())
+    print_gate(result, paths.gate)
     if result.baseline_id is None:
         say(f"accept this run as the baseline with: make baseline RUN={result.run_id}")
     return result.code

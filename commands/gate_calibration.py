@@ -25,16 +25,12 @@ from engine.session import refuse
 from hosts.cluster_settings import SettingsRefused, cluster_settings
 from kinds import KINDS
 from rundata import jsonl
-from rundata.layout import results_dir
+from rundata.layout import gate_calibration_path
 from settings.bench import SettingsError
 
 KNOWN_DROP_PCT = 5
 AA, QUOTA, WORK = "A/A", "quota 5 % smaller", "5 % more work per request"
 INTERRUPTED = 130
-
-
-def calibration_path():
-    return results_dir() / "gate-calibration.json"
 
 
 def figure_settings(settings, cluster: dict[str, str]) -> dict:
@@ -126,12 +122,12 @@ def run(chosen: GateSettings, environ: dict[str, str], check_only: bool) -> int:
                 summary = jsonl.read_json(paths.summary) or {}
                 record["duets"].append(one_duet(known, builds[known], summary, chosen.drop_pct))
                 record.update(figures(record["duets"], chosen.drop_pct, blocks))
-                jsonl.write_json(calibration_path(), record)
+                jsonl.write_json(gate_calibration_path(), record)
             if code == INTERRUPTED or paths is None:
-                say(f"gate-calibrate: stopped; what was measured is in {calibration_path()}, marked incomplete")
+                say(f"gate-calibrate: stopped; what was measured is in {gate_calibration_path()}, marked incomplete")
                 return code or 1
     record["complete"] = True
-    jsonl.write_json(calibration_path(), record)
+    jsonl.write_json(gate_calibration_path(), record)
     print_calibration(record)
     return 0
 
@@ -146,13 +142,13 @@ def print_calibration(record: dict) -> None:
     print(f"the smallest drop called with 80 % power: {record['smallest_drop_pct']} % (standard error of the log "
           f"ratio {record['se_log']}); at a tolerance of {record['tolerance_pct']:g} %: a drop of "
           f"{record['drop_called_at_tolerance_pct']} %")
-    print(f"recorded in {calibration_path()}: make gate refuses a GATE_DROP_PCT below {record['smallest_drop_pct']} % "
+    print(f"recorded in {gate_calibration_path()}: make gate refuses a GATE_DROP_PCT below {record['smallest_drop_pct']} % "
           "with these settings on this machine")
 
 
 def calibration_for(settings, cluster: dict[str, str]) -> dict | None:
     """The complete calibration made with these settings on this machine, or None."""
-    found = jsonl.read_json(calibration_path())
+    found = jsonl.read_json(gate_calibration_path())
     if not found or not found.get("complete") or found.get("smallest_drop_pct") is None:
         return None
     return found if found.get("settings") == figure_settings(settings, cluster) else None

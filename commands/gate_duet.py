@@ -23,7 +23,7 @@ from hosts.cluster_settings import SettingsRefused, cluster_settings
 from kinds import KINDS
 from rundata import jsonl
 from rundata.history import read_history
-from rundata.layout import gate_latest_dir, history_path, results_dir
+from rundata.layout import aa_band_path, gate_latest_dir, history_path
 from rundata.records import read_steps
 from rundata.summary import Summary
 from settings.bench import SettingsError
@@ -31,10 +31,6 @@ from settings.bench import SettingsError
 INTERRUPTED = 130
 CHECK = "capacity B/A"
 SLO_CHECK = "SLO at a common rate"
-
-
-def aa_path():
-    return results_dir() / "aa-band.json"
 
 
 def record_band(check: Check, summary: dict) -> None:
@@ -45,11 +41,11 @@ def record_band(check: Check, summary: dict) -> None:
     if summary.get("status") != "complete":
         say(f"A/A band {check.figures['aa_band_pct']:g} % not recorded: the run is {summary.get('status')}")
         return
-    jsonl.write_json(aa_path(), {"run_id": summary.get("run_id"), "band_pct": check.figures["aa_band_pct"],
+    jsonl.write_json(aa_band_path(), {"run_id": summary.get("run_id"), "band_pct": check.figures["aa_band_pct"],
                                  "figure": check.figures["figure"], "interval": check.figures["interval"],
                                  "pairs": len(check.figures["pairs"]), "blocks": len(check.figures["blocks"]),
                                  "measured_epoch": time.time()})
-    say(f"A/A band {check.figures['aa_band_pct']:g} % recorded in {aa_path()}")
+    say(f"A/A band {check.figures['aa_band_pct']:g} % recorded in {aa_band_path()}")
 
 
 def pairs_of(summary: dict) -> list[duet_verdict.Pair]:
@@ -152,7 +148,7 @@ def run(chosen: GateSettings, environ: dict[str, str], check_only: bool, aa: boo
     result.notes.append(gate_calibration.power_note(chosen.drop_pct, calibration))
     let_through(result, environ)
     from report import pipeline  # its libraries only once there is a verdict to write
-    pipeline.write(result, kind.name, Summary.from_json(summary), read_steps(paths.steps), paths.root / "gate",
+    pipeline.write(result, kind.name, Summary.from_json(summary), read_steps(paths.steps), paths.gate,
                    gate_latest_dir())
     check = result.checks[0]
     print(f"\ngate: {result.run_id}: B = {check.figures['b'] or 'as configured'} against A = "
@@ -161,8 +157,8 @@ def run(chosen: GateSettings, environ: dict[str, str], check_only: bool, aa: boo
         print(f"  {each.verdict.upper():<16}{each.name:<22}{each.message}")
     for note in result.notes:
         print(f"  note: {note}")
-    print(f"gate: {result.verdict.upper()} (exit {result.code}); files in {paths.root / 'gate'}, copied to "
-          f"{gate_latest_dir()}")
+    print(f"gate: {result.verdict.upper()} (exit {result.code}); files in {paths.gate.root}, copied to "
+          f"{gate_latest_dir().root}")
     if aa:
         record_band(check, summary)
     return result.code

@@ -10,12 +10,13 @@ from duet.baseline import accepted_build
 from kinds import KINDS
 from report.__main__ import main
 from report.sections import ReportSection
+from rundata.layout import RunPaths
 from rundata.run import RunRecord
 
 
 def section_of(folder: Path) -> ReportSection | None:
     """The report section of the kind the run in the folder was."""
-    kind = KINDS.get(RunRecord.read(folder / "run.json").kind)
+    kind = KINDS.get(RunRecord.read(RunPaths(folder).run_json).kind)
     return kind.section if kind else None
 
 

@@ -39,7 +39,7 @@ from hosts.topology import ROOT
 from kinds import KINDS
 from report import tune_report
 from rundata import jsonl
-from rundata.layout import RunPaths, new_run, results_dir
+from rundata.layout import RunPaths, TunePaths, new_run, tune_runs
 from settings.bench import SettingsError
 
 
@@ -50,7 +50,7 @@ def sweep_hash(sweep: Sweep, settings: dict, driver: str) -> str:
 
 
 def find_unfinished(digest: str) -> Path | None:
-    for tune_json in sorted(results_dir().glob("*-tune*/tune.json"), reverse=True):
+    for tune_json in tune_runs():
         data = jsonl.read_json(tune_json) or {}
         if data.get("sweep_hash") == digest and data.get("status") != "complete":
             return tune_json.parent
@@ -58,11 +58,11 @@ def find_unfinished(digest: str) -> Path | None:
 
 
 def point_folder(root: Path, index: int, point: Point, round_: int) -> Path:
-    return root / "points" / f"{index:02d}-{point.slug}" / f"round-{round_}"
+    return TunePaths(root).point(index, point.slug, round_)
 
 
 def finished(folder: Path) -> dict | None:
-    summary = jsonl.read_json(folder / "summary.json")
+    summary = jsonl.read_json(RunPaths(folder).summary)
     return summary if summary and summary.get("status") == "complete" else None
 
 
@@ -142,7 +142,7 @@ def sweep_run(sweep: Sweep, settings, driver, wrk2_local) -> int:
         root = paths.root
     else:
         run_id = root.name
-    orders = (jsonl.read_json(root / "tune.json") or {}).get("orders") or draw_orders(len(sweep.points),
+    orders = (jsonl.read_json(TunePaths(root).tune_json) or {}).get("orders") or draw_orders(len(sweep.points),
                                                                                      sweep.rounds, run_id)
     tune = {"run_id": run_id, "sweep_hash": digest, "source": sweep.source, "target": sweep.target,
             "parameters": sweep.parameters, "points": [{"label": p.label, "values": p.values, "env": p.env,
@@ -158,7 +158,7 @@ def sweep_run(sweep: Sweep, settings, driver, wrk2_local) -> int:
         + (f"; resuming: {len(done_before)} of {len(schedule)} measurements finished before are kept"
            if done_before else "")
         + f" → {root}")
-    jsonl.write_json(root / "tune.json", tune)
+    jsonl.write_json(TunePaths(root).tune_json, tune)
     started, code, finished_points = time.monotonic(), 0, 0
     measured_s: list[float] = []  # wall time of each point measured now (for the ETA)
     try:
@@ -195,7 +195,7 @@ def sweep_run(sweep: Sweep, settings, driver, wrk2_local) -> int:
         say(f"stopped: {problem}")
     except Exception:  # a defect of ours: the finished points are kept and the sweep resumes; the traceback follows
         tune["status"] = "partial"
-        jsonl.write_json(root / "tune.json", tune)
+        jsonl.write_json(TunePaths(root).tune_json, tune)
         raise
     finally:
         try:
@@ -203,10 +203,10 @@ def sweep_run(sweep: Sweep, settings, driver, wrk2_local) -> int:
         except (ClusterError, KeyboardInterrupt) as problem:
             say(f"warning: the cluster could not be brought back to its settings: {problem or 'interrupted'}; "
                 "run make up")
-    jsonl.write_json(root / "tune.json", tune)
+    jsonl.write_json(TunePaths(root).tune_json, tune)
     # The rows, analysis, figure and page come from the points' folders (as make report RUN=<tune-run> does).
     say(f"report: {tune_report.rebuild(root)}")
-    result = json.loads((root / "tune.json").read_text())
+    result = json.loads(TunePaths(root).tune_json.read_text())
     analysis = result["analysis"]
     print_rows([r for r in result["rows"] if r["status"] != "not run"])
     print_rounds(result)

@@ -15,7 +15,7 @@ from duet.builds import APP_KEYS, TUNABLE_KEYS, app_key, parse_words
 from hosts.cluster_settings import war_sha256
 from rundata import jsonl
 from rundata.history import BaselineMark
-from rundata.layout import results_dir
+from rundata.layout import RunPaths, results_dir
 from rundata.run import RunRecord
 
 NODE_BUILD_KEYS = ("HEAP", "GC")  # a run's build settings of node1 that are a slot's build words
@@ -71,14 +71,14 @@ def _file_as_run(key: str, path: str, sha_prefix: str, run_id: str) -> tuple[Pat
 def accepted_build(folder: Path) -> dict[str, str]:
     """The build of the run in `folder`, as duet words with its WAR or JAR kept; BuildNotKept saying why it
     cannot be."""
-    run = RunRecord.read(folder / "run.json")
+    run = RunRecord.read(RunPaths(folder).run_json)
     words = words_of(run.settings, run.cluster_settings)
     candidate = parse_words(str(run.settings.get("b") or "")) if run.kind == "duet" else {}
     words.update({key: value for key, value in candidate.items() if key not in APP_KEYS})
     app = None
     own = next((key for key in APP_KEYS if key in candidate), None)
     if own:  # its node image is tagged with the start of the file's sha256 (cluster/app.sh build)
-        builds = ((jsonl.read_json(folder / "summary.json") or {}).get("duet") or {}).get("builds") or [{}, {}]
+        builds = ((jsonl.read_json(RunPaths(folder).summary) or {}).get("duet") or {}).get("builds") or [{}, {}]
         app = (own, candidate[own], (builds[1].get("node") or {}).get("IMAGE", "").rpartition(":")[2])
     elif key := app_key(run.cluster_settings):
         sha = run.cluster_settings.get("APP_SHA256")

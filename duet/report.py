@@ -60,12 +60,12 @@ def report_values(results) -> dict:
     return {"duet": results.summary.section("duet")}
 
 
-def report_figures(results, fig_dir):
+def report_figures(results):
     duet = results.summary.section("duet")
     if not duet or not (duet.get("pairs") or duet.get("blocks")):
         return []
     from report.duet_figure import duet as duet_figure  # matplotlib only when a report is made
-    return [("B against A, pair by pair and block by block", duet_figure(duet, fig_dir / "duet.png"))]
+    return [("B against A, pair by pair and block by block", duet_figure(duet, results.paths.figure("duet")))]
 
 
 def shown(ratio: float | None) -> str:

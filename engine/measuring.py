@@ -165,10 +165,9 @@ class StepRunner:
                                start_at=start_at)
         result = sent.result
         for host, files in sent.files.items():
-            prefix = f"step-{number:03d}-" + (f"{host}-" if len(sent.files) > 1 else "")
             for name in RAW_FILES:
                 if files.get(name):
-                    (self.paths.raw / f"{prefix}{name}").write_bytes(files[name])
+                    self.paths.raw_step_file(number, name, host if len(sent.files) > 1 else None).write_bytes(files[name])
         self._keep_histograms(number, sent)
         record = judge(self.run_id, number, phase, target, repeat, plan.url, "single" if single
                        else s.scenario, result, s.slo)

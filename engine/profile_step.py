@@ -242,11 +242,11 @@ def _cpu_from_sampler(bench, stem: str, sampled: dict, out: dict, top: int) -> N
     out["cpu_profiler"] = {k: v for k, v in sampled.items() if k not in ("collapsed", "cpu_ns", "page")}
     if sampled["by"] != "async-profiler":
         return
-    (bench.paths.profiles / f"{stem}-cpu.collapsed").write_text(sampled["collapsed"])
-    (bench.paths.profiles / f"{stem}-cpu-ns.collapsed").write_text(sampled["cpu_ns"])
-    (bench.paths.profiles / f"{stem}-cpu.html").write_bytes(sampled["page"])
+    bench.paths.profile_file(stem, "-cpu.collapsed").write_text(sampled["collapsed"])
+    bench.paths.profile_file(stem, "-cpu-ns.collapsed").write_text(sampled["cpu_ns"])
+    bench.paths.profile_file(stem, "-cpu.html").write_bytes(sampled["page"])
     out["tables"].update(cpu_stacks.tables(sampled["collapsed"], top, sampled["cpu_ns"], _own_code(bench)))
-    out["flame_graphs"]["cpu"] = f"{stem}-cpu.html"
+    out["flame_graphs"]["cpu"] = bench.paths.profile_file(stem, "-cpu.html").name
 
 
 def _own_code(bench) -> tuple[str, ...]:
@@ -266,20 +266,21 @@ def _read_node(bench, node: str, pid: str, name: str, step: StepRecord, title: s
     window = (step.result.start_epoch, step.result.end_epoch)
     out: dict = {}
     try:
-        path = bench.paths.profiles / f"{stem}.jfr"
+        path = bench.paths.profile_file(stem, ".jfr")
         path.write_bytes(jfr.stop(node, pid, name))
         out["recording"] = path.name
-        stacks = bench.paths.profiles / f"{stem}-cpu.collapsed"
+        stacks = bench.paths.profile_file(stem, "-cpu.collapsed")
         out["tables"] = read.summarize(path, window, stacks, top)
         sampled = sampled or {"by": "JFR", "why": "CPU_PROFILER=jfr"}
         jfr_cpu = stacks if sampled["by"] == "JFR" else None
-        out["flame_graphs"] = read.flame_graphs(path, window, jfr_cpu, bench.paths.profiles, stem, f"{node}, {title}")
+        page_of = lambda kind: bench.paths.profile_file(stem, f"-{kind}.html")  # noqa: E731
+        out["flame_graphs"] = read.flame_graphs(path, window, jfr_cpu, page_of, f"{node}, {title}")
         _cpu_from_sampler(bench, stem, sampled, out, top)
         if all(clock):
-            (bench.paths.profiles / f"{stem}-threads.txt").write_text(f"{clock[0][1]}\n\n{clock[1][1]}")
+            bench.paths.profile_file(stem, "-threads.txt").write_text(f"{clock[0][1]}\n\n{clock[1][1]}")
             out["tables"].update(thread_time.table(clock[0][1], clock[1][1], clock[1][0] - clock[0][0], top))
         histogram = jfr.class_histogram(node, pid)
-        (bench.paths.profiles / f"{stem}-histogram.txt").write_text(histogram)
+        bench.paths.profile_file(stem, "-histogram.txt").write_text(histogram)
         out["heap_holders"] = read.heap_holders(histogram)
         out["heap_classes_not_the_jdks"] = read.heap_holders(histogram, not_the_jdks=True)
     except (ClusterError, OSError, subprocess.TimeoutExpired, read.ProfileError) as problem:

@@ -7,7 +7,6 @@ weights), each with its E."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from analysis import balance, efficiency, not_measured
 from analysis.balance import capacity_weights
@@ -98,7 +97,7 @@ def balance_shares(results: RunResults, record: StepRecord | None, weights: dict
             for n in nodes}
 
 
-def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
+def report_figures(results: RunResults) -> list[Figure]:
     """The nodes against the cluster, the nodes' shares of the cluster's requests, and the balancing choices."""
     from report import figures  # matplotlib only when a report is made
     from report.build import capacity_step
@@ -108,14 +107,14 @@ def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
     label = "cluster" if "cluster" in summary.targets else weighted.get("label")
     if label in summary.targets:
         made.append(("single vs cluster", figures.single_vs_cluster(summary, results.cpus,
-                                                                    fig_dir / "single-vs-cluster.png", results.nodes)))
+                                                                    results.paths.figure("single-vs-cluster"), results.nodes)))
         shares = balance_shares(results, capacity_step("cluster", summary.targets[label], results.steps),
                                 weighted.get("weights"))
         if shares:
-            made.append(("load balance", figures.load_balance(shares, fig_dir / "load-balance.png")))
+            made.append(("load balance", figures.load_balance(shares, results.paths.figure("load-balance"))))
     if len(summary.balancing or {}) > 1:
         made.append(("balancing choices", figures.balancing(summary.balancing, summary.sum_nodes_rps,
-                                                            fig_dir / "balancing.png")))
+                                                            results.paths.figure("balancing"))))
     return made
 
 

@@ -32,7 +32,6 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 from analysis import session_loss
 from engine.kind import Kind, KindSettings, keep_analysis
@@ -331,10 +330,10 @@ def report_values(results: RunResults) -> dict:
     return {"failover": results.analysis("failover")}
 
 
-def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
+def report_figures(results: RunResults) -> list[Figure]:
     from report import figures  # matplotlib only when a report is made
     analysis = results.analysis("failover")
-    return [("failover", figures.failover(analysis, fig_dir / "failover.png", results.nodes))] if analysis else []
+    return [("failover", figures.failover(analysis, results.paths.figure("failover"), results.nodes))] if analysis else []
 
 
 class Failover(Kind):

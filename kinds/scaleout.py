@@ -7,8 +7,6 @@ balancer's and the generator's CPU and the machine's idle CPU at each X(N), and 
 (analysis/scaling.py), without the points the harness limited."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from analysis import scaling
 from engine.console import print_capacities, print_usl_fit
 from engine.kind import Kind
@@ -76,12 +74,12 @@ def report_values(results: RunResults) -> dict:
     return {"scaleout_ideal": scaling.ideal_label((results.summary.scaleout or {}).get("points", []))}
 
 
-def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
+def report_figures(results: RunResults) -> list[Figure]:
     if not results.summary.scaleout:
         return []
     from report import build, figures  # matplotlib only when a report is made
     fit = build.usl_section(results.summary)["fit"]
-    return [("scale-out", figures.scaleout_curve(results.summary.scaleout["points"], fit, fig_dir / "scaleout.png"))]
+    return [("scale-out", figures.scaleout_curve(results.summary.scaleout["points"], fit, results.paths.figure("scaleout")))]
 
 
 class Scaleout(Kind):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import gzip
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 from engine.kind import Kind, KindSettings, keep_analysis
 from engine.progress import say
@@ -177,10 +176,10 @@ def report_values(results: RunResults) -> dict:
     return {"stress": results.analysis("stress")}
 
 
-def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
+def report_figures(results: RunResults) -> list[Figure]:
     from report import figures  # matplotlib only when a report is made
     analysis = results.analysis("stress")
-    return [("overload and recovery", figures.stress(analysis, fig_dir / "stress.png"))] if analysis else []
+    return [("overload and recovery", figures.stress(analysis, results.paths.figure("stress")))] if analysis else []
 
 
 class Stress(Kind):

@@ -8,7 +8,6 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from analysis import rounds as rounds_analysis
 from analysis.rounds import draw_orders
@@ -70,7 +69,7 @@ def gather_evidence(bench, target: str, label: str) -> None:
     locks = {}
     for node, texts in dumps.items():
         for k, text in enumerate(texts, start=1):
-            (bench.paths.raw / f"step-{record.step:03d}-{node}-threaddump-{k}.txt").write_text(text)
+            bench.paths.thread_dump(record.step, node, k).write_text(text)
         locks[node] = threaddump.summarize(texts)
     bench.findings.setdefault("evidence", {})[label] = {
         "step": record.step, "offered_rps": capacity, "passed": record.passed,
@@ -119,12 +118,12 @@ def report_values(results: RunResults) -> dict:
     return {"variants": rows, "story": told if rows else [], "rounds": summary.section("variant_rounds")}
 
 
-def report_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
+def report_figures(results: RunResults) -> list[Figure]:
     rows = story.variant_lines(results.summary)
     if not rows:
         return []
     from report import figures  # matplotlib only when a report is made
-    return [("the study's investigation", figures.variants(rows, fig_dir / "variants.png"))]
+    return [("the study's investigation", figures.variants(rows, results.paths.figure("variants")))]
 
 
 def round_table(targets: dict, target: str, variants: list[str], rounds: int) -> rounds_analysis.Table:

@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from profiling.names import PLATFORM, SERVER
@@ -53,20 +54,20 @@ def summarize(recording: Path, window: tuple[float, float], cpu_stacks: Path, to
     return json.loads(done.stdout)
 
 
-def flame_graphs(recording: Path, window: tuple[float, float], cpu_stacks: Path | None, out_dir: Path, stem: str,
-                 title: str) -> dict[str, str]:
-    """The recording's flame graphs over the window (epoch seconds) as self-contained pages in out_dir (kind →
-    file name): CPU from the stacks summarize() wrote to cpu_stacks (None: no CPU graph, another sampler's is
-    drawn), allocation and locks from the recording."""
+def flame_graphs(recording: Path, window: tuple[float, float], cpu_stacks: Path | None,
+                 page_of: Callable[[str], Path], title: str) -> dict[str, str]:
+    """The recording's flame graphs over the window (epoch seconds) as self-contained pages, each where
+    page_of(kind) says (kind → file name): CPU from the stacks summarize() wrote to cpu_stacks (None: no CPU
+    graph, another sampler's is drawn), allocation and locks from the recording."""
     if not CONVERTER.is_file():
         raise ProfileError(f"{CONVERTER} is missing: make setup fetches it")
-    out_dir.mkdir(parents=True, exist_ok=True)
     drawn = {}
     drawn_from = {**({"cpu": [str(cpu_stacks)]} if cpu_stacks else {}),
                   **{kind: [*options, "--dot", "--from", _ms(window[0]), "--to", _ms(window[1]), str(recording)]
                      for kind, options in FLAME_GRAPHS.items()}}
     for kind, arguments in drawn_from.items():
-        page = out_dir / f"{stem}-{kind}.html"
+        page = page_of(kind)
+        page.parent.mkdir(parents=True, exist_ok=True)
         done = subprocess.run([_java(), "-jar", str(CONVERTER), "--title", f"{title}: {kind}", *arguments, str(page)],
                               capture_output=True, timeout=300, check=False)
         if done.returncode != 0 or not page.is_file():

@@ -14,7 +14,7 @@ from report import build, tune_report
 from report.sections import ReportSection
 from rundata import jsonl
 from rundata.history import HistoryLine, read_history
-from rundata.layout import history_path, results_dir
+from rundata.layout import TunePaths, history_figure, history_path, results_dir
 
 
 def run_folder(run: str) -> Path:
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None,
     try:
         if args.command == "build":
             folder = run_folder(args.run)
-            out = tune_report.rebuild(folder) if (folder / "tune.json").is_file() else build.build(folder, section_of(folder))
+            out = tune_report.rebuild(folder) if TunePaths(folder).tune_json.is_file() else build.build(folder, section_of(folder))
             print(f"report: {out}")
         elif args.command == "compare":
             a, b = history.pick(read_history(history_path())[0], args.a, args.b)
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None,
             if not lines:
                 raise history.CompareError(f"no runs in {history_path()} yet: run a bench first")
             from report import history_plot  # matplotlib only when plotting
-            out = history_plot.plot(lines, results_dir() / "history.png")
+            out = history_plot.plot(lines, history_figure())
             flags = history.machine_flags(lines)
             for i, line in enumerate(lines[-10:], start=max(0, len(lines) - 10)):
                 caps = ", ".join(f"{t} {c:g}" for t, c in line.capacities.items() if c)

@@ -29,12 +29,13 @@ class ReportError(ValueError):
 
 
 def load_run(run_dir: Path) -> RunResults:
-    missing = [name for name in ("run.json", "summary.json", "steps.jsonl") if not (run_dir / name).is_file()]
+    paths = RunPaths(run_dir)
+    missing = [p.name for p in (paths.run_json, paths.summary, paths.steps) if not p.is_file()]
     if not run_dir.is_dir() or missing:
         raise ReportError(f"{run_dir} is not a run's results folder: missing {', '.join(missing) or 'the folder'} "
                           "(give RUN=<run-id> of a folder under results/)")
-    return RunResults(run_dir, RunRecord.read(run_dir / "run.json"),
-                      Summary.from_json(jsonl.read_json(run_dir / "summary.json") or {}), read_steps(run_dir / "steps.jsonl"))
+    return RunResults(run_dir, RunRecord.read(paths.run_json), Summary.from_json(jsonl.read_json(paths.summary) or {}),
+                      read_steps(paths.steps))
 
 
 def slug(label: str) -> str:
@@ -126,8 +127,6 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
     results = load_run(run_dir)
     section = section or ReportSection()
     run, summary, records = results.run, results.summary, results.steps
-    fig_dir = run_dir / "figures"
-    fig_dir.mkdir(exist_ok=True)
     measured = [r for r in records if r.phase in ("warmup", *SEARCH_PHASES)]
     t0 = min((r.result.start_epoch for r in measured), default=run.started_epoch or 0)
     nodes, cpus = results.nodes, results.cpus
@@ -145,7 +144,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
         steps_of = [r for r in measured if of_label(r, target)]
         if steps_of and section.capacity_figures:
             made.append((f"{target}: capacity summary",
-                         figures.capacity_summary(name, steps_of, cap, t0, fig_dir / f"capacity-{slug(target)}.png",
+                         figures.capacity_summary(name, steps_of, cap, t0, results.paths.figure(f"capacity-{slug(target)}"),
                                                   nodes, title=target, events=summary.lb_events)))
         own = [r for r in records if of_label(r, target) and r.phase not in AT_CAPACITY_PHASES]
         at = capacity_step(None, t, own)
@@ -167,9 +166,9 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
                      "holds_failed": [h for x in t.searches for h in x.get("holds_failed") or []],
                      "p99": at.result.latency_ms.get("p99") if at else None, "step": at.step if at else None,
                      **calibrated(cap if grinding else None, name, machine, cpus)})
-    made += section.figures(results, fig_dir)
+    made += section.figures(results)
     if spectra:
-        made.append(("latency spectrum", figures.latency_spectrum(spectra, fig_dir / "latency-spectrum.png")))
+        made.append(("latency spectrum", figures.latency_spectrum(spectra, results.paths.figure("latency-spectrum"))))
     usl_info = usl_section(summary, section)
     by_step = {r.step: r for r in records}
     for point in usl_info["points"]:  # what node1 did at each level, where it was monitored
@@ -178,7 +177,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
     if usl_info["points"]:
         made.append(("USL", figures.usl_curve([p["n"] for p in usl_info["points"]],
                                              [p["throughput_rps"] for p in usl_info["points"]], usl_info["fit"],
-                                             fig_dir / "usl.png", usl_info["what"])))
+                                             results.paths.figure("usl"), usl_info["what"])))
     loader = ChoiceLoader([DictLoader({"kind.html": section.template}), FileSystemLoader(TEMPLATE_DIR)])
     # A figure left None by a run that broke off reads "not measured" (its reason is said where one is known).
     env = Environment(loader=loader, autoescape=select_autoescape(["html"]),
@@ -192,7 +191,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
         profile=profile_rows(run), thresholds=thresholds(), shown=[f.heading for f in SHOWN],
         memory=[memory_capacity.sentence(node, m) for node, m in (summary.memory_capacity or {}).items()],
         profiles=profiles.blocks(results))
-    out = run_dir / "report.html"
+    out = results.paths.report
     tmp = out.with_suffix(".html.tmp")
     tmp.write_text(html)
     tmp.replace(out)

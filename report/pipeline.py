@@ -16,11 +16,11 @@ from prometheus_client.openmetrics.exposition import generate_latest
 
 from analysis.gate_verdict import ABOVE, CANNOT_TELL, FELL, Gate
 from rundata import jsonl
+from rundata.layout import GatePaths
 from rundata.records import StepRecord
 from rundata.summary import Summary, steps_at
 
 GATE_SCHEMA = "capbench-gate/1"
-FILES = ("junit.xml", "gate.json", "metrics.om", "metrics.prom")
 
 
 def junit(gate: Gate, bench: str) -> JUnitXml:
@@ -146,16 +146,17 @@ def openmetrics(gate: Gate, bench: str, summary: Summary, steps: list[StepRecord
     return generate_latest(_registry(gate, bench, summary, steps)).decode()
 
 
-def write(gate: Gate, bench: str, summary: Summary, steps: list[StepRecord], folder: Path, latest: Path) -> list[Path]:
-    """The three files in the run's gate/ folder, and a copy of each in `latest` (a path a pipeline can name
-    before it knows the run's id)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    junit(gate, bench).write(str(folder / "junit.xml"), pretty=True)
-    jsonl.write_json(folder / "gate.json", gate_json(gate, bench))
-    (folder / "metrics.om").write_text(openmetrics(gate, bench, summary, steps))
+def write(gate: Gate, bench: str, summary: Summary, steps: list[StepRecord], folder: GatePaths,
+          latest: GatePaths) -> tuple[Path, ...]:
+    """The files in the run's gate/ folder, and a copy of each in `latest` (a path a pipeline can name before it
+    knows the run's id)."""
+    folder.root.mkdir(parents=True, exist_ok=True)
+    junit(gate, bench).write(str(folder.junit), pretty=True)
+    jsonl.write_json(folder.gate_json, gate_json(gate, bench))
+    folder.openmetrics.write_text(openmetrics(gate, bench, summary, steps))
     # The same figures in Prometheus' text format 0.0.4, which node_exporter's textfile collector reads.
-    (folder / "metrics.prom").write_bytes(prometheus_text(_registry(gate, bench, summary, steps)))
-    latest.mkdir(parents=True, exist_ok=True)
-    for name in FILES:
-        shutil.copyfile(folder / name, latest / name)
-    return [folder / name for name in FILES]
+    folder.prometheus.write_bytes(prometheus_text(_registry(gate, bench, summary, steps)))
+    latest.root.mkdir(parents=True, exist_ok=True)
+    for made, copy in zip(folder.files, latest.files):
+        shutil.copyfile(made, copy)
+    return folder.files

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rundata import jsonl
+from rundata.layout import RunPaths
 from rundata.records import StepRecord
 from rundata.run import RunRecord, node_cpus, nodes_of
 from rundata.summary import Summary
@@ -25,6 +26,10 @@ class RunResults:
     steps: list[StepRecord]
 
     @property
+    def paths(self) -> RunPaths:
+        return RunPaths(self.folder)
+
+    @property
     def nodes(self) -> tuple[str, ...]:
         return nodes_of(self.run)
 
@@ -35,14 +40,14 @@ class RunResults:
 
     def analysis(self, name: str) -> dict | None:
         """A kind's whole analysis beside the summary (failover.json, stress.json), or None."""
-        return jsonl.read_json(self.folder / f"{name}.json")
+        return jsonl.read_json(self.paths.analysis(name))
 
 
 def _no_values(results: RunResults) -> dict:
     return {}
 
 
-def _no_figures(results: RunResults, fig_dir: Path) -> list[Figure]:
+def _no_figures(results: RunResults) -> list[Figure]:
     return []
 
 
@@ -52,7 +57,7 @@ class ReportSection:
     capacities), with the page's values (run, summary, noise_pct, caveat, ...) and values()'s."""
     template: str = ""  # the Jinja2 fragment
     values: Callable[[RunResults], dict] = field(default=_no_values)
-    figures: Callable[[RunResults, Path], list[Figure]] = field(default=_no_figures)  # made under the folder given
+    figures: Callable[[RunResults], list[Figure]] = field(default=_no_figures)  # each made at results.paths.figure()
     # A capacity summary figure per search label; bench-overhead's paired searches are measured for their ratio.
     capacity_figures: bool = True
     # For the shared USL section where the run fitted none: (N, X) points of nodes in rotation it measured.

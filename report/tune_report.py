@@ -23,6 +23,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape  # noqa: E40
 
 from analysis import rounds  # noqa: E402
 from rundata import jsonl, workload  # noqa: E402
+from rundata.layout import RunPaths, TunePaths  # noqa: E402
 from rundata.records import read_steps  # noqa: E402
 from rundata.summary import Summary, TargetSummary, serving_nodes  # noqa: E402
 
@@ -68,7 +69,7 @@ def _cluster_figures(at: dict) -> dict | None:
 def _p99_at(folder: Path, step: int | None) -> float | None:
     if step is None:
         return None
-    for record in read_steps(folder / "steps.jsonl"):
+    for record in read_steps(RunPaths(folder).steps):
         if record.step == step:
             return record.result.latency_ms.get("p99")
     return None
@@ -77,10 +78,10 @@ def _p99_at(folder: Path, step: int | None) -> float | None:
 def round_folders(root: Path, index: int) -> list[Path]:
     """The point's run folder of each round (points/NN-slug/round-R), or its one folder (points/NN-slug) in a
     tune run of one round made before rounds."""
-    found = [f for f in (root / "points").glob(f"{index:02d}-*") if ".interrupted-" not in f.name]
+    found = TunePaths(root).point_folders(index)
     if not found:
-        return [root / "points" / f"{index:02d}-missing"]
-    if (found[0] / "summary.json").exists():
+        return [TunePaths(root).missing_point(index)]
+    if RunPaths(found[0]).summary.exists():
         return [found[0]]
     kept = [f for f in found[0].glob("round-*") if ".interrupted-" not in f.name]
     return sorted(kept, key=lambda f: int(f.name.split("-")[1])) or [found[0] / "round-1"]
@@ -91,10 +92,10 @@ def point_rows(root: Path, index: int, point: dict, target: str) -> tuple[dict, 
     repeats every round's, its figures, p99 and link those of the round nearest that median."""
     per_round = []
     for folder in round_folders(root, index):
-        written = jsonl.read_json(folder / "summary.json")
+        written = jsonl.read_json(RunPaths(folder).summary)
         row = point_row(point["label"], point["values"], point["env"], point["baseline"], folder,
                         Summary.from_json(written) if written else None, target)
-        per_round.append({**row, "folder": str(folder.relative_to(root / "points"))})
+        per_round.append({**row, "folder": str(folder.relative_to(TunePaths(root).points))})
     capacities = [r["capacity_rps"] for r in per_round]
     if len(per_round) == 1:
         return per_round[0], capacities
@@ -111,7 +112,8 @@ def point_rows(root: Path, index: int, point: dict, target: str) -> tuple[dict, 
 def rebuild(root: Path) -> Path:
     """tune.html again from the tune run's folder alone (make report RUN=<tune-run>): the rows from each
     point's summary in each round, the analysis, the figure and the page."""
-    tune = jsonl.read_json(root / "tune.json")
+    paths = TunePaths(root)
+    tune = jsonl.read_json(paths.tune_json)
     rows, table = [], []
     for index, point in enumerate(tune["points"], 1):
         row, capacities = point_rows(root, index, point, tune["target"])
@@ -122,9 +124,8 @@ def rebuild(root: Path) -> Path:
             table[number][point["label"]] = capacity
     analysis = analyse(rows, tune["settings"]["precision_pct"], table)
     tune.update({"rows": rows, "analysis": analysis, "round_table": table})
-    jsonl.write_json(root / "tune.json", tune)
-    return page(tune, rows, analysis, figure(rows, tune["parameters"], analysis, root / "figures" / "tune.png"),
-                root / "tune.html")
+    jsonl.write_json(paths.tune_json, tune)
+    return page(tune, rows, analysis, figure(rows, tune["parameters"], analysis, paths.figure), paths.page)
 
 
 def band_pct(precision_pct: float, *points: dict) -> float:

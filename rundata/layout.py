@@ -1,7 +1,11 @@
 """The results folder: this module alone names its paths. results/<run-id>/ holds run.json (settings, versions,
-git sha), steps.jsonl (one line per step, written as it completes), summary.json, the tool's raw output under
-raw/, each step's latency histograms under latency/ (HdrHistogram logs), PCP's archives under pcp/, and PARTIAL while a run has not ended normally; results/history.jsonl has one
-line per run. RESULTS_DIR moves the whole folder (the tests do)."""
+git sha), steps.jsonl (one line per step, written as it completes), summary.json, the tools' raw output under
+raw/, each step's latency histograms under latency/ (HdrHistogram logs), PCP's archives under pcp/, and PARTIAL
+while a run has not ended normally; results/history.jsonl has one line per run; a make tune run's folder
+(TunePaths) holds its points' runs, and a gate's outputs (GatePaths) are in its run's gate/ and, the latest, in
+results/gate/. Every other module asks here for a path of these; what a folder handed on holds inside (PCP's
+exports) is named by the module that writes it there. RESULTS_DIR moves the whole
+folder (the tests do)."""
 from __future__ import annotations
 
 import os
@@ -55,6 +59,28 @@ class RunPaths:
     def figures(self) -> Path:
         return self.root / "figures"
 
+    def figure(self, name: str) -> Path:
+        """A figure of the report, figures/NAME.png; the folder made on demand."""
+        self.figures.mkdir(exist_ok=True)
+        return self.figures / f"{name}.png"
+
+    def raw_step_file(self, step: int, name: str, host: str | None = None) -> Path:
+        """A file a step's tool left (its output, its envelope), with several load hosts one per host."""
+        return self.raw / f"step-{step:03d}-{host + '-' if host else ''}{name}"
+
+    def thread_dump(self, step: int, node: str, number: int) -> Path:
+        return self.raw / f"step-{step:03d}-{node}-threaddump-{number}.txt"
+
+    def profile_file(self, stem: str, suffix: str) -> Path:
+        """One of a profiled step's files, stem (step-NNN-NODE) and suffix: its recording (.jfr), its stacks
+        (-cpu.collapsed), flame graphs (-KIND.html), thread times (-threads.txt), heap histogram
+        (-histogram.txt)."""
+        return self.profiles / f"{stem}{suffix}"
+
+    @property
+    def gate(self) -> "GatePaths":
+        return GatePaths(self.root / "gate")
+
     @property
     def report(self) -> Path:
         return self.root / "report.html"
@@ -76,6 +102,71 @@ class RunPaths:
         return self.root / f"{name}.json"
 
 
+@dataclass(frozen=True)
+class GatePaths:
+    """make gate's outputs: in its run's gate/ folder, and a copy of the latest gate's in results/gate/."""
+    root: Path
+
+    @property
+    def junit(self) -> Path:
+        return self.root / "junit.xml"
+
+    @property
+    def gate_json(self) -> Path:
+        return self.root / "gate.json"
+
+    @property
+    def openmetrics(self) -> Path:
+        return self.root / "metrics.om"
+
+    @property
+    def prometheus(self) -> Path:
+        return self.root / "metrics.prom"
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        return self.junit, self.gate_json, self.openmetrics, self.prometheus
+
+
+@dataclass(frozen=True)
+class TunePaths:
+    """A make tune run's folder: tune.json (the sweep, its rounds' orders, the rows and analysis), each point's
+    run of each round under points/NN-slug/round-R/, tune.html and its figure."""
+    root: Path
+
+    @property
+    def tune_json(self) -> Path:
+        return self.root / "tune.json"
+
+    @property
+    def page(self) -> Path:
+        return self.root / "tune.html"
+
+    @property
+    def figure(self) -> Path:
+        return RunPaths(self.root).figure("tune")
+
+    @property
+    def points(self) -> Path:
+        return self.root / "points"
+
+    def point(self, index: int, slug: str, round_: int) -> Path:
+        return self.points / f"{index:02d}-{slug}" / f"round-{round_}"
+
+    def point_folders(self, index: int) -> list[Path]:
+        """The folders of the point's rounds, or of its one run (points/NN-slug: a tune from before the rounds);
+        a folder set aside by an interrupted sweep is not one."""
+        return [f for f in self.points.glob(f"{index:02d}-*") if ".interrupted-" not in f.name]
+
+    def missing_point(self, index: int) -> Path:
+        return self.points / f"{index:02d}-missing"
+
+
+def tune_runs() -> list[Path]:
+    """The tune.json of every make tune run under results/, newest first."""
+    return sorted(results_dir().glob("*-tune*/tune.json"), reverse=True)
+
+
 def results_dir() -> Path:
     return Path(os.environ.get("RESULTS_DIR") or ROOT / "results")
 
@@ -84,9 +175,23 @@ def history_path() -> Path:
     return results_dir() / "history.jsonl"
 
 
-def gate_latest_dir() -> Path:
+def gate_latest_dir() -> GatePaths:
     """make gate's outputs of the latest gate, at a path a pipeline can name before it knows the run's id."""
-    return results_dir() / "gate"
+    return GatePaths(results_dir() / "gate")
+
+
+def history_figure() -> Path:
+    return results_dir() / "history.png"
+
+
+def gate_calibration_path() -> Path:
+    """make gate-calibrate's figures, which a later gate's tolerance is judged against."""
+    return results_dir() / "gate-calibration.json"
+
+
+def aa_band_path() -> Path:
+    """The A/A duets' bands (make gate-aa), which a later duet gate reads."""
+    return results_dir() / "aa-band.json"
 
 
 def git_sha() -> str:

@@ -89,8 +89,9 @@ from hosts.cluster_settings import cluster_settings
 from commands import gate_calibration
 from kinds import read_settings
 from rundata import jsonl
+from rundata.layout import gate_calibration_path
 settings = read_settings()
-jsonl.write_json(gate_calibration.calibration_path(), {{
+jsonl.write_json(gate_calibration_path(), {{
     "complete": True, "measured": "this test", "smallest_drop_pct": {smallest_drop_pct}, "se_log": 0.01,
     "tolerance_pct": 2.5, "called_fell": {{"A/A": "0/1"}},
     "settings": gate_calibration.figure_settings(settings, cluster_settings())}})

@@ -175,7 +175,7 @@ def test_a_build_that_met_the_slo_at_no_rate_fell_where_a_had_a_capacity():
 
 
 def test_an_aa_band_is_recorded_from_a_complete_run_only(tmp_path, monkeypatch):
-    monkeypatch.setattr(duet_gate, "aa_path", lambda: tmp_path / "aa-band.json")
+    monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
     blocks = [{"block": n, "a_slot": a, "b_slot": b, "windows": [{"a_rps": 1000.0, "b_rps": r}]}
               for n, (a, b, r) in enumerate([("node1", "node2", 1001), ("node2", "node1", 996),
                                              ("node1", "node2", 1003), ("node2", "node1", 999)], 1)]

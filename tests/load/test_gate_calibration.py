@@ -43,7 +43,7 @@ def test_a_gate_refuses_a_tolerance_below_its_calibration_naming_it():
 
 
 def test_a_calibration_of_other_settings_or_left_incomplete_is_not_used(tmp_path, monkeypatch):
-    monkeypatch.setattr(gate_calibration, "calibration_path", lambda: tmp_path / "gate-calibration.json")
+    monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
     settings = read_settings({"QUICK": "1"})
     made = {"complete": True, "smallest_drop_pct": 2.0, "settings": gate_calibration.figure_settings(settings, CLUSTER)}
     gate_calibration.jsonl.write_json(tmp_path / "gate-calibration.json", made)

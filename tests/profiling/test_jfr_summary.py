@@ -122,7 +122,7 @@ def test_the_cpu_graphs_stacks_are_the_tables_samples_root_first(tables, cpu_sta
 
 
 def test_flame_graphs_are_pages_that_name_the_program(recording, cpu_stacks, tables, tmp_path):
-    drawn = summary.flame_graphs(recording, WHOLE, cpu_stacks, tmp_path, "contended", "a test")
+    drawn = summary.flame_graphs(recording, WHOLE, cpu_stacks, lambda kind: tmp_path / f"contended-{kind}.html", "a test")
     assert set(drawn) == {"cpu", "alloc", "lock"}
     cpu = (tmp_path / drawn["cpu"]).read_text()
     # The pages keep their names prefix-compressed ("Contended.work", then a mark and "spin"): the ends are whole.
@@ -135,7 +135,7 @@ def test_only_the_window_asked_for_is_read(recording, tmp_path):
     before = (1e9, 1e9 + 1)
     stacks = tmp_path / "empty-cpu.collapsed"
     assert summary.summarize(recording, before, stacks)["cpu_samples"] == 0 and stacks.read_text() == ""
-    drawn = summary.flame_graphs(recording, before, stacks, tmp_path, "empty", "a test")
+    drawn = summary.flame_graphs(recording, before, stacks, lambda kind: tmp_path / f"empty-{kind}.html", "a test")
     assert "spin'" not in (tmp_path / drawn["cpu"]).read_text()
     assert "Shared'" not in (tmp_path / drawn["lock"]).read_text()
 

@@ -12,6 +12,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from analysis import gate_verdict
 from conftest import ROOT
 from report import pipeline
+from rundata.layout import GatePaths
 from rundata.summary import Summary
 from step_records import a_step
 
@@ -38,7 +39,8 @@ STEPS = [a_step(target="cluster", label="cluster", offered_rps=1400.0, phase="co
 
 def test_junit_validates_against_the_common_schema_and_says_each_verdict(tmp_path):
     assert XSD.is_file(), f"{XSD} is missing: make test fetches it (the Makefile's JUNIT_XSD rule)"
-    files = pipeline.write(GATE, "cluster", SUMMARY, STEPS, tmp_path / "run" / "gate", tmp_path / "latest")
+    files = pipeline.write(GATE, "cluster", SUMMARY, STEPS, GatePaths(tmp_path / "run" / "gate"),
+                           GatePaths(tmp_path / "latest"))
     junit = tmp_path / "run" / "gate" / "junit.xml"
     xmlschema.XMLSchema(str(XSD)).validate(str(junit))  # raises on the first violation
     cases = {case.get("name"): case for case in ElementTree.parse(junit).iter("testcase")}
@@ -78,7 +80,7 @@ def test_openmetrics_parses_with_prometheus_client():
 
 def test_prometheus_text_for_the_textfile_collector_parses_too(tmp_path):
     from prometheus_client.parser import text_string_to_metric_families as prometheus_families
-    pipeline.write(GATE, "cluster", SUMMARY, STEPS, tmp_path / "gate", tmp_path / "latest")
+    pipeline.write(GATE, "cluster", SUMMARY, STEPS, GatePaths(tmp_path / "gate"), GatePaths(tmp_path / "latest"))
     families = {f.name: f for f in prometheus_families((tmp_path / "gate" / "metrics.prom").read_text())}
     [exit_code] = families["capbench_gate_exit_code"].samples
     assert exit_code.value == 3.0
