@@ -194,8 +194,8 @@ test-python: $(VENV)/.installed images $(JUNIT_XSD) ## the pytest part of make t
 test-claims: $(VENV)/.installed images ## on a quiet machine: the gate's 10 % tolerance, the generator's 1 %, scale-out, replication
 	CAPBENCH_CLAIMS=1 $(PYTHON) -m pytest --durations=0 tests/claims
 
-test-load: $(VENV)/.installed ## the load harness alone: parsers on captured output, search logic, settings (seconds)
-	$(PYTHON) -m pytest tests/load
+test-load: $(VENV)/.installed ## the harness alone: parsers on captured output, search logic, settings, kinds, commands (seconds)
+	$(PYTHON) -m pytest tests/load tests/settings tests/search tests/engine tests/duet tests/kinds tests/commands
 
 test-config: $(VENV)/.installed images ## settings validation, compose config, haproxy -c on the rendered config
 	$(PYTHON) -m pytest tests/config

@@ -40,7 +40,7 @@ def test_variants_are_compared_within_their_rounds_and_said(capsys):
 
 def test_the_report_shows_the_rounds(tmp_path):
     from report import build
-    data = Path(__file__).parents[2] / "report" / "data"
+    data = Path(__file__).parents[1] / "report" / "data"
     source = next(p for p in data.iterdir() if p.is_dir())
     run = tmp_path / source.name
     shutil.copytree(source, run)

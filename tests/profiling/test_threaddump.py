@@ -1,5 +1,5 @@
 """Thread dumps taken by bench-variants on the real nodes (jattach threaddump, as jcmd Thread.print prints
-them), kept in tests/load/data/: each request thread classified, the blocked ones by monitor."""
+them), kept in tests/profiling/data/: each request thread classified, the blocked ones by monitor."""
 import gzip
 from pathlib import Path
 
