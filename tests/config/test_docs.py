@@ -153,7 +153,7 @@ def backticked_in_docstrings(path) -> list[str]:
 
 def test_every_backticked_path_exists():
     """A path in backticks, in a page, a README or a docstring, names a file or folder of this tree: from the
-    root, from the text's own folder, or as the end of one of the tree's paths (`drivers/oha.py` in load/'s
+    root, from the text's own folder, or as the end of one of the tree's paths (`drivers/oha.py` in load's
     files); a bare file name of source (`runner.py`) names a file somewhere in the tree. Run output, tools'
     folders and absolute paths on the hosts are not the tree's; a word whose first part is not a folder of the
     tree (`B/A`, `WEB-INF/lib`, `capacity/s`) is not a path."""
