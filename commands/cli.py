@@ -172,7 +172,7 @@ def dispatch(name: str, arguments: list[str], flags: list[str]) -> int:
 
         verb = "build" if name == "report" else name
         if name == "report" and not arguments:
-            arguments = [""]  # the last run
+            arguments = [""]  # refused by report's own check, naming RUN, as make report without it is
         tag = [f.split("=", 1)[1] for f in flags if f.startswith("--tag=")] or \
             ([os.environ["TAG"]] if name == "baseline" and os.environ.get("TAG") else [])
         return report.run([verb, *arguments, *(["--tag", tag[0]] if tag else [])])
