@@ -326,16 +326,18 @@ class Swarm:
         manager = self.hosts.manager.engine
         docker(manager, "stack", "rm", self.stack, check=False)
         deadline = time.monotonic() + 90
-        network = f"{self.stack}_bench"
+        # Every network of the stack (the bench's and the database's), which Swarm removes one after another
+        # after stack rm returns: a slow machine still listed the database's once the bench's had gone.
+        prefix = f"{self.stack}_"
         while time.monotonic() < deadline:
-            left = [m.name for m in self.hosts.machines
-                    if network in docker(m.engine, "network", "ls", "--format", "{{.Name}}",
-                                         check=False).stdout.decode().split()]
+            left = {f"{m.name}: {name}" for m in self.hosts.machines
+                    for name in docker(m.engine, "network", "ls", "--format", "{{.Name}}",
+                                       check=False).stdout.decode().split() if name.startswith(prefix)}
             if not left:
                 break
             time.sleep(1)
         else:
-            print(f"capbench: {network} still on {', '.join(left)} after 90 s", flush=True)
+            print(f"capbench: the stack's networks still there after 90 s: {', '.join(sorted(left))}", flush=True)
             return 1
         for role, (volume, _) in stack.DATA_VOLUMES.items():  # stack rm keeps volumes: the database's data goes
             if role in self.hosts.roles:
