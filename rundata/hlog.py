@@ -18,6 +18,12 @@ from hdrh.log import HistogramLogReader, HistogramLogWriter
 RAMP_TAG = "ramp"
 
 
+def new_histogram() -> HdrHistogram:
+    """Microseconds, 1 µs to 1 h, 3 significant digits (wrk2's own histogram keeps the same precision): every
+    step's latency histogram, and the reference a log is read against."""
+    return HdrHistogram(1, 3_600_000_000, 3)
+
+
 @dataclass(frozen=True)
 class Interval:
     start_s: float  # from the step's start
@@ -53,7 +59,7 @@ def write(path: Path, start_epoch: float, intervals: list[Interval], comment: st
 def read(path: Path, tag: str | None = None) -> HdrHistogram | None:
     """The sum of the log's intervals of one tag (None: the untagged, the step's measured part), read with
     hdrh's own reader; None when it has none."""
-    reader = HistogramLogReader(str(path), HdrHistogram(1, 3_600_000_000, 3))
+    reader = HistogramLogReader(str(path), new_histogram())
     total = None
     try:
         while (interval := reader.get_next_interval_histogram()) is not None:

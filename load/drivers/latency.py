@@ -7,15 +7,10 @@ from __future__ import annotations
 
 from hdrh.histogram import HdrHistogram
 
-from rundata.hlog import RAMP_TAG, Interval
+from rundata.hlog import RAMP_TAG, Interval, new_histogram
 from rundata.records import SPECTRUM_PERCENTILES
 
 NAMED_PERCENTILES = (("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9))
-
-
-def new_histogram() -> HdrHistogram:
-    """Microseconds, 1 µs to 1 h, 3 significant digits (wrk2's own histogram keeps the same precision)."""
-    return HdrHistogram(1, 3_600_000_000, 3)
 
 
 def record_ms(histogram: HdrHistogram, ms: float, count: int = 1) -> None:
