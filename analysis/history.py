@@ -107,26 +107,18 @@ def bench_hash(run: RunRecord) -> str:
     return _hash(basis)
 
 
-def history_line(run: RunRecord, summary: Summary) -> HistoryLine:
-    targets, fit = summary.targets, _usl_fit(summary)
+def history_line(run: RunRecord, summary: Summary, own: dict | None = None) -> HistoryLine:
+    """The run's line; `own`: the kind's figures for it (Kind.history: E, the USL's, E(N), ...)."""
+    targets = summary.targets
     return HistoryLine(
         time=time.strftime(TIME_FORMAT, time.gmtime()), run_id=summary.run_id, kind=summary.kind,
         status=summary.status, git_sha=run.git_sha, backend=run.backend,
         config_hash=config_hash(run), bench_hash=bench_hash(run), build=build_of(run), driver=summary.driver,
         workload=workload.describe(run.settings), precision_pct=run.settings.get("precision_pct"),
         capacities={t: v.capacity_rps for t, v in targets.items()}, repeats={t: v.repeats for t, v in targets.items()},
-        cluster_rps=summary.cluster_rps, efficiency=summary.efficiency, cluster_over_node1=summary.cluster_over_node1,
-        usl={k: fit.get(k) for k in ("sigma", "kappa", "lam", "peak_n", "r_squared")} if fit else None,
-        # bench-scaleout's curve: E(N) at each N (its X(N) are the capacities of its targets N=1, N=2, …).
-        scaleout={str(p["n"]): p["efficiency"] for p in summary.scaleout["points"]} if summary.scaleout else None,
         calibration=calibration.of(summary) or calibration.of(run),
         degraded={t: v.degraded["cause"] for t, v in targets.items() if v.degraded} or None,
-        lost=[events.short(e) for e in summary.events or []] or None)
-
-
-def _usl_fit(summary: Summary) -> dict:
-    """The run's USL fit: over one node's concurrency (bench-usl) or over the number of nodes (bench-scaleout)."""
-    return summary.usl_fit or (summary.scaleout or {}).get("fit") or {}
+        lost=[events.short(e) for e in summary.events or []] or None, **(own or {}))
 
 
 class CompareError(ValueError):

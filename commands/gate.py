@@ -77,8 +77,9 @@ def main(argv: list[str] | None = None) -> int:
                                     after=lambda bench: measure_thresholds(bench, chosen.p99))
     if paths is None or code == INTERRUPTED:
         return code
-    summary = Summary.from_json(jsonl.read_json(paths.summary) or {})
-    now = history_line(RunRecord.read(paths.run_json), summary)
+    written = jsonl.read_json(paths.summary) or {}
+    summary = Summary.from_json(written)
+    now = history_line(RunRecord.read(paths.run_json), summary, kind.history(kind.found_in(written)))
     try:
         found = baselines.find(*read_history(history_path()), chosen.baseline, now.bench_hash,
                                calibration.machine(calibration.of(now)))
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     result = gate_verdict.judge(now, searches, steps, found.line, found.how, chosen)
     gate_verdict.let_through(result, dict(os.environ))
     from report import pipeline  # its libraries only once there is a verdict to write
-    pipeline.write(result, kind.name, summary, steps, paths.gate, gate_latest_dir())
+    pipeline.write(result, kind.name, summary, steps, paths.gate, gate_latest_dir(), now.efficiency)
     print_gate(result, paths.gate)
     if result.baseline_id is None:
         say(f"accept this run as the baseline with: make baseline RUN={result.run_id}")

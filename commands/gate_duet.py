@@ -17,6 +17,7 @@ from analysis.gate_verdict import ABOVE, CANNOT_TELL, Check, Gate, GateSettings,
 from commands import bench as bench_command, gate_calibration
 from duet import baseline as duet_baseline
 from duet.builds import app_key
+from duet.findings import DuetFindings
 from engine.progress import say
 from engine.session import refuse
 from hosts.cluster_settings import SettingsRefused, cluster_settings
@@ -33,27 +34,19 @@ CHECK = "capacity B/A"
 SLO_CHECK = "SLO at a common rate"
 
 
-def record_band(check: Check, summary: dict) -> None:
+def record_band(check: Check, summary: Summary) -> None:
     """An A/A gate's band in results/aa-band.json, from a complete run only: a band from part of a duet says less
     than it seems."""
     if "aa_band_pct" not in check.figures:
         return
-    if summary.get("status") != "complete":
-        say(f"A/A band {check.figures['aa_band_pct']:g} % not recorded: the run is {summary.get('status')}")
+    if summary.status != "complete":
+        say(f"A/A band {check.figures['aa_band_pct']:g} % not recorded: the run is {summary.status}")
         return
-    jsonl.write_json(aa_band_path(), {"run_id": summary.get("run_id"), "band_pct": check.figures["aa_band_pct"],
+    jsonl.write_json(aa_band_path(), {"run_id": summary.run_id, "band_pct": check.figures["aa_band_pct"],
                                  "figure": check.figures["figure"], "interval": check.figures["interval"],
                                  "pairs": len(check.figures["pairs"]), "blocks": len(check.figures["blocks"]),
                                  "measured_epoch": time.time()})
     say(f"A/A band {check.figures['aa_band_pct']:g} % recorded in {aa_band_path()}")
-
-
-def pairs_of(summary: dict) -> list[duet_verdict.Pair]:
-    return [duet_verdict.Pair.from_dict(p) for p in (summary.get("duet") or {}).get("pairs", [])]
-
-
-def blocks_of(summary: dict) -> list[duet_blocks.Block]:
-    return [duet_blocks.Block.from_dict(k) for k in (summary.get("duet") or {}).get("blocks") or []]
 
 
 def nothing_passed(pairs: list[duet_verdict.Pair], said: duet_verdict.DuetVerdict) -> duet_verdict.DuetVerdict:
@@ -66,39 +59,38 @@ def nothing_passed(pairs: list[duet_verdict.Pair], said: duet_verdict.DuetVerdic
                    f"searches, where A's capacity reached {a_best:g}/s: a drop beyond any tolerance ({said.message})")
 
 
-def judge(summary: dict, drop_pct: float, aa: bool, baseline: str | None = None) -> Gate:
+def judge(summary: Summary, drop_pct: float, aa: bool, baseline: str | None = None) -> Gate:
     """The gate's one capacity check from the run's blocks (its pairs' where it ran none); an A/A gate notes its
     band. `baseline`: how A was chosen when it is the accepted baseline's build ("" when none was accepted: then
     nothing is compared and the gate cannot tell)."""
-    duet = summary.get("duet") or {}
-    pairs, blocks = pairs_of(summary), blocks_of(summary)
+    duet = summary.findings(DuetFindings)
+    pairs = [duet_verdict.Pair.from_dict(p) for p in duet.pairs]
+    blocks = [duet_blocks.Block.from_dict(k) for k in duet.blocks]
     said = nothing_passed(pairs, duet_blocks.judge(blocks, drop_pct) if blocks
                           else duet_verdict.judge(pairs, drop_pct))
-    lost = [e["sentence"] for e in summary.get("events") or []]
+    lost = [e["sentence"] for e in summary.events or []]
     if lost:  # its blocks measured the builds on a bench that was losing a machine or node
-        said = replace(said, verdict=CANNOT_TELL, message=f"the run is {summary.get('status')}: {'; '.join(lost)} "
+        said = replace(said, verdict=CANNOT_TELL, message=f"the run is {summary.status}: {'; '.join(lost)} "
                        f"(what its blocks said: {said.message})")
     if baseline == "":
         said = replace(said, verdict=CANNOT_TELL, message=f"no build accepted as a baseline yet, so this build "
                        f"was measured against itself ({said.message}); make baseline RUN=<this run> keeps it")
-    builds = duet.get("builds") or [{}, {}]
+    a, b = (build.text for build in duet.builds) if duet.builds else ("", "")
     figures = {**said.as_dict(), "tolerance_pct": drop_pct, "figure": "blocks" if blocks else "pairs",
-               "pairs": [p.as_dict() for p in pairs], "blocks": [k.as_dict() for k in blocks],
-               "a": builds[0].get("text", ""), "b": builds[1].get("text", ""),
-               "common": (duet.get("common") or {}).get("intervals") or {}}
-    notes = [] if summary.get("status") == "complete" else [f"the run is {summary.get('status')}: "
-                                                             f"{summary.get('error')}"]
+               "pairs": [p.as_dict() for p in pairs], "blocks": [k.as_dict() for k in blocks], "a": a, "b": b,
+               "common": duet.common["intervals"] if duet.common else {}}
+    notes = [] if summary.status == "complete" else [f"the run is {summary.status}: {summary.error}"]
     if aa and said.interval is not None:
         figures["aa_band_pct"] = duet_verdict.aa_band_pct(said.interval)
         notes.append(f"A/A band {figures['aa_band_pct']:g} %: how far two equal builds' interval reached from 1 "
                      "(what a gate can call is make gate-calibrate's)")
-    how = ("measured together in this run (a duet: A = " + (builds[0].get("text") or "as configured")
+    how = ("measured together in this run (a duet: A = " + (a or "as configured")
            + (f", {baseline}" if baseline else "") + ")")
     checks = [Check(CHECK, said.verdict, said.message, figures)]
-    broken = duet_common.slo_broken(duet.get("common"))
+    broken = duet_common.slo_broken(duet.common)
     if broken:
-        checks.append(Check(SLO_CHECK, ABOVE, broken, {"common": duet.get("common")}))
-    return Gate(summary.get("run_id", ""), None, how, drop_pct, checks, notes)
+        checks.append(Check(SLO_CHECK, ABOVE, broken, {"common": duet.common}))
+    return Gate(summary.run_id, None, how, drop_pct, checks, notes)
 
 
 def with_baseline(chosen: GateSettings, environ: dict[str, str], settings) -> tuple[dict[str, str], str]:
@@ -143,12 +135,12 @@ def run(chosen: GateSettings, environ: dict[str, str], check_only: bool, aa: boo
                                     check_only)
     if paths is None or code == INTERRUPTED:
         return code
-    summary = jsonl.read_json(paths.summary) or {}
+    summary = Summary.from_json(jsonl.read_json(paths.summary) or {})
     result = judge(summary, chosen.drop_pct, aa, baseline)
     result.notes.append(gate_calibration.power_note(chosen.drop_pct, calibration))
     let_through(result, environ)
     from report import pipeline  # its libraries only once there is a verdict to write
-    pipeline.write(result, kind.name, Summary.from_json(summary), read_steps(paths.steps), paths.gate,
+    pipeline.write(result, kind.name, summary, read_steps(paths.steps), paths.gate,
                    gate_latest_dir())
     check = result.checks[0]
     print(f"\ngate: {result.run_id}: B = {check.figures['b'] or 'as configured'} against A = "

@@ -11,7 +11,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from duet.builds import APP_KEYS, TUNABLE_KEYS, app_key, parse_words
+from duet.builds import APP_KEYS, IMAGE, TUNABLE_KEYS, app_key, parse_words
+from duet.findings import DuetFindings
 from hosts.cluster_settings import war_sha256
 from rundata import jsonl
 from rundata.history import BaselineMark
@@ -78,8 +79,9 @@ def accepted_build(folder: Path) -> dict[str, str]:
     app = None
     own = next((key for key in APP_KEYS if key in candidate), None)
     if own:  # its node image is tagged with the start of the file's sha256 (cluster/app.sh build)
-        builds = ((jsonl.read_json(RunPaths(folder).summary) or {}).get("duet") or {}).get("builds") or [{}, {}]
-        app = (own, candidate[own], (builds[1].get("node") or {}).get("IMAGE", "").rpartition(":")[2])
+        duet = DuetFindings.in_summary(jsonl.read_json(RunPaths(folder).summary) or {})
+        image = duet.builds[1].node.get(IMAGE, "") if len(duet.builds) > 1 else ""
+        app = (own, candidate[own], image.rpartition(":")[2])
     elif key := app_key(run.cluster_settings):
         sha = run.cluster_settings.get("APP_SHA256")
         if not sha:

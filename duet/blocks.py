@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from analysis import duet_blocks
 from duet.builds import ONE_HOST_MARGIN_S, RE_CREATED, SLOTS, Build, Twins
+from duet.findings import DuetFindings
 from engine.progress import say
 from hosts.topology import node_port
 
@@ -21,16 +22,14 @@ def window_driver(bench, window_s: int):
     return bench.driver if bench.driver.name == "oha" and bench.driver.min_step_s <= window_s else OhaDriver()
 
 
-def run(kind, bench, a: Build, b: Build, twins: Twins) -> dict[str, Build]:
-    """The blocks, in a balanced order drawn at random (its seed recorded); returns the last block's
-    assignment of builds to slots."""
+def run(kind, bench, found: DuetFindings, a: Build, b: Build, twins: Twins) -> dict[str, Build]:
+    """The blocks, in a balanced order drawn at random (its seed recorded), each kept in the duet's findings
+    as it is measured; returns the last block's assignment of builds to slots."""
     own = kind.own(bench.settings)
     seed = random.SystemRandom().randrange(2 ** 31)
     order = duet_blocks.orientations(own.blocks, seed)
-    found = bench.findings["duet"]
-    found["block_plan"] = {"blocks": own.blocks, "windows": own.windows, "window_s": own.window_s,
-                           "connections": own.connections, "seed": seed,
-                           "a_on_first_slot": order}
+    found.update({"block_plan": {"blocks": own.blocks, "windows": own.windows, "window_s": own.window_s,
+                                 "connections": own.connections, "seed": seed, "a_on_first_slot": order}})
     driver = window_driver(bench, own.window_s)
     blocks: list[duet_blocks.Block] = []
     assignment: dict[str, Build] = {}
@@ -40,23 +39,23 @@ def run(kind, bench, a: Build, b: Build, twins: Twins) -> dict[str, Build]:
         if changed == RE_CREATED:
             kind.route(bench)
         if changed:
-            kind.warm_up(bench, assignment)
-        block = measure_block(bench, number, assignment, own, driver)
+            kind.warm_up(bench, found, assignment)
+        block = measure_block(bench, number, assignment, own, driver, found.twin_cpus)
         blocks.append(block)
-        found["blocks"] = [one.as_dict() for one in blocks]
+        found.blocks = [one.as_dict() for one in blocks]
         ratio = block.ratio
         say(f"block {number}/{own.blocks}: A on {block.a_slot}, B on {block.b_slot}: B/A "
             + (f"{ratio:.3f} over {len(block.kept)} windows" if ratio else "none (no window measured both)"))
     return assignment
 
 
-def measure_block(bench, number: int, assignment: dict[str, Build], own, driver) -> duet_blocks.Block:
+def measure_block(bench, number: int, assignment: dict[str, Build], own, driver,
+                  twin_cpus: float) -> duet_blocks.Block:
     """The block's windows, one after another with no pause: the load goes on as the machine's does."""
     from load.load_hosts import START_MARGIN_S
     routes = {slot: bench.steps.route_for(node_port(slot), build_.settings(bench.settings))
               for slot, build_ in assignment.items()}
-    quotas = {slot: float(build_.node.get("CPUS") or bench.findings["duet"]["twin_cpus"])
-              for slot, build_ in assignment.items()}
+    quotas = {slot: float(build_.node.get("CPUS") or twin_cpus) for slot, build_ in assignment.items()}
     windows = []
     for _ in range(own.windows):
         start_at = time.time() + (START_MARGIN_S if len(bench.loads.hosts) > 1 else ONE_HOST_MARGIN_S)

@@ -20,9 +20,9 @@ TOP = 200
 
 
 def profile_both(bench, assignment: dict, rate_rps: float,
-                 together: Callable[[list[Ask], int], dict]) -> None:
+                 together: Callable[[list[Ask], int], dict]) -> dict | None:
     """Both slots profiled at rate_rps; `together(asks, seconds)` measures one step on each slot at once (the
-    duet's); the difference in bench.findings["duet"]["profile_difference"]."""
+    duet's); returns the difference (None where a slot's recording or requests are missing)."""
     seconds = bench.settings.jfr.seconds
 
     def measure(phase: str) -> dict:
@@ -31,12 +31,12 @@ def profile_both(bench, assignment: dict, rate_rps: float,
 
     profile_step.profile(bench, rate_rps, {b.name: (node,) for node, b in assignment.items()}, measure, top=TOP)
     slot = {b.name: node for node, b in assignment.items()}
-    found = bench.findings["profiles"]
+    found = bench.profiles
     tables = {name: (found[name]["nodes"].get(slot[name]) or {}).get("tables") for name in ("A", "B")}
     served = {name: found[name]["profiled"]["answered_ok"] for name in ("A", "B")}
     if not all(tables.values()) or not all(served.values()):
         say("the duet's profile difference: a slot's recording or its requests are missing (above)")
-        return
+        return None
     sampler = {name: (found[name]["nodes"][slot[name]].get("cpu_profiler") or {}) for name in ("A", "B")}
     difference = {"rate_rps": rate_rps, "a_slot": slot["A"], "b_slot": slot["B"], "per": profile_difference.PER,
                   "sampled_by": profile_difference.sampled_by(sampler["A"], sampler["B"]),
@@ -49,15 +49,15 @@ def profile_both(bench, assignment: dict, rate_rps: float,
                   "max_samples_per_s": profile_difference.MAX_SAMPLES_PER_S,
                   "min_samples": profile_difference.MIN_SAMPLES,
                   "grew": profile_difference.grew(tables["A"], tables["B"], served["A"], served["B"], TOP)}
-    bench.findings["duet"]["profile_difference"] = difference
     top = difference["grew"]["self"][:1]
     say(f"duet profile at {rate_rps:g}/s: {difference['unit']} per {profile_difference.PER} requests A "
         f"{difference['a_samples']}, B {difference['b_samples']}"
         + (f"; grew most (self): {top[0]['name']} {top[0]['a']} → {top[0]['b']}" if top else ""))
+    return difference
 
 
 # Its part of the duet's section in report.html.
-REPORT = """{% set d = duet.profile_difference if duet else none %}{% if d %}
+REPORT = """{% set d = duet.profile_difference %}{% if d %}
 <h3>What B spends more on than A ({{ d.unit or "CPU samples" }}, both at {{ d.rate_rps }}/s)</h3>
 <p>After the last pair, both slots (A on {{ d.a_slot }}, B on {{ d.b_slot }}) offered the same rate over the same
 seconds, profiled (each build's tables and flame graphs are under "Profiles" below). {{ d.unit or "CPU samples" }}

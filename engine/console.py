@@ -87,14 +87,16 @@ def finish(kind, paths: RunPaths, summary: dict) -> None:
     """The kind's tables, the nodes' figures, one line in results/history.jsonl and report.html; a failure of
     the report loses nothing already written."""
     if kind.reports:
-        kind.console(summary)
+        found = kind.found_in(summary)
+        kind.console(summary, found)
         print_host_figures(summary)
         print_load_hosts(summary)
         try:
             from analysis import history
             from report import build  # matplotlib and jinja only when a report is made
             typed = Summary.from_json(summary)
-            jsonl.append(history_path(), history.history_line(RunRecord.read(paths.run_json), typed).to_json())
+            jsonl.append(history_path(), history.history_line(RunRecord.read(paths.run_json), typed,
+                                                         kind.history(found)).to_json())
             say(f"report: {build.build(paths.root, kind.section)}")
         except Exception as problem:  # noqa: BLE001 — the run's results are on disk; say what failed, keep going
             say(f"warning: the report could not be made ({type(problem).__name__}: {problem}); "

@@ -1,12 +1,16 @@
 """What a bench kind is: `make bench-<name>` runs its run() inside the runner (engine/runner.py), which owns the
 rest (settings, monitoring, the partial marker, the summary's common part, restoring the cluster, exit codes).
-A kind sets the class attributes that differ from these defaults and overrides run(); summarize() and console()
-add its own sections to summary.json and its own tables to the console, and `section` its part of report.html."""
+A kind sets the class attributes that differ from these defaults and overrides run(). What it finds beyond its
+capacities is a record of its own type (`findings`, a rundata.findings.Findings dataclass): the runner makes it
+empty before run() and hands it in, so a run that breaks off keeps what it had found; summarize() completes it
+from the capacities, the runner writes it under the kind's name in summary.json however the run ended, and
+console() and `section` (its part of report.html) read it back as that type."""
 from __future__ import annotations
 
 from engine.console import print_capacities
 from report.sections import ReportSection
 from rundata import jsonl
+from rundata.findings import Findings
 from settings.bench import BenchSettings
 
 # A kind's own ending (status, error, exit code), e.g. the self-check's verdict; run() returning None: complete.
@@ -33,6 +37,8 @@ class Kind:
     # Its own settings: a frozen dataclass of settings/fields.setting() fields (and a problems() method for
     # rules between them), read and checked with the shared ones; None: it has none.
     own_settings: type | None = None
+    # What it finds beyond its capacities, written under its name in summary.json; None: nothing.
+    findings: type[Findings] | None = None
 
     @classmethod
     def own(cls, settings: BenchSettings):
@@ -57,15 +63,25 @@ class Kind:
         exit status 2 before the run begins). For what only the running cluster can tell."""
         return ""
 
-    def run(self, bench) -> Outcome | None:
+    def run(self, bench, found) -> Outcome | None:
+        """Measures, filling in `found` (its findings record, None without one) as it goes."""
         raise NotImplementedError(f"bench kind '{self.name}' has no run()")
 
-    def summarize(self, bench, summary: dict) -> None:
-        """Adds the kind's own figures to summary.json (called after the common part is in)."""
+    def summarize(self, bench, summary: dict, found) -> None:
+        """Completes `found` from the common part of summary.json (its capacities), which is in by now."""
 
-    def console(self, summary: dict) -> None:
+    def console(self, summary: dict, found) -> None:
         """Prints the kind's tables at the end, before the host figures: by default the capacities' table."""
         print_capacities(summary)
+
+    def history(self, found) -> dict:
+        """Its figures for the run's line in results/history.jsonl (HistoryLine's fields by name): none by
+        default, the capacities are in the line already."""
+        return {}
+
+    def found_in(self, summary: dict):
+        """Its findings record read back from summary.json as written (None for a kind without one)."""
+        return self.findings.in_summary(summary) if self.findings is not None else None
 
 
 class KindSettings:
@@ -75,10 +91,15 @@ class KindSettings:
         return []
 
 
-def keep_analysis(bench, summary: dict, name: str, series: tuple[str, ...]) -> None:
-    """A kind's analysis (in bench.findings[name]) whole in analysis/<name>.json, and without its per-second
-    series in summary.json (they would swamp it; the report reads them from the file)."""
-    analysis = bench.findings.get(name)
-    if analysis is not None:
-        jsonl.write_json(bench.paths.analysis(name), analysis)
-        summary[name] = {k: v for k, v in analysis.items() if k not in series}
+def usl_figures(fit: dict) -> dict | None:
+    """A USL fit's figures the history keeps (the fit as analysis/usl_fit.py writes it), None without a fit."""
+    if not fit or "error" in fit:
+        return None
+    return {k: fit.get(k) for k in ("sigma", "kappa", "lam", "peak_n", "r_squared")}  # as UslFit.as_dict wrote it
+
+
+def keep_analysis(bench, found, analysis: dict, series: tuple[str, ...]) -> None:
+    """A kind's whole analysis in analysis/<kind>.json, and in its findings without its per-second series (they
+    would swamp summary.json; the report reads them from the file)."""
+    jsonl.write_json(bench.paths.analysis(found.kind), analysis)
+    found.update({k: v for k, v in analysis.items() if k not in series})

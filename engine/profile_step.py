@@ -73,7 +73,7 @@ def profile(bench, rate: float, nodes_of: dict[str, tuple[str, ...]],
     first, then profiled first, ...) so that a drift of the machine favours neither. `measure(phase)` measures
     one step of every label in nodes_of (their records by label; a duet measures two builds' slots at once),
     and each label's nodes record while it is profiled. The first profiled step's recordings are kept and
-    read (tables of `top` rows), the later ones' discarded; bench.findings["profiles"][label]. A node whose JVM
+    read (tables of `top` rows), the later ones' discarded; bench.profiles[label]. A node whose JVM
     refuses to record is said and left out; the steps are recorded whatever happens."""
     own = bench.settings.jfr
     problems: list[tuple[str, str]] = []  # (node, what went wrong)
@@ -118,7 +118,7 @@ def profile(bench, rate: float, nodes_of: dict[str, tuple[str, ...]],
                  "profiled": own_pairs[0]["profiled"], "pairs": own_pairs, "overhead": overall(own_pairs),
                  "nodes": {node: read_nodes[node] for node in nodes if node in read_nodes},
                  "problems": [f"{node}: {text}" for node, text in problems if node in nodes]}
-        bench.findings.setdefault("profiles", {})[label] = found
+        bench.profiles[label] = found
         say(f"{label} profiled at {rate:g}/s: {describe_overhead(found['overhead'])}"
             + (f"; {'; '.join(found['problems'])}" if found["problems"] else ""))
         for node, read_ in found["nodes"].items():

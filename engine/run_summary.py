@@ -1,6 +1,6 @@
 """summary.json's common part, for every kind: each search label's capacities, HAProxy's DOWN/UP events during
 the run and the searches they disturbed, skipped searches, monitoring and the host figures at each capacity.
-The kind adds its own sections (Kind.summarize)."""
+The kind's findings follow under its name (Kind.findings, completed by Kind.summarize)."""
 from __future__ import annotations
 
 import time
@@ -49,14 +49,15 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
     if shares:
         summary["load_hosts"] = shares
     try:
-        bench.kind.summarize(bench, summary)
+        bench.kind.summarize(bench, summary, bench.found)
     except Exception as problem:  # noqa: BLE001 — what was measured is kept; the kind's analysis says it failed
         summary["summary_error"] = f"{type(problem).__name__}: {problem}"
         say(f"warning: the {bench.kind.name} analysis failed ({summary['summary_error']}); the steps are kept")
-    profiles = bench.findings.get("profiles")
-    if profiles:  # whole in profiles.json; the summary says where each profile is and what it cost
-        jsonl.write_json(bench.paths.analysis("profiles"), profiles)
-        summary["profiles"] = brief(profiles)
+    if bench.found is not None:  # what it found, however far it got
+        summary[bench.kind.name] = bench.found.to_json()
+    if bench.profiles:  # whole in profiles.json; the summary says where each profile is and what it cost
+        jsonl.write_json(bench.paths.analysis("profiles"), bench.profiles)
+        summary["profiles"] = brief(bench.profiles)
     summary["elapsed_s"] = round(time.time() - started, 1)
     return summary
 

@@ -52,7 +52,8 @@ class Bench:
         self.cluster_env = cluster_env or {}
         self.loads = LoadHosts()
         self.version = "unknown"
-        self.findings: dict[str, object] = {}  # what a kind measured beyond searches, for its summarize()
+        self.found = kind.findings() if kind.findings is not None else None  # the kind's findings record
+        self.profiles: dict[str, dict] = {}  # JFR: per label, the profile at its capacity (engine/profile_step.py)
         self.calibration: dict | None = None  # the machine's speed at the start (engine/calibration_probe.py)
         self.profiling = profile_step.wanted(settings, kind)
         planned = kind.planned_searches(settings) if searches is None else searches
@@ -138,7 +139,7 @@ def execute(bench: Bench, body=None, extra: dict | None = None) -> tuple[dict, i
         jsonl.write_json(paths.run_json, bench.run_json())
         if bench.monitoring.monitor is not None and kind.logs_whole_run:
             bench.monitoring.start()
-        outcome = body() if body is not None else kind.run(bench)
+        outcome = body() if body is not None else kind.run(bench, bench.found)
         if outcome:
             status, error, code = outcome
         bench.searcher.losses.sweep("asked at the run's end")

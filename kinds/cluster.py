@@ -15,9 +15,10 @@ from engine.kind import Kind, KindSettings
 from hosts.backend import ClusterError
 from hosts.topology import NODES
 from report.sections import Figure, ReportSection, RunResults
-from rundata.records import StepRecord
+from rundata.findings import Findings
+from rundata.records import StepRecord, doc
 from rundata.run import node_numbers
-from rundata.summary import Summary
+from rundata.summary import Summary, TargetSummary
 from settings.fields import choice as one_of, setting
 
 # WEIGHTS=auto: the balancing choices the cluster is measured under (label, HAProxy balance, weights)
@@ -34,22 +35,69 @@ class ClusterSettings(KindSettings):
                            "measured under equal weights, those weights and leastconn, with E for each)")
 
 
+@dataclass
+class BalanceHint:
+    """Which node set the cluster's pace under the weights it was measured with, and what weights from the
+    nodes' capacities would predict (analysis/balance.py)."""
+    pace_setter: str = doc("the node with the highest share of its CPU quota at the cluster's capacity")
+    shares_pct: dict[str, float] = doc("each node's CPU % of its quota there")
+    weights: dict[str, float] = doc("the weights the cluster was measured under")
+    predicted_rps: float = doc("the cluster's capacity the nodes' capacities predict under those weights")
+    predicted_efficiency: float = doc("E that prediction gives")
+    saturates_first: str = doc("the node the prediction saturates first")
+    capacity_weights: dict[str, int] = doc("weights in proportion to the measured capacities")
+    text: str = doc("all of it in a sentence")
+
+
+@dataclass
+class BalancingChoice:
+    """The cluster measured under one balancing choice (WEIGHTS=equal or auto)."""
+    balance: str = doc("HAProxy's balance algorithm")
+    weights: dict[str, int] = doc("the nodes' weights")
+    label: str = doc("the search label of the cluster under it")
+    capacity_rps: float | None = doc("its capacity", default=None)
+    efficiency: float | None = doc("E = its capacity / ΣX_i", default=None)
+    efficiency_caveat: str | None = doc("E's one-line caveat above 1 or below 0.5", default=None)
+    cluster_over_node1: float | None = doc("its capacity / X_node1", default=None)
+
+
+@dataclass
+class ClusterFindings(Findings):
+    """bench-cluster: the nodes against the cluster."""
+    kind = "cluster"
+    sum_nodes_rps: float | None = doc("ΣX_i, the sum of the nodes' capacities", default=None)
+    cluster_rps: float | None = doc("X_cluster (under WEIGHTS=auto: under capacity weights)", default=None)
+    efficiency: float | None = doc("E = X_cluster / ΣX_i", default=None)
+    efficiency_caveat: str | None = doc("E's one-line caveat above 1 or below 0.5", default=None)
+    cluster_over_node1: float | None = doc("X_cluster / X_node1", default=None)
+    not_measured: dict[str, str] = doc("for each of the four figures above that is missing, why "
+                                       "(analysis/not_measured.py)", default_factory=dict)
+    balancing: dict[str, BalancingChoice] = doc("WEIGHTS=equal or auto: each balancing choice's capacity and E",
+                                                default_factory=dict)
+    balance_hint: BalanceHint | None = doc("what the nodes' shares say about the weights", default=None)
+
+    @classmethod
+    def earlier(cls, summary: dict) -> dict | None:
+        """Before it had a section of its own its figures were at summary.json's top level."""
+        return summary if "cluster" not in summary and "sum_nodes_rps" in summary else None
+
+
 # The search labels each of the run's figures is made of: a figure missing says why by the first of them without a
 # capacity (analysis/not_measured.py).
 FIGURE_LABELS = {"sum_nodes_rps": list(NODES), "cluster_rps": ["cluster"], "efficiency": [*NODES, "cluster"],
                  "cluster_over_node1": [NODES[0], "cluster"]}
 
 # Its part of report.html (report/sections.py): E and the balancing choices.
-REPORT = """{% set why = summary.section("not_measured") or {} %}
-{% macro shown(key, unit="") %}{% if summary[key] is not none %}{{ summary[key] }}{{ unit }}{% else %}<span class="missing">{{ why.get(key, "not measured") }}</span>{% endif %}{% endmacro %}
+REPORT = """{% set why = cluster.not_measured %}
+{% macro shown(key, unit="") %}{% if cluster[key] is not none %}{{ cluster[key] }}{{ unit }}{% else %}<span class="missing">{{ why[key] or "not measured" }}</span>{% endif %}{% endmacro %}
 {% if why | length == figure_count and why.values() | unique | list | length == 1 %}
 <p class="big">ΣX<sub>i</sub>, X<sub>cluster</sub>, <b>E</b>, X<sub>cluster</sub> / X<sub>node1</sub>: <span class="missing">{{ why.values() | first }}</span></p>
 {% else %}
 <p class="big">ΣX<sub>i</sub> = {{ shown("sum_nodes_rps", "/s") }} · X<sub>cluster</sub> = {{ shown("cluster_rps", "/s") }} ·
  <b>E = X<sub>cluster</sub> / ΣX<sub>i</sub> = {{ shown("efficiency") }}</b> · X<sub>cluster</sub> / X<sub>node1</sub> = {{ shown("cluster_over_node1") }}</p>
 {% endif %}
-{% set e_caveat = summary.efficiency_caveat or caveat(summary.efficiency) %}{% if e_caveat %}<p class="hint caveat">Note on E: {{ e_caveat }}.</p>{% endif %}
-{% if summary.balance_hint %}<p class="hint">Balance: {{ summary.balance_hint.text }}.</p>{% endif %}
+{% set e_caveat = cluster.efficiency_caveat or caveat(cluster.efficiency) %}{% if e_caveat %}<p class="hint caveat">Note on E: {{ e_caveat }}.</p>{% endif %}
+{% if cluster.balance_hint %}<p class="hint">Balance: {{ cluster.balance_hint.text }}.</p>{% endif %}
 {% if choices %}
 <h2 id="balancing">Balancing choices</h2>
 <p>The cluster measured under each balancing choice in this run, against the sum of the nodes' capacities
@@ -71,7 +119,8 @@ request to the node with the fewest in progress), let each node take what it can
 
 
 def report_values(results: RunResults) -> dict:
-    return {"choices": results.summary.balancing or {}, "figure_count": len(FIGURE_LABELS)}
+    found = results.findings(ClusterFindings)
+    return {"cluster": found, "choices": found.balancing, "figure_count": len(FIGURE_LABELS)}
 
 
 def balance_shares(results: RunResults, record: StepRecord | None, weights: dict | None = None) -> dict | None:
@@ -101,45 +150,46 @@ def report_figures(results: RunResults) -> list[Figure]:
     """The nodes against the cluster, the nodes' shares of the cluster's requests, and the balancing choices."""
     from report import figures  # matplotlib only when a report is made
     from report.build import capacity_step
-    summary, made = results.summary, []
-    weighted = (summary.balancing or {}).get("weighted", {})
+    summary, found, made = results.summary, results.findings(ClusterFindings), []
+    weighted = found.balancing.get("weighted")  # WEIGHTS=auto's: the cluster under capacity weights
     # The cluster's capacity: its one search, or under WEIGHTS=auto the search under capacity weights.
-    label = "cluster" if "cluster" in summary.targets else weighted.get("label")
+    label = "cluster" if "cluster" in summary.targets else weighted.label if weighted else None
     if label in summary.targets:
-        made.append(("single vs cluster", figures.single_vs_cluster(summary, results.cpus,
+        made.append(("single vs cluster", figures.single_vs_cluster(summary, found, results.cpus,
                                                                     results.paths.figure("single-vs-cluster"), results.nodes)))
         shares = balance_shares(results, capacity_step("cluster", summary.targets[label], results.steps),
-                                weighted.get("weights"))
+                                weighted.weights if weighted else None)
         if shares:
             made.append(("load balance", figures.load_balance(shares, results.paths.figure("load-balance"))))
-    if len(summary.balancing or {}) > 1:
-        made.append(("balancing choices", figures.balancing(summary.balancing, summary.sum_nodes_rps,
+    if len(found.balancing) > 1:
+        made.append(("balancing choices", figures.balancing(found.balancing, found.sum_nodes_rps,
                                                             results.paths.figure("balancing"))))
     return made
 
 
-def node_count_points(summary: Summary) -> list[dict]:
-    """The USL's points over nodes in rotation where the run fitted none: node1 alone and the cluster."""
+def node_count_points(summary: Summary) -> tuple[str, list[dict], None]:
+    """The USL's points over nodes in rotation, for the report to fit: node1 alone and the cluster."""
     node1 = summary.targets.get("node1")
     points = [{"n": 1, "throughput_rps": node1.capacity_rps if node1 else None},
-              {"n": 3, "throughput_rps": summary.cluster_rps}]
-    return [p for p in points if p["throughput_rps"]]
+              {"n": len(NODES), "throughput_rps": summary.findings(ClusterFindings).cluster_rps}]
+    return "nodes in rotation", [p for p in points if p["throughput_rps"]], None
 
 
 class Cluster(Kind):
     name = "cluster"
     description = "capacity of each node alone, then of all three: ΣX_i, X_cluster, E (WEIGHTS=auto: 3 balancings)"
-    section = ReportSection(REPORT, report_values, report_figures, node_count_points=node_count_points)
+    section = ReportSection(REPORT, report_values, report_figures, usl=node_count_points)
     targets = (*NODES, "cluster")
     gated = True
     own_settings = ClusterSettings
+    findings = ClusterFindings
 
     def planned_searches(self, settings) -> int:
         if self.own(settings).weights == "auto":
             return (len(NODES) + len(BALANCING)) * settings.repeats
         return len(self.targets) * settings.repeats
 
-    def run(self, bench) -> None:
+    def run(self, bench, found: ClusterFindings) -> None:
         for node in NODES:
             bench.search(node)
         if self.own(bench.settings).weights == "profile":
@@ -165,75 +215,73 @@ class Cluster(Kind):
         finally:
             bench.balancer.restore()
 
-    def summarize(self, bench, summary: dict) -> None:
-        targets = summary["targets"]
-        node_caps = [targets.get(n, {}).get("capacity_rps") for n in NODES]
-        node_sum = round(sum(node_caps), 1) if all(node_caps) else None
-        node1 = node_caps[0]
-        cluster = targets.get("cluster", {}).get("capacity_rps")
+    def summarize(self, bench, summary: dict, found: ClusterFindings) -> None:
+        capacities = {label: t["capacity_rps"] for label, t in summary["targets"].items()}
+        node_caps = [capacities.get(n) for n in NODES]
+        found.sum_nodes_rps = round(sum(node_caps), 1) if all(node_caps) else None
+        node1, cluster = node_caps[0], capacities.get("cluster")
 
         def gains(x: float | None) -> dict:
-            e = round(x / node_sum, 3) if x and node_sum else None
+            e = round(x / found.sum_nodes_rps, 3) if x and found.sum_nodes_rps else None
             return {"efficiency": e, "efficiency_caveat": efficiency.caveat(e),
                     "cluster_over_node1": round(x / node1, 3) if x and node1 else None}
-        if bench.balancer.choices:  # WEIGHTS=equal or auto: the cluster measured under each balancing choice
-            summary["balancing"] = {
-                choice: {**b, "capacity_rps": targets.get(f"cluster {choice}", targets.get("cluster", {}))
-                         .get("capacity_rps"), "label": f"cluster {choice}" if f"cluster {choice}" in targets
-                         else "cluster"} for choice, b in bench.balancer.choices.items() if choice != "restored"}
-            for b in summary["balancing"].values():
-                b.update(gains(b["capacity_rps"]))
-            if cluster is None:  # WEIGHTS=auto: the cluster's capacity is the one under capacity weights
-                cluster = summary["balancing"].get("weighted", {}).get("capacity_rps")
-        summary.update({"sum_nodes_rps": node_sum, "cluster_rps": cluster, **gains(cluster)})
-        why = {key: not_measured.why_missing(summary, labels) for key, labels in FIGURE_LABELS.items()
-               if summary[key] is None}
-        if why:
-            summary["not_measured"] = why
-        self._balance_hint(bench, summary)
+        for choice, b in bench.balancer.choices.items():  # WEIGHTS=equal or auto: the cluster under each choice
+            if choice != "restored":
+                label = f"cluster {choice}" if f"cluster {choice}" in capacities else "cluster"
+                found.balancing[choice] = BalancingChoice(b["balance"], b["weights"], label, capacities.get(label),
+                                                          **gains(capacities.get(label)))
+        if cluster is None and "weighted" in found.balancing:  # WEIGHTS=auto: the one under capacity weights
+            cluster = found.balancing["weighted"].capacity_rps
+        found.update({"cluster_rps": cluster, **gains(cluster)})
+        found.not_measured = {key: not_measured.why_missing(summary, labels) for key, labels in FIGURE_LABELS.items()
+                              if getattr(found, key) is None}
+        found.balance_hint = self._balance_hint(bench, summary, found)
 
     @staticmethod
-    def _balance_hint(bench, summary: dict) -> None:
+    def _balance_hint(bench, summary: dict, found: ClusterFindings) -> BalanceHint | None:
         """Which node set the cluster's pace and what weights would do (analysis/balance.py), for the cluster
         measured under the profile's or equal weights."""
-        targets = summary["targets"]
+        targets = {label: TargetSummary.from_json(t) for label, t in summary["targets"].items()}
         label = "cluster" if "cluster" in targets else "cluster equal" if "cluster equal" in targets else None
         if label is None:
-            return
-        figures = targets[label].get("metrics_at_capacity") or {}
+            return None
         if Cluster.own(bench.settings).weights == "profile":
             weights = node_numbers(bench.cluster_settings(), "WEIGHT", NODES)
         else:  # WEIGHTS=equal, or auto's first choice
-            weights = summary.get("balancing", {}).get("equal", {}).get("weights") or {}
-        found = balance.hint({n: targets.get(n, {}).get("capacity_rps") for n in NODES}, weights,
-                             targets[label].get("capacity_rps"),
-                             {n: (figures.get(n) or {}).get("cpu_pct_of_quota") for n in NODES})
-        if found:
-            summary["balance_hint"] = found
+            weights = found.balancing["equal"].weights if "equal" in found.balancing else {}
+        at = targets[label].metrics_at_capacity or {}  # PCP's figures by host (None: not monitored)
+        hint = balance.hint({n: targets[n].capacity_rps if n in targets else None for n in NODES}, weights,
+                            targets[label].capacity_rps,
+                            {n: at[n].get("cpu_pct_of_quota") if at.get(n) else None for n in NODES})
+        return BalanceHint(**hint) if hint else None
 
-    def console(self, summary: dict) -> None:
+    def history(self, found: ClusterFindings) -> dict:
+        return {"cluster_rps": found.cluster_rps, "efficiency": found.efficiency,
+                "cluster_over_node1": found.cluster_over_node1}
+
+    def console(self, summary: dict, found: ClusterFindings) -> None:
         print_capacities(summary)
-        why = summary.get("not_measured") or {}
+        why = found.not_measured
 
         def shown(key: str, unit: str = "") -> str:
-            return figure(summary[key], unit) if summary[key] is not None else why.get(key, "not measured")
+            value = getattr(found, key)
+            return figure(value, unit) if value is not None else why.get(key, "not measured")
         if len(why) == len(FIGURE_LABELS) and len(set(why.values())) == 1:  # one loss took them all: said once
             print(f"ΣX_i, X_cluster, E, X_cluster / X_node1: {next(iter(why.values()))}")
         else:
             print(f"{'ΣX_i':<10}{shown('sum_nodes_rps', '/s'):>12}")
             print(f"{'X_cluster':<10}{shown('cluster_rps', '/s'):>12}")
             print(f"E = X_cluster / ΣX_i = {shown('efficiency')}    X_cluster / X_node1 = {shown('cluster_over_node1')}")
-        if efficiency.caveat(summary["efficiency"]):
-            print(f"note: {efficiency.caveat(summary['efficiency'])}")
-        if summary.get("balance_hint"):
-            print(f"balance: {summary['balance_hint']['text']}")
-        for choice, b in summary.get("balancing", {}).items():
-            weights = ":".join(str(w) for w in b["weights"].values())
-            capacity = figure(b["capacity_rps"], "/s") if b["capacity_rps"] else "none"
-            print(f"  balancing {choice:<10} balance {b['balance']:<10} weights {weights:<10} "
-                  f"X_cluster {capacity:>9}  E {figure(b['efficiency'])}")
-            if efficiency.caveat(b["efficiency"]):
-                print(f"    note: {efficiency.caveat(b['efficiency'])}")
-
+        if efficiency.caveat(found.efficiency):
+            print(f"note: {efficiency.caveat(found.efficiency)}")
+        if found.balance_hint:
+            print(f"balance: {found.balance_hint.text}")
+        for choice, b in found.balancing.items():
+            weights = ":".join(str(w) for w in b.weights.values())
+            capacity = figure(b.capacity_rps, "/s") if b.capacity_rps else "none"
+            print(f"  balancing {choice:<10} balance {b.balance:<10} weights {weights:<10} "
+                  f"X_cluster {capacity:>9}  E {figure(b.efficiency)}")
+            if efficiency.caveat(b.efficiency):
+                print(f"    note: {efficiency.caveat(b.efficiency)}")
 
 KIND = Cluster()

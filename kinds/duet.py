@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from analysis import duet_blocks as analysis_blocks, duet_common, duet_verdict, same_instant
 from duet import blocks as duet_blocks, profile as duet_profile, report as duet_report
 from duet.builds import ONE_HOST_MARGIN_S, RE_CREATED, SLOTS, Build, Twins, build, build_rule, node_problems
+from duet.findings import DuetFindings
 from duet.report import shown
 from engine import profile_step
 from engine.kind import Kind, KindSettings
@@ -89,6 +90,7 @@ class Duet(Kind):
     description = "build B against build A, measured together on twin slots (DUET_A= DUET_B= DUET_PAIRS= QUICK=1 ...)"
     targets = ("A", "B")
     own_settings = DuetSettings
+    findings = DuetFindings
     section = ReportSection(duet_report.REPORT + duet_profile.REPORT, duet_report.report_values,
                             duet_report.report_figures, capacity_figures=False)
     gated = False  # make gate runs it itself (GATE_MODE=duet): its verdict comes from the blocks, or the pairs
@@ -102,15 +104,14 @@ class Duet(Kind):
         windows = own.blocks * own.windows
         return analysis_blocks.WINDOW, windows * len(SLOTS), windows * (own.window_s + ONE_HOST_MARGIN_S)
 
-    def run(self, bench) -> None:
+    def run(self, bench, found: DuetFindings) -> None:
         a, b = (side.with_image() for side in builds(bench.settings))
         twins = Twins(bench.cluster_settings(), lambda nodes, env: bench.with_monitoring_paused(
             lambda: backend().recreate(nodes, {**bench.cluster_env, **env}, fresh=True)),
             backend().set_cpus if backend().live_cpus else None)
         bench.steps.progress.whole_lines = True
         pairs: list[duet_verdict.Pair] = []
-        bench.findings["duet"] = {"builds": [a.as_dict(), b.as_dict()], "slots": list(SLOTS), "pairs": [],
-                                  "twin_cpus": twins.base["CPUS"]}
+        found.update({"builds": [a.as_dict(), b.as_dict()], "slots": list(SLOTS), "twin_cpus": twins.base["CPUS"]})
         own = self.own(bench.settings)
         last = own.pairs
         try:
@@ -123,20 +124,21 @@ class Duet(Kind):
                 if loading:  # a JVM whose recorder was just loaded runs slower for about half a minute
                     profile_step.load_recorders(SLOTS)
                 if changed or loading:  # with quotas alone too: a JVM that ran on the smaller one compiled less
-                    self.warm_up(bench, assignment)
-                pairs.append(self.pair(bench, number, assignment))
-                bench.findings["duet"]["pairs"] = [p.as_dict() for p in pairs]
+                    self.warm_up(bench, found, assignment)
+                pairs.append(self.pair(bench, found, number, assignment))
+                found.pairs = [p.as_dict() for p in pairs]
             if own.blocks:
-                assignment = duet_blocks.run(self, bench, a, b, twins)
+                assignment = duet_blocks.run(self, bench, found, a, b, twins)
                 if bench.profiling:
                     profile_step.load_recorders(SLOTS)
-                    self.warm_up(bench, assignment)
+                    self.warm_up(bench, found, assignment)
             if bench.profiling:
-                self.profile(bench, last, assignment, pairs[-1])
+                self.profile(bench, found, last, assignment, pairs[-1])
         finally:
             twins.restore()
 
-    def profile(self, bench, number: int, assignment: dict[str, Build], made: duet_verdict.Pair) -> None:
+    def profile(self, bench, found: DuetFindings, number: int, assignment: dict[str, Build],
+                made: duet_verdict.Pair) -> None:
         """Both slots profiled as the last pair left them (duet/profile.py)."""
         # DUET_COMMON_PCT=0 (no common steps) profiles at the lower capacity itself.
         rate = duet_common.common_rate(self.own(bench.settings).common_pct or 100, made.a.capacity_rps,
@@ -145,10 +147,10 @@ class Duet(Kind):
             say("the duet is not profiled: a build had no capacity in the last pair")
             return
         try:
-            duet_profile.profile_both(bench, assignment, rate, lambda asks, seconds: together(
-                bench, number, assignment, asks, duration_s=seconds))
+            found.profile_difference = duet_profile.profile_both(bench, assignment, rate, lambda asks, seconds: together(
+                bench, found, number, assignment, asks, duration_s=seconds))
         except ClusterError as problem:  # after the pairs: their verdict stands without it
-            bench.findings["duet"]["profile_problem"] = str(problem)
+            found.profile_problem = str(problem)
             say(f"the duet's profile failed: {problem}; the pairs stand")
 
     @staticmethod
@@ -173,7 +175,7 @@ class Duet(Kind):
                 time.sleep(ROUTE_RECHECK_S)
         time.sleep(bench.steps.SETTLE_AFTER_PASS_S)
 
-    def warm_up(self, bench, assignment: dict[str, Build]) -> None:
+    def warm_up(self, bench, found: DuetFindings, assignment: dict[str, Build]) -> None:
         """Both slots together, in windows of WARMUP_S: each climbs from its build's expected rate by CLIMB per
         window until a window fails twice in a row (one failing window decided a build's guess in CI: p99 506 ms),
         then holds at HOLD of the last rate that passed until two windows in a row agree on its mean time per
@@ -195,7 +197,7 @@ class Duet(Kind):
         figures: dict[str, list] = {node: [] for node in assignment}
         for _ in range(MAX_CLIMB + CLIMB_RECHECKS + MAX_WINDOWS):
             asks = [Ask(node, round(rate if climbing[node] else rate * HOLD, 1), "warmup") for node, rate in rates.items()]
-            records = together(bench, 0, assignment, asks, duration_s=duration)
+            records = together(bench, found, 0, assignment, asks, duration_s=duration)
             for node, record in records.items():
                 if climbing[node] and record.passed:
                     rates[node] *= CLIMB
@@ -205,7 +207,7 @@ class Duet(Kind):
                 elif climbing[node]:  # from now on it holds below the last rate that passed
                     climbing[node] = False
                     rates[node] /= CLIMB
-                    bench.findings["duet"].setdefault("guess", {})[assignment[node].name] = rates[node]
+                    found.guess[assignment[node].name] = rates[node]
                 else:
                     figures[node].append(steady_figure(record))
             if not any(climbing.values()) and (all(len(f) >= 2 and agree(f[-2], f[-1]) for f in figures.values())
@@ -219,16 +221,16 @@ class Duet(Kind):
                 "the pair starts anyway")
 
     @staticmethod
-    def starts(bench, builds_) -> tuple[list[float], float]:
+    def starts(bench, found: DuetFindings, builds_) -> tuple[list[float], float]:
         """Where each build's search starts and how fast both grow (grid_starts, below), from their capacities
         in the pairs so far, or where their warm-up's climbs stopped."""
         s = bench.settings
-        return grid_starts([bench.capacity(b.name) or bench.findings["duet"].get("guess", {}).get(b.name)
-                            for b in builds_], s.start_rate, s.growth)
+        return grid_starts([bench.capacity(b.name) or found.guess.get(b.name) for b in builds_],
+                           s.start_rate, s.growth)
 
-    def pair(self, bench, number: int, assignment: dict[str, Build]) -> duet_verdict.Pair:
+    def pair(self, bench, found: DuetFindings, number: int, assignment: dict[str, Build]) -> duet_verdict.Pair:
         s = bench.settings
-        starts, growth = self.starts(bench, assignment.values())
+        starts, growth = self.starts(bench, found, assignment.values())
         plans = {node: SearchPlan(start, growth, s.precision_pct, s.max_steps) for node, start in zip(assignment, starts)}
         set_aside: dict[str, list[float]] = {node: [] for node in assignment}
 
@@ -240,7 +242,7 @@ class Duet(Kind):
         both: list[same_instant.Together] = []
 
         def measure(asks: list[Ask]) -> dict:
-            records = together(bench, number, assignment, asks)
+            records = together(bench, found, number, assignment, asks)
             judged = both_judged(assignment, asks, records)
             if judged:
                 both.append(judged)
@@ -261,30 +263,27 @@ class Duet(Kind):
         say(f"pair {number}: {said(made)}")
         rate = duet_common.common_rate(self.own(s).common_pct, made.a.capacity_rps, made.b.capacity_rps)
         if rate:  # the SLO at a common rate guards the gate; CPU per request needs MONITOR=on
-            together(bench, number, assignment, [Ask(node, rate, duet_common.COMMON) for node in assignment])
+            together(bench, found, number, assignment, [Ask(node, rate, duet_common.COMMON) for node in assignment])
         return made
 
-    def summarize(self, bench, summary: dict) -> None:
-        found = bench.findings.get("duet")
-        if found is None:
+    def summarize(self, bench, summary: dict, found: DuetFindings) -> None:
+        if not found.builds:  # it broke off before the builds were made
             return
         try:
-            interval = duet_verdict.crossover_interval([duet_verdict.Pair.from_dict(p) for p in found["pairs"]])
+            interval = duet_verdict.crossover_interval([duet_verdict.Pair.from_dict(p) for p in found.pairs])
         except ValueError:  # too few pairs: the table says what there is
             interval = None
         try:
             blocks = duet_verdict.interval_dict(analysis_blocks.interval(
-                [analysis_blocks.Block.from_dict(k) for k in found.get("blocks", [])]))
+                [analysis_blocks.Block.from_dict(k) for k in found.blocks]))
         except ValueError:  # too few blocks: the table says what there is
             blocks = None
-        summary["duet"] = {**found, "interval": interval and duet_verdict.interval_dict(interval),
-                           "blocks_interval": blocks,
-                           "common": duet_common.summary(read_steps(bench.paths.steps),
-                                                         self.own(bench.settings).common_pct)}
+        found.interval = interval and duet_verdict.interval_dict(interval)
+        found.blocks_interval = blocks
+        found.common = duet_common.summary(read_steps(bench.paths.steps), self.own(bench.settings).common_pct)
 
-    def console(self, summary: dict) -> None:
-        duet_report.console(summary.get("duet"))
-
+    def console(self, summary: dict, found: DuetFindings) -> None:
+        duet_report.console(found)
 
 def grid_starts(found: list[float | None], start_rate: float, growth: float) -> tuple[list[float], float]:
     """Each build's start and the growth both searches take: every start a point of one grid (START_RATE times
@@ -330,7 +329,7 @@ def said(pair: duet_verdict.Pair) -> str:
             f"({shown(known.low)}, {shown(known.high)}), {known.contradicted} contradicted)")
 
 
-def together(bench, number: int, assignment: dict[str, Build], asks: list[Ask],
+def together(bench, found: DuetFindings, number: int, assignment: dict[str, Build], asks: list[Ask],
              duration_s: int | None = None) -> dict:
     """The asked steps measured at once, each slot's requests to its own port asking for its build, from one
     start instant; each slot judged on its own requests, recorded with the slots' quotas (twins of node1, each
@@ -343,8 +342,7 @@ def together(bench, number: int, assignment: dict[str, Build], asks: list[Ask],
     routes = {ask.slot: bench.steps.route_for(node_port(ask.slot), assignment[ask.slot].settings(bench.settings))
               for ask in asks}
 
-    quotas = {slot: float(build_.node.get("CPUS") or bench.findings["duet"]["twin_cpus"])
-              for slot, build_ in assignment.items()}
+    quotas = {slot: float(build_.node.get("CPUS") or found.twin_cpus) for slot, build_ in assignment.items()}
 
     def one(ask: Ask):
         return bench.steps.measure(ask.slot, number, ask.rate, ask.phase, label=assignment[ask.slot].name,

@@ -40,6 +40,8 @@ from hosts import haproxy, haproxy_log, netfault
 from hosts.backend import ClusterError, Delay, Done, backend
 from hosts.topology import NODES
 from report.sections import Figure, ReportSection, RunResults
+from rundata.findings import Findings
+from rundata.records import doc
 from settings.fields import auto_or, choice, integer, number, setting
 
 DETECTION_GOAL_S = 2.0
@@ -287,12 +289,52 @@ def summary_line(a: dict) -> str:
     return line
 
 
+@dataclass
+class FailoverFindings(Findings):
+    """bench-failover: one fault under load, from HAProxy's log of every request (times in s from the step's
+    start; the per-second series and the failures' times whole in analysis/failover.json)."""
+    kind = "failover"
+    fault: str | None = doc("FAULT: kill, freeze, partition or delay", default=None)
+    node: str | None = doc("the node it was done to", default=None)
+    rate_rps: float | None = doc("the step's rate", default=None)
+    step: int | None = doc("the step's number", default=None)
+    undone_by: str | None = doc("what undid it: restart, thaw, reconnection, the delay's end", default=None)
+    delay: dict | None = doc("FAULT=delay: ms and loss_pct", default=None)
+    fault_time: dict | None = doc("how the fault's instant was taken: source, uncertainty_s", default=None)
+    fault_s: float | None = doc("the fault", default=None)
+    detected_s: float | None = doc("HAProxy marked the node DOWN", default=None)
+    recovered_s: float | None = doc("the fault undone", default=None)
+    up_s: float | None = doc("HAProxy marked it UP again", default=None)
+    first_answer_s: float | None = doc("its first answer after that", default=None)
+    detection_s: float | None = doc("fault → DOWN", default=None)
+    time_to_up_s: float | None = doc("undone → UP", default=None)
+    time_to_traffic_s: float | None = doc("undone → first answer", default=None)
+    requests: int = doc("requests in HAProxy's log during the step", default=0)
+    in_flight_at_fault: int = doc("on the node when the fault came (with the closed unlogged)", default=0)
+    failed: int = doc("failed requests (with the closed unlogged)", default=0)
+    closed_unlogged: int = doc("requests the generator saw closed that HAProxy did not log", default=0)
+    failed_by_kind: dict[str, int] = doc("failures by kind (and node)", default_factory=dict)
+    failed_by_when: dict[str, int] = doc("failures by when HAProxy accepted them", default_factory=dict)
+    failed_after_detection_by_kind: dict[str, int] = doc("failures accepted after detection, by kind",
+                                                         default_factory=dict)
+    failed_after_return_by_kind: dict[str, int] = doc("failures after the node's return, by kind",
+                                                      default_factory=dict)
+    redispatched: int = doc("requests retried on another node", default=0)
+    sent_to_node_before_detection: int = doc("sent to the node between the fault and its detection", default=0)
+    node_p99_ms: dict[str, float | None] = doc("the node's p99 of HAProxy's total time before, during and after "
+                                               "the fault", default_factory=dict)
+    goals: dict[str, bool] = doc("each goal and whether it was met", default_factory=dict)
+    sessions: dict | None = doc("WORKLOAD=session: sessions lost over the step and from the fault on "
+                                "(analysis/session_loss.py)", default=None)
+    generator: dict = doc("the generator's count: failures, errors, responses", default_factory=dict)
+
+
 # The analysis's per-second series and failure times stay in failover.json, out of the summary.
 SERIES = ("per_second", "failed_times_s")
 
 
 # Its part of report.html (report/sections.py): the fault, its detection, what it cost, the goals.
-REPORT = """{% if failover %}
+REPORT = """{% if failover.fault %}
 <h2 id="failover">Failover: {{ failover.fault }} {{ failover.node }} at {{ failover.rate_rps }}/s</h2>
 <table>
 <tr><th>fault (s into the step)</th><td class="num">{{ failover.fault_s }}{% if failover.fault_time %} ({{ failover.fault_time.source }}{% if failover.fault_time.uncertainty_s %}, ± {{ failover.fault_time.uncertainty_s }} s{% endif %}){% endif %}</td></tr>
@@ -327,7 +369,7 @@ as read errors). They are counted above as failed and as in flight at the fault.
 
 
 def report_values(results: RunResults) -> dict:
-    return {"failover": results.analysis("failover")}
+    return {"failover": results.findings(FailoverFindings)}
 
 
 def report_figures(results: RunResults) -> list[Figure]:
@@ -343,6 +385,7 @@ class Failover(Kind):
     targets = ("cluster",)
     flags_disturbances = False  # a node going down is the point
     own_settings = FailoverSettings
+    findings = FailoverFindings
 
     def planned_searches(self, settings) -> int:
         return 0 if self.own(settings).failover_rate else 1
@@ -351,11 +394,8 @@ class Failover(Kind):
         own = self.own(settings)
         return backend().netem_missing(own.fault_node) if own.fault == "delay" else ""
 
-    def run(self, bench) -> None:
-        bench.findings["failover"] = failover(bench)
-
-    def summarize(self, bench, summary: dict) -> None:
-        keep_analysis(bench, summary, "failover", SERIES)
+    def run(self, bench, found: FailoverFindings) -> None:
+        keep_analysis(bench, found, failover(bench), SERIES)
 
 
 KIND = Failover()

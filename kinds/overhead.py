@@ -4,18 +4,31 @@ with/without, per pair and of the medians."""
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 
 from engine.console import print_capacities
 from engine.kind import Kind
-from report.sections import ReportSection
+from report.sections import ReportSection, RunResults
+from rundata.findings import Findings
+from rundata.records import doc
 
 GOAL = 0.98  # capacity with monitoring at least this share of the capacity without
 
 
-def overhead_ratio(targets: dict) -> dict:
-    """Capacity with monitoring over capacity without it: per pair, and of the medians."""
-    off = targets.get("node1 monitor off", {}).get("repeats", [])
-    on = targets.get("node1 monitor on", {}).get("repeats", [])
+@dataclass
+class OverheadFindings(Findings):
+    """bench-overhead: node1's capacity without monitoring and with it."""
+    kind = "overhead"
+    capacity_off_rps: float | None = doc("the median capacity without monitoring", default=None)
+    capacity_on_rps: float | None = doc("the median capacity with PCP monitoring", default=None)
+    ratio_on_over_off: float | None = doc("on / off of the medians", default=None)
+    pair_ratios: list[float] = doc("on / off within each pair", default_factory=list)
+    goal: float = doc("the ratio it should reach", default=GOAL)
+
+
+def overhead_ratio(repeats: dict[str, list[float]]) -> dict:
+    """Capacity with monitoring over capacity without it (each label's repeats): per pair, and of the medians."""
+    off, on = repeats.get("node1 monitor off", []), repeats.get("node1 monitor on", [])
     pairs = [round(b / a, 3) for a, b in zip(off, on) if a and b]
     median_off = statistics.median(off) if off else None
     median_on = statistics.median(on) if on else None
@@ -26,17 +39,22 @@ def overhead_ratio(targets: dict) -> dict:
 
 # Its part of report.html (report/sections.py): the capacities with monitoring off and on. Its searches come in
 # pairs measured for their ratio: no capacity figure each.
-REPORT = """{% if summary.overhead %}
-<p class="big">Monitoring overhead: capacity off {{ summary.overhead.capacity_off_rps }}/s, on {{ summary.overhead.capacity_on_rps }}/s,
- on/off = <b>{{ summary.overhead.ratio_on_over_off }}</b> (pairs {{ summary.overhead.pair_ratios | join(", ") }}; goal ≥ {{ summary.overhead.goal }})</p>
+REPORT = """{% if overhead.capacity_off_rps or overhead.capacity_on_rps %}
+<p class="big">Monitoring overhead: capacity off {{ overhead.capacity_off_rps }}/s, on {{ overhead.capacity_on_rps }}/s,
+ on/off = <b>{{ overhead.ratio_on_over_off }}</b> (pairs {{ overhead.pair_ratios | join(", ") }}; goal ≥ {{ overhead.goal }})</p>
 {% endif %}
 """
+
+
+def report_values(results: RunResults) -> dict:
+    return {"overhead": results.findings(OverheadFindings)}
 
 
 class Overhead(Kind):
     name = "overhead"
     description = "node1's capacity without and with PCP monitoring (REPEATS= pairs) and the ratio"
-    section = ReportSection(REPORT, capacity_figures=False)
+    section = ReportSection(REPORT, report_values, capacity_figures=False)
+    findings = OverheadFindings
     targets = ("node1",)
     logs_whole_run = False  # it switches monitoring itself
     always_monitored = True
@@ -44,7 +62,7 @@ class Overhead(Kind):
     def planned_searches(self, settings) -> int:
         return 2 * settings.repeats
 
-    def run(self, bench) -> None:
+    def run(self, bench, found: OverheadFindings) -> None:
         for pair in range(bench.settings.repeats):
             for mode in (("off", "on") if pair % 2 == 0 else ("on", "off")):
                 if mode == "on":
@@ -55,14 +73,13 @@ class Overhead(Kind):
                     if mode == "on":
                         bench.monitoring.stop()
 
-    def summarize(self, bench, summary: dict) -> None:
-        summary["overhead"] = overhead_ratio(summary["targets"])
+    def summarize(self, bench, summary: dict, found: OverheadFindings) -> None:
+        found.update(overhead_ratio({label: t["repeats"] for label, t in summary["targets"].items()}))
 
-    def console(self, summary: dict) -> None:
+    def console(self, summary: dict, found: OverheadFindings) -> None:
         print_capacities(summary)
-        o = summary["overhead"]
-        print(f"\nmonitoring overhead: capacity off {o['capacity_off_rps']}/s, on {o['capacity_on_rps']}/s, "
-              f"on/off = {o['ratio_on_over_off']} (pairs {o['pair_ratios']}; goal >= {o['goal']})")
+        print(f"\nmonitoring overhead: capacity off {found.capacity_off_rps}/s, on {found.capacity_on_rps}/s, "
+              f"on/off = {found.ratio_on_over_off} (pairs {found.pair_ratios}; goal >= {found.goal})")
 
 
 KIND = Overhead()

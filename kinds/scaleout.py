@@ -7,14 +7,17 @@ balancer's and the generator's CPU and the machine's idle CPU at each X(N), and 
 (analysis/scaling.py), without the points the harness limited."""
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+
 from analysis import scaling
 from engine.console import print_capacities, print_usl_fit
-from engine.kind import Kind
+from engine.kind import Kind, usl_figures
 from hosts.cluster_settings import cluster_settings
 from hosts.topology import IN_ROTATION, LOAD_HOSTS, NODES, first_nodes
 from report.sections import Figure, ReportSection, RunResults
-from rundata.records import StepRecord, read_steps
-from rundata.summary import steps_at
+from rundata.findings import Findings
+from rundata.records import StepRecord, doc, read_steps
+from rundata.summary import Summary, TargetSummary, steps_at
 
 CURVE = tuple(first_nodes(k) for k in range(1, len(NODES) + 1))
 
@@ -49,12 +52,48 @@ def generator_cpu_pct(records: list[StepRecord], label: str, capacity: float | N
     return round(usage.cpu_pct, 1) if usage else None
 
 
+@dataclass
+class CurvePoint:
+    """X(N): the cluster with its first N nodes in rotation, and the harness's CPU at that capacity."""
+    n: int = doc("nodes in rotation")
+    nodes: list[str] = doc("which ones", default_factory=list)
+    capacity_rps: float | None = doc("X(N), the median of the repeats", default=None)
+    repeats: list[float] = doc("each round's capacity at this N", default_factory=list)
+    ideal_rps: float | None = doc("ΣX_i of the nodes in rotation measured alone, or N·X(1) for nodes alike",
+                                  default=None)
+    efficiency: float | None = doc("E(N) = X(N) / the ideal", default=None)
+    limited_by: str | None = doc("why the harness, not the nodes, set X(N): left out of the fit", default=None)
+    ideal_basis: str | None = doc("ΣX_i or N·X(1)", default=None)
+    lb_cpu_cores: float | None = doc("HAProxy's CPU at X(N), cores (PCP)", default=None)
+    generator_cpu_cores: float | None = doc("the generators' CPU at X(N), cores, all load hosts (PCP)", default=None)
+    machine_idle_pct: float | None = doc("the idle CPU of the busiest load host's machine at X(N) (PCP)",
+                                         default=None)
+    generator_cpu_pct: float | None = doc("the load host's CPU in % of what it may use (the generator's count)",
+                                          default=None)
+
+
+@dataclass
+class ScaleoutFindings(Findings):
+    """bench-scaleout: the curve X(N) and the USL fitted over N."""
+    kind = "scaleout"
+    points: list[CurvePoint] = doc("one per N", default_factory=list)
+    fit: dict = doc("the USL over N (analysis/scaling.py, fit_over_n): the fit and the points left out, or why "
+                    "there is none", default_factory=dict)
+
+    def usl(self) -> tuple[str, list[dict], dict] | None:
+        """The shared USL section's points and fit: every repeat the harness did not limit."""
+        if not self.points:
+            return None
+        points = [{"n": p.n, "throughput_rps": x} for p in self.points if not p.limited_by for x in p.repeats]
+        return "nodes in rotation", points, self.fit or {"error": "no fit recorded"}
+
+
 # Its part of report.html (report/sections.py): X(N), the ideal, E(N) and the harness's CPU at each N.
-REPORT = """{% if summary.scaleout %}
+REPORT = """{% if scaleout.points %}
 <h2 id="scaleout">Scale-out: capacity by nodes in rotation</h2>
 <table>
 <tr><th>N</th><th>nodes</th><th>X(N) /s</th><th>repeats /s</th><th>ideal {{ scaleout_ideal }} /s</th><th>E(N)</th><th>HAProxy cores</th><th>load host CPU %</th><th>machine idle %</th><th>in the fit</th></tr>
-{% for p in summary.scaleout.points %}
+{% for p in scaleout.points %}
 <tr><td class="num">{{ p.n }}</td><td>{{ p.nodes|join(" ") }}</td><td class="num">{{ p.capacity_rps or "none" }}</td><td class="num">{{ p.repeats|join(", ") }}</td>
 <td class="num">{{ p.ideal_rps|round(1) if p.ideal_rps else "-" }}</td><td class="num">{{ p.efficiency or "-" }}</td><td class="num">{{ p.lb_cpu_cores if p.lb_cpu_cores is not none else "-" }}</td>
 <td class="num">{{ p.generator_cpu_pct if p.generator_cpu_pct is not none else "-" }}</td><td class="num">{{ p.machine_idle_pct if p.machine_idle_pct is not none else "-" }}</td>
@@ -71,21 +110,29 @@ CPU quota), else ΣX_i: the capacities of the nodes in rotation, each measured a
 
 
 def report_values(results: RunResults) -> dict:
-    return {"scaleout_ideal": scaling.ideal_label((results.summary.scaleout or {}).get("points", []))}
+    found = results.findings(ScaleoutFindings)
+    return {"scaleout": found, "scaleout_ideal": scaling.ideal_label([asdict(p) for p in found.points])}
 
 
 def report_figures(results: RunResults) -> list[Figure]:
-    if not results.summary.scaleout:
+    found = results.findings(ScaleoutFindings)
+    if not found.points:
         return []
     from report import build, figures  # matplotlib only when a report is made
-    fit = build.usl_section(results.summary)["fit"]
-    return [("scale-out", figures.scaleout_curve(results.summary.scaleout["points"], fit, results.paths.figure("scaleout")))]
+    fit = build.usl_section(results.summary, Scaleout.section)["fit"]
+    return [("scale-out", figures.scaleout_curve([asdict(p) for p in found.points], fit,
+                                                 results.paths.figure("scaleout")))]
+
+
+def usl_points(summary: Summary) -> tuple[str, list[dict], dict] | None:
+    return summary.findings(ScaleoutFindings).usl()
 
 
 class Scaleout(Kind):
     name = "scaleout"
     description = "the cluster's capacity with 1, 2, … all nodes in rotation: X(N), ideal, E(N), the USL over N"
-    section = ReportSection(REPORT, report_values, report_figures)
+    section = ReportSection(REPORT, report_values, report_figures, usl=usl_points)
+    findings = ScaleoutFindings
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -96,7 +143,7 @@ class Scaleout(Kind):
         """The nodes measured alone besides N=1 for the ideal ΣX_i: none when the nodes are alike."""
         return () if scaling.nodes_alike(cluster_settings(), NODES) else NODES[1:]
 
-    def run(self, bench) -> None:
+    def run(self, bench, found: ScaleoutFindings) -> None:
         alone = self.alone()
         for _ in range(bench.settings.repeats):
             found = []
@@ -107,38 +154,41 @@ class Scaleout(Kind):
             for node in alone:
                 bench.search(node, repeats=1)
 
-    def summarize(self, bench, summary: dict) -> None:
-        targets, measured, harness = summary["targets"], [], {}
+    def summarize(self, bench, summary: dict, found: ScaleoutFindings) -> None:
+        targets = {label: TargetSummary.from_json(t) for label, t in summary["targets"].items()}
+        none = TargetSummary()
+        measured, harness = [], {}
         records = read_steps(bench.paths.steps)
         for target in CURVE:
-            t = targets.get(target) or {}
-            at = harness_figures(t.get("metrics_at_capacity"))
-            at["generator_cpu_pct"] = generator_cpu_pct(records, target, t.get("capacity_rps"))
+            t = targets.get(target, none)
+            at = harness_figures(t.metrics_at_capacity)
+            at["generator_cpu_pct"] = generator_cpu_pct(records, target, t.capacity_rps)
             limit = scaling.harness_limit(100 * at["lb_cpu_cores"] if at["lb_cpu_cores"] is not None else None,
                                            at["generator_cpu_pct"])
-            measured.append({"nodes": list(IN_ROTATION[target]), "repeats": t.get("repeats") or [],
-                             "limited_by": limit})
+            measured.append({"nodes": list(IN_ROTATION[target]), "repeats": t.repeats, "limited_by": limit})
             harness[target] = at
-        alone = {node: (targets.get(node) or {}).get("capacity_rps") for node in self.alone()}
+        alone = {node: targets.get(node, none).capacity_rps for node in self.alone()}
         if alone:  # node1 alone is N=1
-            alone[NODES[0]] = (targets.get(CURVE[0]) or {}).get("capacity_rps")
+            alone[NODES[0]] = targets.get(CURVE[0], none).capacity_rps
         curve = scaling.points(measured, alone)
-        summary["scaleout"] = {"points": [{**p.as_dict(), **harness[first_nodes(p.n)]} for p in curve],
-                               "fit": scaling.fit_over_n(curve)}
+        found.points = [CurvePoint(**p.as_dict(), **harness[first_nodes(p.n)]) for p in curve]
+        found.fit = scaling.fit_over_n(curve)
 
-    def console(self, summary: dict) -> None:
+    def history(self, found: ScaleoutFindings) -> dict:
+        """E(N) at each N (its X(N) are the capacities of its targets N=1, N=2, …), and the USL over N."""
+        return {"scaleout": {str(p.n): p.efficiency for p in found.points} or None, "usl": usl_figures(found.fit)}
+
+    def console(self, summary: dict, found: ScaleoutFindings) -> None:
         print_capacities(summary)
-        result = summary.get("scaleout") or {}
 
         def shown(value, digits: int) -> str:
             return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "n/a"
-        print(f"\nideal: {scaling.ideal_label(result.get('points', []))}")
+        print(f"\nideal: {scaling.ideal_label([asdict(p) for p in found.points])}")
         print(f"{'N':>3}{'X(N)/s':>10}{'ideal/s':>10}{'E(N)':>7}{'lb cores':>10}{'load CPU %':>12}{'idle %':>8}")
-        for p in result.get("points", []):
-            print(f"{p['n']:>3}{shown(p['capacity_rps'], 1):>10}{shown(p['ideal_rps'], 1):>10}"
-                  f"{shown(p['efficiency'], 3):>7}{shown(p['lb_cpu_cores'], 3):>10}{shown(p['generator_cpu_pct'], 1):>12}"
-                  f"{shown(p['machine_idle_pct'], 1):>8}" + (f"  left out: {p['limited_by']}" if p["limited_by"] else ""))
-        print_usl_fit(result.get("fit") or {}, "USL over N")
-
+        for p in found.points:
+            print(f"{p.n:>3}{shown(p.capacity_rps, 1):>10}{shown(p.ideal_rps, 1):>10}"
+                  f"{shown(p.efficiency, 3):>7}{shown(p.lb_cpu_cores, 3):>10}{shown(p.generator_cpu_pct, 1):>12}"
+                  f"{shown(p.machine_idle_pct, 1):>8}" + (f"  left out: {p.limited_by}" if p.limited_by else ""))
+        print_usl_fit(found.fit, "USL over N")
 
 KIND = Scaleout()

@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 from engine.kind import Kind, KindSettings, Outcome
 from engine.progress import say
-from rundata import jsonl
+from rundata.findings import Findings
+from rundata.history import read_history
 from rundata.layout import history_path
+from rundata.records import doc
 from settings.fields import auto_or, number, setting
 
 URL = "http://lb:8080/lb-health"
@@ -23,12 +25,34 @@ class SelfcheckSettings(KindSettings):
         "cluster capacity in results/ (4000/s before any)")
 
 
+@dataclass
+class SelfcheckFindings(Findings):
+    """bench-selfcheck: whether the generator kept the offered rate, and what it cost the load host."""
+    kind = "selfcheck"
+    offered_rps: float | None = doc("the rate offered", default=None)
+    achieved_rps: float | None = doc("the rate achieved", default=None)
+    achieved_pct: float | None = doc("achieved / offered, %", default=None)
+    within_tolerance: bool = doc("achieved within tolerance_pct of offered", default=False)
+    tolerance_pct: float = doc("the tolerance", default=TOLERANCE_PCT)
+    valid: bool = doc("the step is valid (records.py: the generator kept its schedule)", default=False)
+    invalid_reason: str | None = doc("why not", default=None)
+    p99_ms: float | None = doc("the corrected p99", default=None)
+    send_lag_ms_p99: float | None = doc("p99 of how late requests were sent", default=None)
+    behind_schedule: int | None = doc("requests sent behind their schedule", default=None)
+    unanswered: int | None = doc("requests never answered", default=None)
+    tool_cpu_wait_pct: float | None = doc("the generator's CPU wait, %", default=None)
+    loadhost_cpu_pct: float | None = doc("the load host's CPU, % of its CPUs", default=None)
+    loadhost_cpu_cores: float | None = doc("the load host's CPU, cores", default=None)
+    loadhost_cpus: float | None = doc("the CPUs the load host may use", default=None)
+    passed: bool = doc("within tolerance, valid, and no failure: the generator keeps up", default=False)
+
+
 def default_rate(own: SelfcheckSettings) -> float:
     """SELFCHECK_RATE, or twice the highest cluster capacity any complete run in the history recorded."""
     if own.selfcheck_rate is not None:
         return own.selfcheck_rate
-    best = max((line.get("cluster_rps") or 0.0 for line in jsonl.read(history_path())
-                if line.get("kind") == "cluster" and line.get("status") == "complete"), default=0.0)
+    best = max((line.cluster_rps or 0.0 for line in read_history(history_path())[0]
+                if line.kind == "cluster" and line.status == "complete"), default=0.0)
     return 2 * best if best else DEFAULT_RATE
 
 
@@ -40,14 +64,15 @@ class Selfcheck(Kind):
     users = False  # one trivial URL of HAProxy's own
     reports = False
     own_settings = SelfcheckSettings
+    findings = SelfcheckFindings
 
     def planned_searches(self, settings) -> int:
         return 1
 
-    def run(self, bench) -> Outcome:
-        verdict = self.check(bench, default_rate(self.own(bench.settings)))
-        bench.searcher.searches["lb"] = [{"selfcheck": verdict, "status": "selfcheck", "capacity_rps": None}]
-        if verdict["passed"]:
+    def run(self, bench, found: SelfcheckFindings) -> Outcome:
+        found.update(self.check(bench, default_rate(self.own(bench.settings))))
+        bench.searcher.searches["lb"] = [{"status": "selfcheck", "capacity_rps": None}]
+        if found.passed:
             return "complete", None, 0
         return "failed", "the generator did not keep the offered rate", 1
 

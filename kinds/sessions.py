@@ -18,8 +18,9 @@ from engine.progress import say
 from hosts import haproxy, jvm
 from hosts.backend import ClusterError, backend
 from report.sections import ReportSection, RunResults
-from rundata.records import StepRecord, read_steps
-from rundata.summary import of_label
+from rundata.findings import Findings
+from rundata.records import StepRecord, doc, read_steps
+from rundata.summary import TargetSummary, of_label
 from settings.fields import setting, sizes
 
 NODE = "node1"
@@ -58,17 +59,43 @@ def fresh_jvm() -> None:
 
 def jvm_figures(records: list[StepRecord], label: str) -> dict:
     """The most node1's JVM held over the label's steps, from each step's PCP figures."""
-    own = [(r.host_metrics or {}).get(NODE) or {} for r in records if of_label(r, label)]
+    own = [r.host_metrics[NODE] for r in records if of_label(r, label) and r.host_metrics and r.host_metrics.get(NODE)]
 
     def most(key: str) -> float | None:
-        values = [figures[key] for figures in own if isinstance(figures.get(key), (int, float))]
+        values = [figures[key] for figures in own if isinstance(figures.get(key), (int, float))]  # PCP's, free-form
         return max(values) if values else None
     return {"heap_used_mb_max": most("heap_used_mb_max"), "gc_time_pct_max": most("gc_time_pct"),
             "sessions_max": most("sessions_max"), "steps": len(own)}
 
 
+@dataclass
+class SessionSize:
+    """node1 measured with one session size (or on a scenario's own sessions)."""
+    label: str = doc("its search label", default="")
+    kb: int | None = doc("kB a user's session keeps; None: the scenario's own sessions", default=None)
+    capacity_rps: float | None = doc("its capacity", default=None)
+    collapsed: bool = doc("the JVM ended (OutOfMemoryError) during the search", default=False)
+    why: str | None = doc("how the search ended, where not with a capacity", default=None)
+    users_heap_mb: float | None = doc("every user's session together, MB", default=None)
+    heap_used_mb_max: float | None = doc("the most heap in use over its search (PCP)", default=None)
+    heap_used_pct_max: float | None = doc("that, % of the heap", default=None)
+    gc_time_pct_max: float | None = doc("the most time in GC in a step, %", default=None)
+    sessions_max: float | None = doc("the most sessions held", default=None)
+    steps: int = doc("the steps its figures come from", default=0)
+
+
+@dataclass
+class SessionsFindings(Findings):
+    """bench-sessions: node1's capacity and heap by session size."""
+    kind = "sessions"
+    heap_max_mb: float | None = doc("node1's maximum heap", default=None)
+    users: int | None = doc("USERS: the users the requests come from", default=None)
+    scenario: str | None = doc("the SCENARIO_FILE's name, where its requests were measured", default=None)
+    sizes: dict[str, SessionSize] = doc("per size (kB, or the scenario's label)", default_factory=dict)
+
+
 # Its part of report.html (report/sections.py): node1's capacity and heap by session size.
-REPORT = """{% if sessions %}
+REPORT = """{% if sessions.sizes %}
 {% if sessions.scenario %}<h2 id="sessions">node1 on the sessions of {{ sessions.scenario }}'s users (heap {{ sessions.heap_max_mb }} MB)</h2>
 {% else %}<h2 id="sessions">node1 by the size of its users' sessions ({{ sessions.users }} users; heap {{ sessions.heap_max_mb }} MB)</h2>
 {% endif %}<table>
@@ -82,7 +109,7 @@ REPORT = """{% if sessions %}
 
 
 def report_values(results: RunResults) -> dict:
-    return {"sessions": results.summary.sessions}
+    return {"sessions": results.findings(SessionsFindings)}
 
 
 class Sessions(Kind):
@@ -95,6 +122,7 @@ class Sessions(Kind):
     takes_scenario_file = True  # a SCENARIO_FILE's requests take the place of WORKLOAD=session's
     flags_disturbances = False  # a node that runs out of heap is the finding
     own_settings = SessionsSettings
+    findings = SessionsFindings
 
     def planned_searches(self, settings) -> int:
         searches = 1 if settings.user_scenario is not None else len(self.own(settings).session_sizes)
@@ -106,11 +134,12 @@ class Sessions(Kind):
             return {scenario_label(settings): None}
         return {label_of(kb): kb for kb in self.own(settings).session_sizes}
 
-    def run(self, bench) -> None:
-        heap_max = ((jvm.node_info(NODE) or {}).get("heap_max_bytes") or 0) / 2**20 or None
+    def run(self, bench, found: SessionsFindings) -> None:
+        info = jvm.node_info(NODE)
+        heap_max = info["heap_max_bytes"] / 2**20 if info and info.get("heap_max_bytes") else None
         scenario = bench.settings.user_scenario
-        bench.findings["sessions"] = {"heap_max_mb": round(heap_max, 1) if heap_max else None,
-                                      "users": bench.settings.users, "scenario": scenario and scenario.name}
+        found.update({"heap_max_mb": round(heap_max, 1) if heap_max else None, "users": bench.settings.users,
+                      "scenario": scenario and scenario.name})
         # No warm-up of every node first (engine/searcher.py): each search's node1 is started afresh and warmed
         # alone until steady, and node2 and node3 are not measured.
         for label, kb in self.labels(bench.settings).items():
@@ -124,40 +153,34 @@ class Sessions(Kind):
         say(f"sessions: {NODE} started afresh, without the last search's sessions")
         bench.with_monitoring_paused(fresh_jvm)
 
-    def summarize(self, bench, summary: dict) -> None:
+    def summarize(self, bench, summary: dict, found: SessionsFindings) -> None:
         """Per size: the capacity (or why there is none) and the JVM's figures over its search."""
         records = read_steps(bench.paths.steps)
-        found = bench.findings.get("sessions", {})
-        heap_max = found.get("heap_max_mb")
-        sizes = {}
         for label, kb in self.labels(bench.settings).items():
-            target = summary["targets"].get(label, {})
-            ended = [s for s in target.get("searches", []) if s.get("status") == "node-down"]
+            target = TargetSummary.from_json(summary["targets"][label]) if label in summary["targets"] \
+                else TargetSummary()
+            ended = [s for s in target.searches if s["status"] == "node-down"]
             figures = jvm_figures(records, label)
             held = figures["heap_used_mb_max"]
-            sizes[label if kb is None else str(kb)] = {
-                "kb": kb, "label": label, "capacity_rps": target.get("capacity_rps"),
-                "collapsed": bool(ended), "why": ended[0]["reason"] if ended else bench.searcher.skipped.get(label),
-                "heap_used_pct_max": round(100 * held / heap_max, 1) if held and heap_max else None,
-                "users_heap_mb": None if kb is None else round(found.get("users", 0) * kb / 1024, 1), **figures}
-        summary["sessions"] = {"heap_max_mb": heap_max, "users": found.get("users"), "scenario": found.get("scenario"),
-                               "sizes": sizes}
+            found.sizes[label if kb is None else str(kb)] = SessionSize(
+                label=label, kb=kb, capacity_rps=target.capacity_rps, collapsed=bool(ended),
+                why=ended[0]["reason"] if ended else bench.searcher.skipped.get(label),
+                heap_used_pct_max=round(100 * held / found.heap_max_mb, 1) if held and found.heap_max_mb else None,
+                users_heap_mb=None if kb is None else round((found.users or 0) * kb / 1024, 1), **figures)
 
-    def console(self, summary: dict) -> None:
-        found = summary.get("sessions") or {}
-        heap = f"heap {found.get('heap_max_mb')} MB"
-        if found.get("scenario"):
-            print(f"\nnode1 on the sessions of {found['scenario']}'s users ({heap})")
+    def console(self, summary: dict, found: SessionsFindings) -> None:
+        heap = f"heap {found.heap_max_mb} MB"
+        if found.scenario:
+            print(f"\nnode1 on the sessions of {found.scenario}'s users ({heap})")
         else:
-            print(f"\nnode1 by session size ({found.get('users')} users; {heap})")
+            print(f"\nnode1 by session size ({found.users} users; {heap})")
         print(f"{'kB/user':>8}{'all users MB':>13}{'capacity/s':>11}{'heap MB max':>12}{'heap %':>7}{'GC % max':>9}"
               f"{'sessions':>9}   ended")
-        for size in (found.get("sizes") or {}).values():
-            cells = [size["kb"], size["users_heap_mb"], size["capacity_rps"], size["heap_used_mb_max"],
-                     size["heap_used_pct_max"], size["gc_time_pct_max"], size["sessions_max"]]
+        for size in found.sizes.values():
+            cells = [size.kb, size.users_heap_mb, size.capacity_rps, size.heap_used_mb_max,
+                     size.heap_used_pct_max, size.gc_time_pct_max, size.sessions_max]
             text = [f"{v:g}" if isinstance(v, (int, float)) else "-" for v in cells]
-            ended = f"collapsed: {size['why']}" if size["collapsed"] else (size["why"] or "")
+            ended = f"collapsed: {size.why}" if size.collapsed else (size.why or "")
             print(f"{text[0]:>8}{text[1]:>13}{text[2]:>11}{text[3]:>12}{text[4]:>7}{text[5]:>9}{text[6]:>9}   {ended}")
-
 
 KIND = Sessions()

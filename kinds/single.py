@@ -10,7 +10,7 @@ class Single(Kind):
     targets = ("node1",)
     gated = True
 
-    def run(self, bench) -> None:
+    def run(self, bench, found: None) -> None:
         bench.search("node1")
 
 

@@ -23,6 +23,8 @@ from hosts import haproxy_log
 from hosts.backend import ClusterError
 from hosts.topology import NODES
 from report.sections import Figure, ReportSection, RunResults
+from rundata.findings import Findings
+from rundata.records import doc
 from settings.fields import auto_or, choice, integer, number, setting
 
 RECOVERED_FOR_S = 5
@@ -144,7 +146,7 @@ def summary_line(a: dict) -> str:
     back = f"{a['time_to_recover_s']:g} s" if a["time_to_recover_s"] is not None else "not within the step"
     over = (f"{a['overload_answered_mean_rps']:g}/s answered on average (lowest second "
             f"{a['overload_answered_min_rps']}/s)" if a["overload_answered_mean_rps"] is not None else "no whole second")
-    generator = a.get("generator", {}).get("overload")
+    generator = a["generator"]["overload"] if "overload" in a["generator"] else None
     # HAProxy sees only what the generator's connections carry: requests a fixed population of users could not
     # send yet wait at the generator, which charges that wait to their latency (and counts them slow).
     waited = f"; the generator: {generator['failures']} failed in the overload step" if generator else ""
@@ -153,8 +155,31 @@ def summary_line(a: dict) -> str:
             f"{back} after the load fell")
 
 
+@dataclass
+class StressFindings(Findings):
+    """bench-stress: the overload and the way back, from HAProxy's log of every request (its per-second
+    series, per_second, whole in analysis/stress.json)."""
+    kind = "stress"
+    target: str | None = doc("what was overloaded", default=None)
+    capacity_rps: float | None = doc("its capacity (the SLO's)", default=None)
+    rates_rps: dict[str, float] = doc("each phase's offered rate: before, overload, recovery", default_factory=dict)
+    phases_s: dict[str, list[float]] = doc("each phase's [start, end], s from the first", default_factory=dict)
+    overload_answered_mean_rps: float | None = doc("answered a second while overloaded, mean", default=None)
+    overload_answered_min_rps: float | None = doc("answered in its lowest second", default=None)
+    overload_over_capacity: float | None = doc("the mean / the capacity", default=None)
+    failed: int = doc("failed requests in HAProxy's log", default=0)
+    failed_by_phase: dict[str, int] = doc("of those, per phase", default_factory=dict)
+    failed_by_kind: dict[str, int] = doc("of those, per kind of failure", default_factory=dict)
+    drop_s: float | None = doc("when the load fell, s from the first phase's start", default=None)
+    time_to_recover_s: float | None = doc("from then until recovered (recovered_means); None: not within the run",
+                                          default=None)
+    recovered_means: str = doc("what recovered means, in words", default="")
+    generator: dict[str, dict] = doc("per phase, the generator's count: achieved_rps, failures, errors, p99_ms",
+                                     default_factory=dict)
+
+
 # Its part of report.html (report/sections.py): the overload, what failed, the recovery.
-REPORT = """{% if stress %}
+REPORT = """{% if stress.target %}
 <h2 id="stress">Overload: {{ stress.target }} at {{ stress.rates_rps.overload }}/s, then {{ stress.rates_rps.recovery }}/s</h2>
 <table>
 <tr><th>capacity (the SLO's)</th><td class="num">{{ stress.capacity_rps }}/s</td></tr>
@@ -173,7 +198,7 @@ move that queue into HAProxy and the nodes.</p>
 
 
 def report_values(results: RunResults) -> dict:
-    return {"stress": results.analysis("stress")}
+    return {"stress": results.findings(StressFindings)}
 
 
 def report_figures(results: RunResults) -> list[Figure]:
@@ -189,15 +214,13 @@ class Stress(Kind):
     targets = ("cluster",)
     flags_disturbances = False  # overloaded nodes failing their checks is the point
     own_settings = StressSettings
+    findings = StressFindings
 
     def planned_searches(self, settings) -> int:
         return 0 if self.own(settings).stress_capacity else 1
 
-    def run(self, bench) -> None:
-        bench.findings["stress"] = stress(bench)
-
-    def summarize(self, bench, summary: dict) -> None:
-        keep_analysis(bench, summary, "stress", ("per_second",))
+    def run(self, bench, found: StressFindings) -> None:
+        keep_analysis(bench, found, stress(bench), ("per_second",))
 
 
 KIND = Stress()

@@ -4,10 +4,13 @@ time), one step each after an open-loop warm-up, and the Universal Scalability L
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from engine.console import print_usl_fit
-from engine.kind import Kind, KindSettings
+from engine.kind import Kind, KindSettings, usl_figures
+from report.sections import ReportSection
+from rundata.findings import Findings
+from rundata.records import doc
 from settings.bench import MAX_CONNECTIONS
 from settings.fields import levels, setting
 
@@ -21,6 +24,39 @@ class UslSettings(KindSettings):
         "USL_LEVELS", "1 2 4 8 16 32", levels(MIN_LEVELS, MAX_CONNECTIONS),
         "node1's closed-loop concurrencies (connections that each send the next request as soon as the last is "
         "answered), one step each", quick="1 2 4 8")
+
+
+@dataclass
+class UslPoint:
+    """One closed-loop step of the sweep."""
+    n: int = doc("its concurrency: connections each sending the next request as soon as the last is answered")
+    throughput_rps: float = doc("X, the requests answered a second")
+    mean_latency_ms: float | None = doc("R, the mean service time", default=None)
+    step: int = doc("its step number", default=0)
+    valid: bool = doc("the step is valid (the generator kept up)", default=True)
+
+
+@dataclass
+class UslFindings(Findings):
+    """bench-usl: node1's throughput by concurrency and the USL fitted to it."""
+    kind = "usl"
+    points: list[UslPoint] = doc("the sweep's valid points with some throughput", default_factory=list)
+    fit: dict = doc("the fit (analysis/usl_fit.py, UslFit.as_dict), or why there is none: error, failed (the "
+                    "fit itself failed rather than being refused)", default_factory=dict)
+    # Every step, kept as the run goes (a run that breaks off keeps what it measured); the valid ones are points.
+    measured: list[UslPoint] = doc("every step of the sweep, valid or not", default_factory=list)
+
+    @classmethod
+    def earlier(cls, summary: dict) -> dict | None:
+        """Before it had a section of its own its points and fit were at summary.json's top level."""
+        if "usl" in summary or "usl_points" not in summary:
+            return None
+        return {"points": summary["usl_points"], "fit": summary.get("usl_fit") or {}}
+
+
+    def usl(self) -> tuple[str, list[dict], dict] | None:
+        """The shared USL section's points and the fit the run made."""
+        return ("closed connections on node1", [asdict(p) for p in self.points], self.fit) if self.points else None
 
 
 def usl_fit(points: list[dict]) -> dict:
@@ -45,37 +81,38 @@ class Usl(Kind):
     targets = ("node1",)
     closed_loop = True
     own_settings = UslSettings
+    findings = UslFindings
+    section = ReportSection(usl=lambda summary: summary.findings(UslFindings).usl())
 
     def steps_per_search(self, settings) -> int:
         return len(self.own(settings).usl_levels)
 
-    def run(self, bench) -> None:
+    def run(self, bench, found: UslFindings) -> None:
         s = bench.settings
         bench.route("node1")
         time.sleep(bench.steps.SETTLE_AFTER_PASS_S)
         if s.warmup_s > 0:
             bench.steps.measure("node1", 0, round(s.start_rate / 2, 1), "warmup",
                                 duration_s=max(s.warmup_s, bench.driver.min_step_s))
-        points = bench.findings.setdefault("usl_points", [])
         for level in self.own(s).usl_levels:
             record = bench.steps.measure("node1", 1, 0, "usl", closed_connections=level)
-            points.append({"n": level, "throughput_rps": record.result.achieved_rps,
-                           "mean_latency_ms": record.result.mean_service_ms, "step": record.step,
-                           "valid": record.valid})
+            found.measured.append(UslPoint(level, record.result.achieved_rps, record.result.mean_service_ms,
+                                           record.step, record.valid))
 
-    def summarize(self, bench, summary: dict) -> None:
-        points = bench.findings.get("usl_points", [])
-        summary["usl_points"] = [p for p in points if p["valid"] and p["throughput_rps"] > 0]
-        summary["usl_fit"] = usl_fit(summary["usl_points"])
+    def summarize(self, bench, summary: dict, found: UslFindings) -> None:
+        found.points = [p for p in found.measured if p.valid and p.throughput_rps > 0]
+        found.fit = usl_fit([asdict(p) for p in found.points])
 
-    def console(self, summary: dict) -> None:
+    def history(self, found: UslFindings) -> dict:
+        return {"usl": usl_figures(found.fit)}
+
+    def console(self, summary: dict, found: UslFindings) -> None:
         print(f"\n{'connections':>11}{'X /s':>10}{'X/N /s':>9}{'mean ms':>9}{'N = X·R':>9}   (closed loop, node1)")
-        for p in summary.get("usl_points", []):
-            mean = p.get("mean_latency_ms")
-            little = f"{p['throughput_rps'] * mean / 1000:.1f}" if mean else "-"
-            print(f"{p['n']:>11}{p['throughput_rps']:>10.1f}{p['throughput_rps'] / p['n']:>9.1f}"
-                  f"{mean if mean is not None else '-':>9}{little:>9}")
-        print_usl_fit(summary.get("usl_fit") or {})
+        for p in found.points:
+            little = f"{p.throughput_rps * p.mean_latency_ms / 1000:.1f}" if p.mean_latency_ms else "-"
+            print(f"{p.n:>11}{p.throughput_rps:>10.1f}{p.throughput_rps / p.n:>9.1f}"
+                  f"{p.mean_latency_ms if p.mean_latency_ms is not None else '-':>9}{little:>9}")
+        print_usl_fit(found.fit)
 
 
 KIND = Usl()

@@ -20,7 +20,10 @@ from hosts.topology import IN_ROTATION
 from profiling import threaddump
 from report import story
 from report.sections import Figure, ReportSection, RunResults
+from rundata.findings import Findings
+from rundata.records import doc
 from rundata.run import RunRecord, node_cpus
+from rundata.summary import Summary
 from settings.bench import VARIANTS
 from settings.fields import choices, setting
 
@@ -37,9 +40,51 @@ class VariantsSettings(KindSettings):
                                         "random)")
 
 
-def gather_evidence(bench, target: str, label: str) -> None:
+@dataclass
+class EvidenceStep:
+    """One more step at a capacity found, with thread dumps of every node in rotation spread over it."""
+    step: int = doc("its step number", default=0)
+    offered_rps: float | None = doc("the capacity it ran at", default=None)
+    passed: bool = doc("it met the SLO", default=False)
+    p99_ms: float | None = doc("its corrected p99", default=None)
+    thread_dumps: dict[str, dict] = doc("per node, the dumps' request threads by state and monitor "
+                                        "(profiling/threaddump.py, summarize)", default_factory=dict)
+    dump_errors: list[str] = doc("dumps that could not be taken", default_factory=list)
+
+
+@dataclass
+class VariantFigures:
+    """One Grinder variant on node1 and on the cluster."""
+    node1_rps: float | None = doc("node1's capacity", default=None)
+    cluster_rps: float | None = doc("the cluster's capacity", default=None)
+    cluster_over_node1: float | None = doc("the scale-out gain", default=None)
+    evidence: dict[str, EvidenceStep] = doc("node1's and the cluster's evidence step, by target",
+                                            default_factory=dict)
+
+
+@dataclass
+class VariantsFindings(Findings):
+    """bench-variants: each variant's capacities and the evidence of what bound it."""
+    kind = "variants"
+    variants: dict[str, VariantFigures] = doc("per variant, in VARIANTS' order", default_factory=dict)
+    orders: list[list[str]] = doc("each round's order of the variants, drawn at random", default_factory=list)
+    rounds: dict | None = doc("REPEATS above one: per target (node1, cluster) each round's capacities compared "
+                              "(analysis/rounds.py): table, round_best, wins, verdict, vs_baseline_pct; and the "
+                              "orders", default=None)
+
+    @classmethod
+    def earlier(cls, summary: dict) -> dict | None:
+        """Before it had a section of its own, `variants` held the variants and `variant_rounds` the rounds."""
+        old = summary.get("variants")
+        if not old or "variants" in old:
+            return None
+        return {"variants": old, "rounds": summary.get("variant_rounds")}
+
+
+def gather_evidence(bench, found: VariantsFindings, target: str, variant: str) -> None:
     """One more step at the capacity found, with DUMPS_PER_STEP thread dumps of each node in rotation spread
     over it. Kept apart from the search: the dumps (short safepoints) must not move the capacity."""
+    label = f"{target} {variant}"
     capacity = bench.capacity(label)
     if not capacity:
         return
@@ -71,9 +116,8 @@ def gather_evidence(bench, target: str, label: str) -> None:
         for k, text in enumerate(texts, start=1):
             bench.paths.thread_dump(record.step, node, k).write_text(text)
         locks[node] = threaddump.summarize(texts)
-    bench.findings.setdefault("evidence", {})[label] = {
-        "step": record.step, "offered_rps": capacity, "passed": record.passed,
-        "p99_ms": record.result.latency_ms.get("p99"), "thread_dumps": locks, "dump_errors": errors}
+    found.variants.setdefault(variant, VariantFigures()).evidence[target] = EvidenceStep(
+        record.step, capacity, record.passed, record.result.latency_ms.get("p99"), locks, errors)
     for node in nodes:
         say(f"{label} at {capacity:g}/s: {node}: {threaddump.describe(locks[node])}")
 
@@ -111,15 +155,16 @@ REPORT = """{% if variants %}
 def report_values(results: RunResults) -> dict:
     from report.build import noise_band_pct  # matplotlib and jinja only when a report is made
     summary, cpus = results.summary, results.cpus
-    rows = story.variant_lines(summary)
+    found = results.findings(VariantsFindings)
+    rows = story.variant_lines(summary, found.variants)
     repeated = any(len(t.repeats) > 1 for t in summary.targets.values())
-    told = story.story(summary, noise_band_pct(results.run, summary), repeated=repeated,
-                       quota_ratio=sum(cpus.values()) / cpus["node1"] if cpus.get("node1") else None)
-    return {"variants": rows, "story": told if rows else [], "rounds": summary.section("variant_rounds")}
+    told = story.story(rows, noise_band_pct(results.run, summary), repeated=repeated,
+                       quota_ratio=sum(cpus.values()) / cpus["node1"] if "node1" in cpus else None)
+    return {"variants": rows, "story": told if rows else [], "rounds": found.rounds}
 
 
 def report_figures(results: RunResults) -> list[Figure]:
-    rows = story.variant_lines(results.summary)
+    rows = story.variant_lines(results.summary, results.findings(VariantsFindings).variants)
     if not rows:
         return []
     from report import figures  # matplotlib only when a report is made
@@ -128,8 +173,8 @@ def report_figures(results: RunResults) -> list[Figure]:
 
 def round_table(targets: dict, target: str, variants: list[str], rounds: int) -> rounds_analysis.Table:
     """Each round's capacity of each variant on `target` (round r: the label's search of repeat r)."""
-    found = {v: {s["repeat"]: s.get("capacity_rps") for s in targets.get(f"{target} {v}", {}).get("searches", [])}
-             for v in variants}
+    found = {v: {s["repeat"]: s["capacity_rps"] for s in targets[f"{target} {v}"]["searches"]}
+             if f"{target} {v}" in targets else {} for v in variants}
     return [{v: found[v].get(r) for v in variants} for r in range(1, rounds + 1)]
 
 
@@ -164,12 +209,13 @@ class Variants(Kind):
     section = ReportSection(REPORT, report_values, report_figures)
     targets = ("node1", "cluster")
     own_settings = VariantsSettings
+    findings = VariantsFindings
     profiles_by_default = True  # the study's investigation: the profile says where each variant spends
 
     def planned_searches(self, settings) -> int:
         return 2 * len(self.own(settings).variants) * settings.repeats
 
-    def run(self, bench) -> None:
+    def run(self, bench, found: VariantsFindings) -> None:
         """REPEATS rounds, each measuring every variant once (node1, then the cluster) in an order drawn at random
         for the round, so that a slow minute of the machine falls on every variant alike; the evidence steps
         in the last round."""
@@ -177,7 +223,7 @@ class Variants(Kind):
         variants = self.own(bench.settings).variants
         rounds = bench.settings.repeats
         orders = [[variants[i - 1] for i in order] for order in draw_orders(len(variants), rounds, bench.run_id)]
-        bench.findings["orders"] = orders
+        found.orders = orders
         for number, order in enumerate(orders, 1):
             if rounds > 1:
                 say(f"round {number} of {rounds}: {', '.join(order)}")
@@ -186,46 +232,39 @@ class Variants(Kind):
                 bench.steps.change_settings(replace(bench.settings, variant=variant))
                 bench.search("node1", label=f"node1 {variant}", repeats=1, profile=number == rounds)
                 if number == rounds:  # while node1 alone is in rotation (the search routed it)
-                    gather_evidence(bench, "node1", f"node1 {variant}")
+                    gather_evidence(bench, found, "node1", variant)
                 node1 = bench.capacity(f"node1 {variant}")
                 # The cluster starts near node1's capacity scaled by the cores (the nodes alone are not measured).
                 guess = node1 * sum(cores.values()) / cores["node1"] if node1 and cores.get("node1") else None
                 bench.search("cluster", label=f"cluster {variant}", repeats=1, estimate=guess,
                              profile=number == rounds)
                 if number == rounds:
-                    gather_evidence(bench, "cluster", f"cluster {variant}")
+                    gather_evidence(bench, found, "cluster", variant)
 
-    def summarize(self, bench, summary: dict) -> None:
-        """Per variant: node1's and the cluster's capacity, the scale-out gain, and each evidence step."""
-        targets, evidence = summary["targets"], bench.findings.get("evidence", {})
-        summary["variants"] = {}
-        for variant in self.own(bench.settings).variants:
-            node1 = targets.get(f"node1 {variant}", {}).get("capacity_rps")
-            cluster = targets.get(f"cluster {variant}", {}).get("capacity_rps")
-            summary["variants"][variant] = {
-                "node1_rps": node1, "cluster_rps": cluster,
-                "cluster_over_node1": round(cluster / node1, 3) if node1 and cluster else None,
-                "evidence": {where: evidence.get(f"{where} {variant}") for where in ("node1", "cluster")}}
-        orders = bench.findings.get("orders") or []
-        if len(orders) > 1:
-            summary["variant_rounds"] = compare_rounds(targets, list(self.own(bench.settings).variants), orders,
-                                                       bench.settings.precision_pct)
+    def summarize(self, bench, summary: dict, found: VariantsFindings) -> None:
+        """Per variant: node1's and the cluster's capacity and the scale-out gain (its evidence is in)."""
+        capacities = {label: t["capacity_rps"] for label, t in summary["targets"].items()}
+        variants = self.own(bench.settings).variants
+        for variant in variants:
+            v = found.variants.setdefault(variant, VariantFigures())
+            v.node1_rps, v.cluster_rps = capacities.get(f"node1 {variant}"), capacities.get(f"cluster {variant}")
+            v.cluster_over_node1 = round(v.cluster_rps / v.node1_rps, 3) if v.node1_rps and v.cluster_rps else None
+        found.variants = {v: found.variants[v] for v in variants}  # in VARIANTS' order
+        if len(found.orders) > 1:
+            found.rounds = compare_rounds(summary["targets"], list(variants), found.orders,
+                                          bench.settings.precision_pct)
 
-    def console(self, summary: dict) -> None:
+    def console(self, summary: dict, found: VariantsFindings) -> None:
         """The study's table: each variant on node1 and on the cluster, with what the evidence steps showed."""
         print(f"\n{'variant':<10}{'node1 /s':>9}{'cluster /s':>11}{'cl/node1':>9}   at node1's capacity: "
               "alloc MB/s, GC %, CPU % of quota; request threads")
-        for variant, v in summary.get("variants", {}).items():
-            node1 = summary["targets"].get(f"node1 {variant}", {}).get("metrics_at_capacity") or {}
-            figures = node1.get("node1") or {}
-            dumps = ((v["evidence"].get("node1") or {}).get("thread_dumps") or {}).get("node1")
-            cells = [f"{v[k]:.1f}" if v[k] else "none" for k in ("node1_rps", "cluster_rps")]
-            gain = f"{v['cluster_over_node1']:.2f}" if v["cluster_over_node1"] else "-"
-            print(f"{variant:<10}{cells[0]:>9}{cells[1]:>11}{gain:>9}   {figures.get('alloc_mb_per_s', '-')} MB/s, "
-                  f"GC {figures.get('gc_time_pct', '-')} %, CPU {figures.get('cpu_pct_of_quota', '-')} %; "
-                  f"{threaddump.describe(dumps) if dumps else 'no thread dumps'}")
+        for row in story.variant_lines(Summary.from_json(summary), found.variants):
+            cells = [f"{row[k]:.1f}" if row[k] else "none" for k in ("node1_rps", "cluster_rps")]
+            gain = f"{row['cluster_over_node1']:.2f}" if row["cluster_over_node1"] else "-"
+            shown = ["-" if row[k] is None else row[k] for k in ("alloc_mb_per_s", "gc_time_pct", "cpu_pct_of_quota")]
+            print(f"{row['variant']:<10}{cells[0]:>9}{cells[1]:>11}{gain:>9}   {shown[0]} MB/s, GC {shown[1]} %, "
+                  f"CPU {shown[2]} %; {threaddump.describe(row['dumps']) if row['dumps'] else 'no thread dumps'}")
         print_capacities(summary)
-        print_rounds(summary.get("variant_rounds"))
-
+        print_rounds(found.rounds)
 
 KIND = Variants()

@@ -93,7 +93,8 @@ def summarize(dumps: list[str], prefix: str = REQUEST_THREAD_PREFIX) -> dict:
         except DumpError:
             unreadable += 1
     if not per_dump:
-        return {"dumps": 0, "unreadable": unreadable}
+        return {"dumps": 0, "unreadable": unreadable, "request_threads": None, "mean_by_kind": {}, "blocked_on": {},
+                "waiting_on": {}, "holding": {}}
     kinds = {k: round(statistics.mean(sum(t.kind == k for t in d) for d in per_dump), 2) for k in KINDS}
     monitors: Counter[str] = Counter()
     waits: Counter[str] = Counter()
@@ -113,7 +114,7 @@ def summarize(dumps: list[str], prefix: str = REQUEST_THREAD_PREFIX) -> dict:
 
 def describe(summary: dict) -> str:
     """One line: 'of 12.0 request threads: 1.0 grinding, 10.5 blocked on X, ...' (mean over n dumps)."""
-    if not summary.get("dumps"):
+    if not summary["dumps"]:
         return "no thread dump could be read"
     kinds = summary["mean_by_kind"]
     names = {"pool": "waiting for a pooled connection", "database": "in the database"}

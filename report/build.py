@@ -83,27 +83,17 @@ def spectrum_of(record: StepRecord, run_dir: Path) -> list[tuple[float, float]]:
 
 
 def usl_section(summary: Summary, section: ReportSection | None = None) -> dict:
-    """Points and fit: a concurrency sweep (bench-usl, fitted by the run), else the node-count points the run
-    has (bench-scaleout's fitted by the run, or those the kind's section gives)."""
-    points = summary.usl_points
-    what = "closed connections on node1"
-    fitted = summary.usl_fit
-    if points and fitted:
+    """Points and fit as the kind's section gives them (ReportSection.usl): the fit its run made (bench-usl's
+    over one node's concurrency, bench-scaleout's over N), else one fitted here to its points."""
+    given = section.usl(summary) if section is not None and section.usl is not None else None
+    if not given or not given[1]:
+        return {"what": "closed connections on node1", "points": [], "fit": None,
+                "error": "no points: run make bench-usl"}
+    what, points, fitted = given
+    if fitted:
         return recorded_fit(what, points, fitted)
-    scaled = summary.scaleout
-    if scaled:  # bench-scaleout: every repeat the harness did not limit, and the fit the run made of them
-        points = [{"n": p["n"], "throughput_rps": x} for p in scaled["points"] if not p["limited_by"]
-                  for x in p["repeats"]]
-        return recorded_fit("nodes in rotation", points, scaled.get("fit") or {"error": "no fit recorded"})
-    if not points and section is not None and section.node_count_points is not None:
-        what = "nodes in rotation"
-        points = section.node_count_points(summary)
-    if not points:
-        return {"what": what, "points": [], "fit": None, "error": "no points: run make bench-usl"}
-    n = [p["n"] for p in points]
-    x = [p["throughput_rps"] for p in points]
     try:
-        fit = usl_fit.fit(n, x)
+        fit = usl_fit.fit([p["n"] for p in points], [p["throughput_rps"] for p in points])
         return {"what": what, "points": points, "fit": fit, "error": None}
     except usl_fit.UslError as problem:
         return {"what": what, "points": points, "fit": None, "error": str(problem),
@@ -114,7 +104,7 @@ def recorded_fit(what: str, points: list[dict], fitted: dict) -> dict:
     """The section for a fit the run made (summary.json's form: the fit, or its error)."""
     if "error" in fitted:
         return {"what": what, "points": points, "fit": None, "error": fitted["error"],
-                "failed": bool(fitted.get("failed"))}
+                "failed": bool(fitted.get("failed"))}  # the fit's error as usl_fit wrote it: `failed` may be absent
     return {"what": what, "points": points, "fit": usl_fit.UslFit.from_dict(fitted), "error": None}
 
 

@@ -12,10 +12,11 @@ from analysis.duet_verdict import Pair
 from report.figures import colour_of, plt, save
 
 
-def duet(duet: dict, path: Path, floor: float | None = None) -> Path:
-    if duet.get("blocks"):
+def duet(duet, path: Path, floor: float | None = None) -> Path:
+    """`duet`: the duet's findings (duet/findings.py, DuetFindings)."""
+    if duet.blocks:
         return blocks(duet, path, floor)
-    pairs = [p for p in duet.get("pairs", []) if p.get("ratio") is not None]
+    pairs = [p for p in duet.pairs if p["ratio"] is not None]
     fig, axis = plt.subplots(figsize=(7.5, 3.6))
     for slot in sorted({p["a_slot"] for p in pairs}):
         own = [p for p in pairs if p["a_slot"] == slot]
@@ -24,20 +25,21 @@ def duet(duet: dict, path: Path, floor: float | None = None) -> Path:
         highs = [high - p["ratio"] for p, (_, high) in zip(own, known)]
         axis.errorbar([p["pair"] for p in own], [p["ratio"] for p in own], yerr=[lows, highs], fmt="o", capsize=4,
                       color=colour_of(slot), label=f"A on {slot}")
+        # A pair as Pair.as_dict writes it; earlier versions lacked the brackets' ratio.
         moved = [p for p in own if p.get("bracket_ratio") not in (None, p["ratio"])]
         if moved:
             axis.scatter([p["pair"] for p in moved], [p["bracket_ratio"] for p in moved], marker="o",
                          facecolors="none", edgecolors=colour_of(slot), label=f"brackets' ratio (A on {slot})")
-    lines(axis, duet.get("interval"), floor)
+    lines(axis, duet.interval, floor)
     axis.set_xlabel("pair (the builds swap slots each pair)")
     axis.set_ylabel("capacity B / A")
     axis.set_xticks([p["pair"] for p in pairs] or [1])
     return finish(fig, axis, duet, path)
 
 
-def blocks(duet: dict, path: Path, floor: float | None) -> Path:
+def blocks(duet, path: Path, floor: float | None) -> Path:
     fig, axis = plt.subplots(figsize=(7.5, 3.6))
-    found = duet["blocks"]
+    found = duet.blocks
     for slot in sorted({k["a_slot"] for k in found}):
         own = [k for k in found if k["a_slot"] == slot]
         dots = [(k["block"], w["b_rps"] / w["a_rps"]) for k in own for w in k["windows"] if w["a_rps"] and w["b_rps"]]
@@ -46,7 +48,7 @@ def blocks(duet: dict, path: Path, floor: float | None) -> Path:
         marked = [k for k in own if k["ratio"] is not None]
         axis.scatter([k["block"] for k in marked], [k["ratio"] for k in marked], s=60, marker="D",
                      color=colour_of(slot), label=f"block, A on {slot} (dots: its windows)")
-    lines(axis, duet.get("blocks_interval"), floor)
+    lines(axis, duet.blocks_interval, floor)
     axis.set_xlabel("block (throughput at the same concurrency, measured together)")
     axis.set_ylabel("goodput B / A")
     axis.set_xticks([k["block"] for k in found] or [1])
@@ -64,9 +66,8 @@ def lines(axis, interval: dict | None, floor: float | None) -> None:
         axis.axhline(floor, color="tab:red", linewidth=1, linestyle="--", label=f"tolerance: {floor:.2f}")
 
 
-def finish(fig, axis, duet: dict, path: Path) -> Path:
+def finish(fig, axis, duet, path: Path) -> Path:
     axis.legend(fontsize=8, loc="best")
-    a, b = duet.get("builds", [{}, {}])
-    axis.set_title(f"B = {b.get('text') or 'as configured'} against A = {a.get('text') or 'as configured'}",
-                   fontsize=10)
+    a, b = (build.text for build in duet.builds) if duet.builds else ("", "")
+    axis.set_title(f"B = {b or 'as configured'} against A = {a or 'as configured'}", fontsize=10)
     return save(fig, path)

@@ -192,19 +192,21 @@ def failover(analysis: dict, path: Path, nodes: tuple[str, ...]) -> Path:
     return save(fig, path)
 
 
-def single_vs_cluster(summary: Summary, quotas: dict[str, float], path: Path, nodes: tuple[str, ...]) -> Path:
-    # The cluster's capacity is the summary's (under WEIGHTS=auto: the one under capacity weights).
-    targets = {**{n: t.capacity_rps for n, t in summary.targets.items()}, "cluster": summary.cluster_rps}
+def single_vs_cluster(summary: Summary, cluster, quotas: dict[str, float], path: Path,
+                      nodes: tuple[str, ...]) -> Path:
+    """`cluster`: bench-cluster's findings (kinds/cluster.py): ΣX_i, X_cluster (under WEIGHTS=auto the one under
+    capacity weights) and E."""
+    targets = {**{n: t.capacity_rps for n, t in summary.targets.items()}, "cluster": cluster.cluster_rps}
     names = [n for n in (*nodes, "cluster") if n in targets]
     caps = [targets[n] or 0 for n in names]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5), gridspec_kw={"width_ratios": [3, 2]})
     labels = [*names[:-1], "ΣX_i", "X_cluster"] if "cluster" in names else names
-    values = [*caps[:-1], summary.sum_nodes_rps or 0, caps[-1]] if "cluster" in names else caps
+    values = [*caps[:-1], cluster.sum_nodes_rps or 0, caps[-1]] if "cluster" in names else caps
     colours = [colour_of(n) for n in names[:-1]] + ["lightgrey", colour_of("cluster")] \
         if "cluster" in names else [colour_of(n) for n in names]
     bars = left.bar(labels, values, color=colours)
     left.bar_label(bars, fmt="%.0f")
-    e = summary.efficiency
+    e = cluster.efficiency
     left.set_title(f"capacity, requests/s — E = X_cluster / ΣX_i = {e:.3f}" if e else "capacity, requests/s")
     left.set_ylabel("requests/s at the SLO")
     per_cpu_names = [n for n in names if n in quotas or n == "cluster"]
@@ -327,15 +329,16 @@ def _legend(*axes) -> None:
     axes[0].legend(handles, labels, fontsize=7, loc="upper left")
 
 
-def balancing(choices: dict[str, dict], sum_nodes: float | None, path: Path) -> Path:
-    """choices: {label: {"capacity_rps", "efficiency", "balance", "weights"}}, measured in one run."""
+def balancing(choices: dict, sum_nodes: float | None, path: Path) -> Path:
+    """choices: bench-cluster's balancing choices by label (kinds/cluster.py, BalancingChoice), measured in one
+    run."""
     labels = list(choices)
-    caps = [choices[c].get("capacity_rps") or 0 for c in labels]
+    caps = [choices[c].capacity_rps or 0 for c in labels]
     fig, ax = plt.subplots(figsize=(9, 4.5))
-    bars = ax.bar([f"{c}\n{choices[c]['balance']} "
-                   + ":".join(str(w) for w in choices[c]["weights"].values()) for c in labels], caps,
+    bars = ax.bar([f"{c}\n{choices[c].balance} "
+                   + ":".join(str(w) for w in choices[c].weights.values()) for c in labels], caps,
                   color=["tab:gray", "tab:purple", "tab:cyan"][:len(labels)])
-    ax.bar_label(bars, labels=[f"{cap:.0f}/s\nE = {choices[c]['efficiency']:.3f}" if choices[c].get("efficiency")
+    ax.bar_label(bars, labels=[f"{cap:.0f}/s\nE = {choices[c].efficiency:.3f}" if choices[c].efficiency
                                else f"{cap:.0f}/s" for c, cap in zip(labels, caps)])
     if sum_nodes:
         ax.axhline(sum_nodes, color="black", linestyle="--", label=f"ΣX_i = {sum_nodes:.0f}/s (E = 1)")

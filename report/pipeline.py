@@ -54,8 +54,10 @@ def p99_at_capacity(steps: list[StepRecord], label: str, capacity: float | None)
 class _Headline:
     """The run's figures as metric families (a prometheus_client collector, read once by generate_latest)."""
 
-    def __init__(self, gate: Gate, bench: str, summary: Summary, steps: list[StepRecord]):
+    def __init__(self, gate: Gate, bench: str, summary: Summary, steps: list[StepRecord],
+                 efficiency: float | None = None):
         self.gate, self.bench, self.summary, self.steps = gate, bench, summary, steps
+        self.efficiency = efficiency  # bench-cluster's E (its findings, as the history line has it)
 
     def collect(self):
         gate, summary = self.gate, self.summary
@@ -81,9 +83,9 @@ class _Headline:
             if check.figures.get("baseline_rps") and check.name.startswith("capacity "):
                 base.add_metric([check.figures["target"]], check.figures["baseline_rps"])
         yield from (capacity, low, base, p99)
-        if summary.efficiency is not None:
+        if self.efficiency is not None:
             yield GaugeMetricFamily("capbench_scaleout_efficiency", "E = X_cluster / sum of the nodes' capacities",
-                                    value=summary.efficiency)
+                                    value=self.efficiency)
         calibration = GaugeMetricFamily("capbench_calibration_call_seconds", "a probe call's time on an idle node "
                                         "(the machine's speed)", labels=["node"])
         for node, ms in ((summary.calibration or {}).get("ms_per_call") or {}).items():
@@ -136,26 +138,28 @@ def duet_families(gate: Gate):
         yield common
 
 
-def _registry(gate: Gate, bench: str, summary: Summary, steps: list[StepRecord]) -> CollectorRegistry:
+def _registry(gate: Gate, bench: str, summary: Summary, steps: list[StepRecord],
+              efficiency: float | None = None) -> CollectorRegistry:
     registry = CollectorRegistry()
-    registry.register(_Headline(gate, bench, summary, steps))
+    registry.register(_Headline(gate, bench, summary, steps, efficiency))
     return registry
 
 
-def openmetrics(gate: Gate, bench: str, summary: Summary, steps: list[StepRecord]) -> str:
-    return generate_latest(_registry(gate, bench, summary, steps)).decode()
+def openmetrics(gate: Gate, bench: str, summary: Summary, steps: list[StepRecord],
+                efficiency: float | None = None) -> str:
+    return generate_latest(_registry(gate, bench, summary, steps, efficiency)).decode()
 
 
 def write(gate: Gate, bench: str, summary: Summary, steps: list[StepRecord], folder: GatePaths,
-          latest: GatePaths) -> tuple[Path, ...]:
+          latest: GatePaths, efficiency: float | None = None) -> tuple[Path, ...]:
     """The files in the run's gate/ folder, and a copy of each in `latest` (a path a pipeline can name before it
-    knows the run's id)."""
+    knows the run's id); `efficiency`: bench-cluster's E, where the run measured one."""
     folder.root.mkdir(parents=True, exist_ok=True)
     junit(gate, bench).write(str(folder.junit), pretty=True)
     jsonl.write_json(folder.gate_json, gate_json(gate, bench))
-    folder.openmetrics.write_text(openmetrics(gate, bench, summary, steps))
+    folder.openmetrics.write_text(openmetrics(gate, bench, summary, steps, efficiency))
     # The same figures in Prometheus' text format 0.0.4, which node_exporter's textfile collector reads.
-    folder.prometheus.write_bytes(prometheus_text(_registry(gate, bench, summary, steps)))
+    folder.prometheus.write_bytes(prometheus_text(_registry(gate, bench, summary, steps, efficiency)))
     latest.root.mkdir(parents=True, exist_ok=True)
     for made, copy in zip(folder.files, latest.files):
         shutil.copyfile(made, copy)

@@ -11,7 +11,7 @@ from rundata import jsonl
 from rundata.layout import RunPaths
 from rundata.records import StepRecord
 from rundata.run import RunRecord, node_cpus, nodes_of
-from rundata.summary import Summary
+from rundata.summary import F, Summary
 
 # A figure of the report: its title and the PNG made under figures/.
 Figure = tuple[str, Path]
@@ -38,6 +38,10 @@ class RunResults:
         """Each node's CPU quota, or its JVM's processors without one."""
         return node_cpus(self.run)
 
+    def findings(self, cls: type[F]) -> F:
+        """The kind's findings record (kinds/<kind>.py) as summary.json carries it."""
+        return self.summary.findings(cls)
+
     def analysis(self, name: str) -> dict | None:
         """A kind's whole analysis beside the summary (failover.json, stress.json), or None."""
         return jsonl.read_json(self.paths.analysis(name))
@@ -60,5 +64,6 @@ class ReportSection:
     figures: Callable[[RunResults], list[Figure]] = field(default=_no_figures)  # each made at results.paths.figure()
     # A capacity summary figure per search label; bench-overhead's paired searches are measured for their ratio.
     capacity_figures: bool = True
-    # For the shared USL section where the run fitted none: (N, X) points of nodes in rotation it measured.
-    node_count_points: Callable[[Summary], list[dict]] | None = None
+    # The shared USL section's input: what N counts, the (N, X) points {"n", "throughput_rps"} and the fit the
+    # run made (UslFit.as_dict, or its error), or None for the report to fit the points; None: no points.
+    usl: Callable[[Summary], tuple[str, list[dict], dict | None] | None] | None = None

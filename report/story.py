@@ -21,22 +21,27 @@ STUDY = (
 
 
 def node1_figures(summary: Summary, variant: str) -> dict:
+    """node1's host figures at its capacity with the variant (PCP's, by metric name; empty unmonitored)."""
     target = summary.targets.get(f"node1 {variant}")
-    at = (target.metrics_at_capacity if target else None) or {}
-    return at.get("node1") or {}
+    at = target.metrics_at_capacity if target and target.metrics_at_capacity else {}
+    return at["node1"] if "node1" in at else {}
 
 
-def node1_dumps(variant_summary: dict) -> dict:
-    return (((variant_summary.get("evidence") or {}).get("node1") or {}).get("thread_dumps") or {}).get("node1") or {}
+def node1_dumps(figures) -> dict:
+    """The thread dumps of node1's evidence step (profiling/threaddump.py), empty without one; `figures`: a
+    variant's findings (kinds/variants.py, VariantFigures)."""
+    step = figures.evidence.get("node1")
+    return step.thread_dumps["node1"] if step and "node1" in step.thread_dumps else {}
 
 
 def bound_by(figures: dict, dumps: dict) -> list[str]:
     """What held the variant at node1's capacity, each with its figure."""
     found = []
-    for monitor, count in (dumps.get("blocked_on") or {}).items():
+    for monitor, count in (dumps["blocked_on"] if dumps else {}).items():
         if count >= LOCK_BLOCKED_THREADS:
             found.append(f"lock-bound: {count:g} request threads BLOCKED on {monitor} (mean of "
                          f"{dumps['dumps']} dumps)")
+    # PCP's figures by metric name: a node's metrics vary with what was logged (metrics/catalogue.py)
     gc, cpu, alloc = figures.get("gc_time_pct"), figures.get("cpu_pct_of_quota"), figures.get("alloc_mb_per_s")
     if gc is not None and gc >= hints.GC_BOUND_PCT:
         found.append(f"GC-bound: {gc:g} % of the time in GC at {alloc} MB/s allocated")
@@ -45,25 +50,26 @@ def bound_by(figures: dict, dumps: dict) -> list[str]:
     return found
 
 
-def variant_lines(summary: Summary) -> list[dict]:
-    """One entry per variant: its capacities, its evidence, and what bound it."""
+def variant_lines(summary: Summary, variants: dict) -> list[dict]:
+    """One entry per variant (kinds/variants.py's findings, by name): its capacities, its evidence, and what
+    bound it."""
     rows = []
-    for variant, v in (summary.variants or {}).items():
+    for variant, v in variants.items():
         figures, dumps = node1_figures(summary, variant), node1_dumps(v)
-        rows.append({"variant": variant, "node1_rps": v.get("node1_rps"), "cluster_rps": v.get("cluster_rps"),
-                     "cluster_over_node1": v.get("cluster_over_node1"), "alloc_mb_per_s": figures.get("alloc_mb_per_s"),
-                     "gc_time_pct": figures.get("gc_time_pct"), "cpu_pct_of_quota": figures.get("cpu_pct_of_quota"),
-                     "busy_threads_mean": figures.get("busy_threads_mean"),
-                     "blocked": sum((dumps.get("blocked_on") or {}).values()) if dumps else None,
+        rows.append({"variant": variant, "node1_rps": v.node1_rps, "cluster_rps": v.cluster_rps,
+                     "cluster_over_node1": v.cluster_over_node1,
+                     **{k: figures.get(k) for k in ("alloc_mb_per_s", "gc_time_pct", "cpu_pct_of_quota",
+                                                    "busy_threads_mean")},  # PCP's, by metric name
+                     "blocked": sum(dumps["blocked_on"].values()) if dumps else None,
                      "dumps": dumps, "bound_by": bound_by(figures, dumps)})
     return rows
 
 
-def story(summary: Summary, noise_pct: float, repeated: bool = False, quota_ratio: float | None = None) -> list[str]:
-    """The paragraphs: each variant, each of the study's claims against ours, the scale-out. repeated: the
-    searches were repeated, so the band holds the run-to-run noise; quota_ratio: the nodes' CPU quotas over
-    node1's (the cluster's ideal gain)."""
-    rows = {r["variant"]: r for r in variant_lines(summary)}
+def story(lines: list[dict], noise_pct: float, repeated: bool = False, quota_ratio: float | None = None) -> list[str]:
+    """The paragraphs from variant_lines(): each variant, each of the study's claims against ours, the
+    scale-out. repeated: the searches were repeated, so the band holds the run-to-run noise; quota_ratio: the
+    nodes' CPU quotas over node1's (the cluster's ideal gain)."""
+    rows = {r["variant"]: r for r in lines}
     lines = []
     for r in rows.values():
         if r["node1_rps"] is None:
@@ -72,9 +78,9 @@ def story(summary: Summary, noise_pct: float, repeated: bool = False, quota_rati
         bound = "; ".join(r["bound_by"]) or "no rule fired (neither lock, GC nor CPU past its threshold)"
         lines.append(f"{r['variant']}: node1 {r['node1_rps']:g}/s — {bound}.")
     for before, after, claim, agrees in STUDY:
-        a, b = rows.get(before, {}).get("node1_rps"), rows.get(after, {}).get("node1_rps")
-        if not a or not b:
+        if before not in rows or after not in rows or not rows[before]["node1_rps"] or not rows[after]["node1_rps"]:
             continue
+        a, b = rows[before]["node1_rps"], rows[after]["node1_rps"]
         ratio = b / a
         change = f"{100 * (ratio - 1):+.0f} %"
         within = abs(100 * (ratio - 1)) <= noise_pct
@@ -83,8 +89,8 @@ def story(summary: Summary, noise_pct: float, repeated: bool = False, quota_rati
         if not within and not repeated:
             verdict += " — beyond the search's precision, but with one repeat the run-to-run noise is unmeasured"
 
-        gc_a, gc_b = rows[before].get("gc_time_pct"), rows[after].get("gc_time_pct")
-        al_a, al_b = rows[before].get("alloc_mb_per_s"), rows[after].get("alloc_mb_per_s")
+        gc_a, gc_b = rows[before]["gc_time_pct"], rows[after]["gc_time_pct"]
+        al_a, al_b = rows[before]["alloc_mb_per_s"], rows[after]["alloc_mb_per_s"]
         lines.append(f"{before} → {after}: node1 {a:g} → {b:g}/s ({change}, noise band ±{noise_pct:g} %: {verdict}; "
                      f"the study: {claim}). Allocation {al_a} → {al_b} MB/s, time in GC {gc_a} → {gc_b} %.")
     for r in rows.values():

@@ -3,13 +3,15 @@ to a search, the capacities its repeats found, and the host figures at a capacit
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass, fields
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import Any, TypeVar
 
 from rundata import workload
+from rundata.findings import Findings
 from rundata.records import AT_CAPACITY_PHASES, StepRecord, doc, known
 
 SUMMARY_SCHEMA = "capbench-summary/1"
+F = TypeVar("F", bound=Findings)
 
 
 @dataclass
@@ -51,7 +53,7 @@ class TargetSummary:
 @dataclass
 class Summary:
     """summary.json: written when the run ends, however it ends; the common part for every kind, then the
-    kind's own sections (its report section reads them)."""
+    kind's findings under its name (its report section reads them)."""
     run_id: str = doc("the run's id, its folder's name")
     kind: str = doc("the bench kind (kinds/)")
     status: str = doc("complete; degraded: it ended, but a machine or host was lost on the way (`events`); "
@@ -81,34 +83,14 @@ class Summary:
                                 "over them, each node's files (the tables whole in profiles.json)", default=None)
     load_hosts: dict | None = doc("several load hosts: each one's share and CPU (rundata/generators.py)",
                                   default=None)
-    # The kinds' own sections, each read by its kind's report section (kinds/<kind>.py).
-    sum_nodes_rps: float | None = doc("cluster: ΣX_i, the sum of the nodes' capacities", default=None)
-    cluster_rps: float | None = doc("cluster: X_cluster", default=None)
-    efficiency: float | None = doc("cluster: E = X_cluster / ΣX_i", default=None)
-    efficiency_caveat: str | None = doc("cluster: E's one-line caveat above 1 or below 0.5", default=None)
-    cluster_over_node1: float | None = doc("cluster: X_cluster / X_node1", default=None)
-    not_measured: dict[str, str] | None = doc("cluster: for each of the four figures above that is missing, why "
-                                              "(analysis/not_measured.py)", default=None)
-    balancing: dict | None = doc("cluster: each balancing choice's capacity and E", default=None)
-    balance_hint: dict | None = doc("cluster: what the nodes' shares say about the weights", default=None)
-    variants: dict | None = doc("variants: each variant's capacities and evidence", default=None)
-    overhead: dict | None = doc("overhead: capacities with monitoring off and on, their ratio", default=None)
-    usl_points: list[dict] | None = doc("usl: the concurrency sweep's points", default=None)
-    usl_fit: dict | None = doc("usl: the fit (analysis/usl_fit.py), or its error", default=None)
-    failover: dict | None = doc("failover: the analysis without its series (whole in failover.json)",
-                                default=None)
-    stress: dict | None = doc("stress: the analysis without its series (whole in stress.json)", default=None)
-    scaleout: dict | None = doc("scaleout: points (one per N) and the USL fit over N", default=None)
-    sessions: dict | None = doc("sessions: node1's capacity and heap by session size", default=None)
     tune_point: dict | None = doc("make tune: the point this run measured", default=None)
     memory_capacity: dict | None = doc("per node that held sessions: kB of live heap per session (method: two full "
                                        "collections around a search, or a fit of the steps), the sessions its "
                                        "heap holds, the session timeout, the new users/s it sustains "
                                        "(analysis/memory_capacity.py)", default=None)
-    # A kind adds entries of its own without a field here: its module writes them and its report section reads
-    # them back with section().
-    others: dict[str, Any] = doc("a kind's own entries this class names no field for, by key (section())",
-                                 default_factory=dict)
+    # Each kind's findings under its name (kinds/<kind>.py, Kind.findings), read back with findings().
+    others: dict[str, Any] = doc("the kind's findings under its name, and entries of earlier versions, by key "
+                                 "(findings())", default_factory=dict)
 
     @classmethod
     def from_json(cls, data: dict) -> Summary:
@@ -117,9 +99,10 @@ class Summary:
                                            for label, t in (data.get("targets") or {}).items()},
                       "others": {k: v for k, v in data.items() if k not in named and k not in ("schema", "others")}})
 
-    def section(self, key: str) -> Any:
-        """A kind's own entry of summary.json by its key, whether this class names a field for it or not."""
-        return getattr(self, key) if key in {f.name for f in fields(self)} else self.others.get(key)
+    def findings(self, cls: type[F]) -> F:
+        """A kind's findings (a rundata.findings.Findings class) as the run wrote them; empty when it found
+        nothing or was another kind's run."""
+        return cls.in_summary(self.others)
 
 
 def of_label(record: StepRecord, label: str) -> bool:

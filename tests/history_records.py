@@ -3,6 +3,7 @@ a run reads them (RunRecord, Summary)."""
 from __future__ import annotations
 
 from analysis import history
+from kinds import KINDS
 from rundata.history import HistoryLine
 from rundata.run import RunRecord
 from rundata.summary import Summary
@@ -21,4 +22,7 @@ def build_of(run: dict) -> dict[str, str]:
 
 
 def history_line(run: dict, summary: dict) -> HistoryLine:
-    return history.history_line(RunRecord.from_json(run), Summary.from_json(summary))
+    """As the run's end writes it: with its kind's own figures (Kind.history)."""
+    kind = KINDS.get(summary.get("kind", ""))
+    own = kind.history(kind.found_in(summary)) if kind is not None else None
+    return history.history_line(RunRecord.from_json(run), Summary.from_json(summary), own)

@@ -22,7 +22,8 @@ def typed(lines: list[dict]) -> list[HistoryLine]:
 def summary(run_id: str, node1: list[float], status: str = "complete") -> dict:
     caps = sorted(node1)
     return {"run_id": run_id, "kind": "cluster", "status": status, "driver": {"name": "oha"},
-            "targets": {"node1": {"capacity_rps": caps[len(caps) // 2], "repeats": node1}}, "efficiency": 0.8}
+            "targets": {"node1": {"capacity_rps": caps[len(caps) // 2], "repeats": node1}},
+            "cluster": {"efficiency": 0.8}}
 
 
 def test_config_hash_ignores_repeats_but_not_the_workload():
@@ -79,7 +80,7 @@ def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path
     for run, s in ((RUN, summary("r1", [600, 610, 620])), (other, summary("r2", [900, 910, 905])),
                    (RUN, summary("r3", [640, 650, 655])), (RUN, summary("r4", [700], status="partial"))):
         jsonl.append(path, history_line(run, s).to_json())
-    usl_run = {**summary("r5", [1]), "targets": {}, "usl_fit": {"sigma": 0.6}}  # no capacity to compare
+    usl_run = {**summary("r5", [1]), "kind": "usl", "targets": {}, "usl": {"fit": {"sigma": 0.6}}}  # no capacity
     jsonl.append(path, history_line(RUN, usl_run).to_json())
     a, b = history.pick(read_history(path)[0], None, None)
     assert (a.run_id, b.run_id) == ("r1", "r3")

@@ -55,10 +55,12 @@ def test_a_pairs_ratio_moves_inside_the_same_instant_range_and_its_reach_narrows
 def test_the_duets_figure_draws_a_moved_pair_inside_its_range(tmp_path):
     from PIL import Image
 
+    from duet.findings import DuetFindings
     from report.duet_figure import duet
     a, b = SlotResult("node1", 400, 440), SlotResult("node2", 600, 660)
     pairs = [Pair(1, a, b, Range(None, 1.12, 3, 0)).as_dict(), Pair(2, b, a).as_dict()]
-    path = duet({"pairs": pairs, "builds": [{"text": ""}, {"text": "CPUS=0.425"}]}, tmp_path / "duet.png", 0.9)
+    path = duet(DuetFindings.from_json({"pairs": pairs, "builds": [{"text": ""}, {"text": "CPUS=0.425"}]}),
+                tmp_path / "duet.png", 0.9)
     assert Image.open(path).size[0] > 500  # a moved pair's error bar reaches below its ratio only: drawn, not refused
 
 

@@ -15,6 +15,7 @@ from analysis.gate_verdict import CANNOT_TELL, HOLDS
 from commands import gate_duet as duet_gate
 from duet import baseline as duet_baseline
 from rundata.history import BaselineMark
+from rundata.summary import Summary
 
 CLUSTER = {"TOMCAT_PROTOCOL": "nio", "TOMCAT_MAX_THREADS": "200", "TOMCAT_MIN_SPARE_THREADS": "25",
            "TOMCAT_ACCEPT_COUNT": "100", "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_CONNECTION_TIMEOUT": "60000",
@@ -36,6 +37,11 @@ def a_war(path, text="<web-app/>"):
 
 def sha(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def typed(summary: dict) -> Summary:
+    """A duet's summary.json as the gate reads it."""
+    return Summary.from_json({"kind": "duet", "targets": {}, **summary})
 
 
 def a_run(folder, kind="single", settings=None, cluster=None, summary=None):
@@ -120,9 +126,9 @@ def test_with_no_baseline_accepted_the_gate_cannot_tell():
              for n, (s, t, r) in enumerate([("node1", "node2", 1.0), ("node2", "node1", 0.98),
                                             ("node1", "node2", 1.02), ("node2", "node1", 1.0)], start=1)]
     summary = {"run_id": "r6", "status": "complete", "duet": {"pairs": pairs, "builds": [{"text": ""}, {"text": ""}]}}
-    [check] = duet_gate.judge(summary, 10, aa=False, baseline="").checks
+    [check] = duet_gate.judge(typed(summary), 10, aa=False, baseline="").checks
     assert check.verdict == CANNOT_TELL and check.message.startswith("no build accepted as a baseline yet")
-    [check] = duet_gate.judge(summary, 10, aa=False, baseline="the baseline run r5, accepted t").checks
+    [check] = duet_gate.judge(typed(summary), 10, aa=False, baseline="the baseline run r5, accepted t").checks
     assert check.verdict == HOLDS
 
 
@@ -140,18 +146,18 @@ def test_a_duet_gate_judges_the_blocks_and_holds_b_to_the_slo_at_a_common_rate()
               for n, (a, b, rates) in enumerate([("node1", "node2", (940, 945)), ("node2", "node1", (950, 948)),
                                                  ("node2", "node1", (944, 951)), ("node1", "node2", (946, 942))], 1)]
     common = {"pairs": [{"pair": n, "rate_rps": 640.0, "a_passed": True, "b_passed": False, "a_p99": 40.0,
-                         "b_p99": 900.0} for n in (1, 2)]}
+                         "b_p99": 900.0} for n in (1, 2)], "share_pct": 80, "intervals": {}}
     summary = {"run_id": "r8", "status": "complete",
                "duet": {"pairs": pairs, "blocks": blocks, "common": common, "builds": [{"text": ""}, {"text": "x"}]}}
-    capacity, slo = duet_gate.judge(summary, 2.5, aa=False).checks
+    capacity, slo = duet_gate.judge(typed(summary), 2.5, aa=False).checks
     assert capacity.verdict == "fell" and capacity.figures["figure"] == "blocks" and "over 4 blocks" in capacity.message
     assert slo.verdict == "above threshold" and "B failed the SLO at a common rate where A met it in 2 of 2" in slo.message
     # Kept its latency in one pair of two, or measured in one pair only: no such check (one step near the knee
     # is not a verdict).
     common["pairs"][0]["b_passed"] = True
-    assert [c.name for c in duet_gate.judge(summary, 2.5, aa=False).checks] == ["capacity B/A"]
+    assert [c.name for c in duet_gate.judge(typed(summary), 2.5, aa=False).checks] == ["capacity B/A"]
     common["pairs"] = common["pairs"][1:]
-    assert [c.name for c in duet_gate.judge(summary, 2.5, aa=False).checks] == ["capacity B/A"]
+    assert [c.name for c in duet_gate.judge(typed(summary), 2.5, aa=False).checks] == ["capacity B/A"]
 
 
 def test_a_duet_that_lost_a_machine_cannot_tell_and_says_which():
@@ -160,7 +166,7 @@ def test_a_duet_that_lost_a_machine_cannot_tell_and_says_which():
     lost = "node2's machine lab3 was lost at 14:02:11 (it ran node2; its engine did not answer)"
     summary = {"run_id": "r10", "status": "degraded", "events": [{"sentence": lost}],
                "duet": {"blocks": blocks, "builds": [{"text": ""}, {"text": "x"}]}}
-    [check] = duet_gate.judge(summary, 2.5, aa=False).checks
+    [check] = duet_gate.judge(typed(summary), 2.5, aa=False).checks
     assert check.verdict == CANNOT_TELL and check.message.startswith(f"the run is degraded: {lost} (what its blocks "
                                                                      "said: ")
 
@@ -170,7 +176,7 @@ def test_a_build_that_met_the_slo_at_no_rate_fell_where_a_had_a_capacity():
               "b_lowest_failure_rps": 50.0, "ratio": None}
              for n, (s, t) in enumerate([("node1", "node2"), ("node2", "node1")], 1)]
     summary = {"run_id": "r9", "status": "complete", "duet": {"pairs": pairs, "builds": [{"text": ""}, {"text": ""}]}}
-    [check] = duet_gate.judge(summary, 10, aa=False).checks
+    [check] = duet_gate.judge(typed(summary), 10, aa=False).checks
     assert check.verdict == "fell" and check.message.startswith("B met the SLO at no rate in any of its 2 searches")
 
 
@@ -181,10 +187,10 @@ def test_an_aa_band_is_recorded_from_a_complete_run_only(tmp_path, monkeypatch):
                                              ("node1", "node2", 1003), ("node2", "node1", 999)], 1)]
     summary = {"run_id": "r10", "status": "partial", "duet": {"pairs": [], "blocks": blocks,
                                                               "builds": [{"text": ""}, {"text": ""}]}}
-    check = duet_gate.judge(summary, 10, aa=True).checks[0]
-    duet_gate.record_band(check, summary)
+    check = duet_gate.judge(typed(summary), 10, aa=True).checks[0]
+    duet_gate.record_band(check, typed(summary))
     assert not (tmp_path / "aa-band.json").exists()
-    duet_gate.record_band(check, {**summary, "status": "complete"})
+    duet_gate.record_band(check, typed({**summary, "status": "complete"}))
     band = json.loads((tmp_path / "aa-band.json").read_text())
     assert band["run_id"] == "r10" and band["figure"] == "blocks" and band["blocks"] == 4
     assert band["band_pct"] == check.figures["aa_band_pct"] > 0

@@ -3,6 +3,7 @@ crash, and the interval judged is named."""
 from __future__ import annotations
 
 from duet import report as duet_report
+from duet.findings import DuetFindings
 
 
 def test_a_block_without_a_window_that_measured_both_slots_prints_dashes(capsys):
@@ -14,7 +15,7 @@ def test_a_block_without_a_window_that_measured_both_slots_prints_dashes(capsys)
                         "ratio": 0.95, "window_spread": None}],
             "blocks_interval": {"ratio": 0.95, "low": 0.94, "high": 0.96, "confidence": 0.9, "pairs": 3,
                                 "slot_effect": 1.01}}
-    duet_report.console(duet)
+    duet_report.console(DuetFindings.from_json(duet))
     out = capsys.readouterr().out
     assert "    1   node1        -   node2        -        -       -" in out
     assert "    2   node2    800.0   node1    760.0        -   0.950" in out

@@ -19,13 +19,13 @@ LAB3 = LostMachine("lab3", ("node2", "load2"), "its engine unix:///lab3.sock did
 
 def bench_whose_run_raises(tmp_path, problem: BaseException | None, before=None):
     """A bench whose kind's run calls `before` with the bench, then raises `problem` (returns normally when None)."""
-    def run(bench):
+    def run(bench, found):
         if before is not None:
             before(bench)
         if problem is not None:
             raise problem
     kind = SimpleNamespace(logs_whole_run=False, restores_rotation=False, run=run)
-    return SimpleNamespace(paths=RunPaths(tmp_path), kind=kind, prepare=lambda: None,
+    return SimpleNamespace(paths=RunPaths(tmp_path), kind=kind, found=None, prepare=lambda: None,
                            monitoring=SimpleNamespace(monitor=None, finish=lambda: None),
                            run_json=lambda: {"schema": "test"}, lb_events=SimpleNamespace(collect=lambda: None),
                            searcher=SimpleNamespace(losses=losses.Losses()))

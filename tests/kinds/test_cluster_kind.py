@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from analysis import efficiency
-from kinds.cluster import KIND
+from kinds.cluster import KIND, ClusterFindings
 
 
 def target(capacity):
@@ -15,11 +15,12 @@ def target(capacity):
 def test_e_and_its_caveat_in_the_summary_and_on_the_console(capsys):
     summary = {"driver": {"name": "oha"}, "targets": {"node1": target(300.0), "node2": target(275.0),
                                                         "node3": target(225.0), "cluster": target(1000.0)}}
+    found = ClusterFindings()
     KIND.summarize(SimpleNamespace(balancer=SimpleNamespace(choices={}),
-                                   settings=SimpleNamespace(kinds={"cluster": SimpleNamespace(weights="equal")})), summary)
-    assert summary["efficiency"] == 1.25 and summary["cluster_over_node1"] == 3.333
-    assert summary["efficiency_caveat"] == efficiency.caveat(1.25) and "superlinear" in summary["efficiency_caveat"]
-    KIND.console(summary)
+                                   settings=SimpleNamespace(kinds={"cluster": SimpleNamespace(weights="equal")})), summary, found)
+    assert found.efficiency == 1.25 and found.cluster_over_node1 == 3.333
+    assert found.efficiency_caveat == efficiency.caveat(1.25) and "superlinear" in found.efficiency_caveat
+    KIND.console(summary, ClusterFindings.from_json(found.to_json()))
     out = capsys.readouterr().out
     assert "E = X_cluster / ΣX_i = 1.250" in out and f"note: {efficiency.caveat(1.25)}" in out
 
@@ -30,12 +31,13 @@ def test_each_balancing_choice_gets_its_own_caveat(capsys):
     choices = {"equal": {"balance": "roundrobin", "weights": {"node1": 1, "node2": 1, "node3": 1}},
                "weighted": {"balance": "roundrobin", "weights": {"node1": 100, "node2": 60, "node3": 40}}}
     summary = {"driver": {"name": "oha"}, "targets": targets}
+    found = ClusterFindings()
     KIND.summarize(SimpleNamespace(balancer=SimpleNamespace(choices=choices),
-                                   settings=SimpleNamespace(kinds={"cluster": SimpleNamespace(weights="auto")})), summary)
-    assert summary["balancing"]["equal"]["efficiency"] == 0.45
-    assert "wastes over half" in summary["balancing"]["equal"]["efficiency_caveat"]
-    assert summary["balancing"]["weighted"]["efficiency_caveat"] is None and summary["efficiency_caveat"] is None
-    KIND.console(summary)
+                                   settings=SimpleNamespace(kinds={"cluster": SimpleNamespace(weights="auto")})), summary, found)
+    assert found.balancing["equal"].efficiency == 0.45
+    assert "wastes over half" in found.balancing["equal"].efficiency_caveat
+    assert found.balancing["weighted"].efficiency_caveat is None and found.efficiency_caveat is None
+    KIND.console(summary, ClusterFindings.from_json(found.to_json()))
     out = capsys.readouterr().out
     assert out.count("note: ") == 1 and f"    note: {efficiency.caveat(0.45)}" in out
 
@@ -49,10 +51,11 @@ def test_the_balance_hint_for_the_cluster_under_equal_weights(capsys):
                "cluster": {**target(580.0), "metrics_at_capacity": at_capacity}}
     choices = {"equal": {"balance": "roundrobin", "weights": {"node1": 1, "node2": 1, "node3": 1}}}
     summary = {"driver": {"name": "oha"}, "targets": targets}
+    found = ClusterFindings()
     KIND.summarize(SimpleNamespace(balancer=SimpleNamespace(choices=choices),
-                                   settings=SimpleNamespace(kinds={"cluster": SimpleNamespace(weights="equal")})), summary)
-    hint = summary["balance_hint"]
-    assert hint["pace_setter"] == "node3" and hint["predicted_rps"] == 600.0 and hint["predicted_efficiency"] == 0.6
-    assert hint["capacity_weights"] == {"node1": 100, "node2": 60, "node3": 40}
-    KIND.console(summary)
-    assert f"balance: {hint['text']}" in capsys.readouterr().out
+                                   settings=SimpleNamespace(kinds={"cluster": SimpleNamespace(weights="equal")})), summary, found)
+    hint = found.balance_hint
+    assert hint.pace_setter == "node3" and hint.predicted_rps == 600.0 and hint.predicted_efficiency == 0.6
+    assert hint.capacity_weights == {"node1": 100, "node2": 60, "node3": 40}
+    KIND.console(summary, ClusterFindings.from_json(found.to_json()))
+    assert f"balance: {hint.text}" in capsys.readouterr().out

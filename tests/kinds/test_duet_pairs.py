@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from duet.builds import TUNABLE_KEYS, build
+from duet.findings import DuetFindings
 from kinds import duet as duet_kind
 
 CLUSTER = {"NODE1_CPUS": "0.5", "NODE1_MEM": "768m", "NODE1_HEAP": "320m", "NODE1_GC": "auto", "NODE1_MAXCONN": "0",
@@ -23,14 +24,14 @@ class Recorded(duet_kind.Duet):
     def route(self, bench):
         self.log.append("route")
 
-    def warm_up(self, bench, assignment):
+    def warm_up(self, bench, found, assignment):
         self.log.append("warm " + " ".join(f"{node}={b.name}" for node, b in assignment.items()))
 
-    def pair(self, bench, number, assignment):
+    def pair(self, bench, found, number, assignment):
         self.log.append(f"pair {number}")
         return SimpleNamespace(as_dict=dict)
 
-    def profile(self, bench, number, assignment, made):
+    def profile(self, bench, found, number, assignment, made):
         self.log.append(f"profile after pair {number}: " + " ".join(f"{n}={b.name}" for n, b in assignment.items()))
 
 
@@ -43,15 +44,14 @@ def run(monkeypatch, b_words: str, quotas_live: bool, profiling: bool = False, b
     kind = Recorded()
     monkeypatch.setattr(duet_kind.profile_step, "load_recorders", lambda nodes: kind.log.append(f"load {nodes}"))
 
-    def run_blocks(kind_, bench_, a, b, twins):
+    def run_blocks(kind_, bench_, found, a, b, twins):
         kind.log.append("blocks")
         return {"node1": b, "node2": a}
     monkeypatch.setattr(duet_kind.duet_blocks, "run", run_blocks)
     bench = SimpleNamespace(settings=SimpleNamespace(kinds={"duet": SimpleNamespace(pairs=3, blocks=blocks)}), cluster_env={},
                             cluster_settings=lambda: dict(CLUSTER), with_monitoring_paused=lambda act: act(),
-                            steps=SimpleNamespace(progress=SimpleNamespace(whole_lines=False)), findings={},
-                            profiling=profiling)
-    kind.run(bench)
+                            steps=SimpleNamespace(progress=SimpleNamespace(whole_lines=False)), profiling=profiling)
+    kind.run(bench, DuetFindings())
     return kind.log
 
 
@@ -95,15 +95,14 @@ def test_a_warm_up_with_both_capacities_known_holds_at_most_max_windows(monkeypa
     from engine.warmup import MAX_WINDOWS
     windows = []
 
-    def together(bench, number, assignment, asks, duration_s=None):
+    def together(bench, found, number, assignment, asks, duration_s=None):
         windows.append({ask.slot: ask.rate for ask in asks})
         jumpy = 3.0 if len(windows) % 2 else 14.0
         return {ask.slot: SimpleNamespace(passed=True, result=SimpleNamespace(mean_service_ms=jumpy)) for ask in asks}
 
     monkeypatch.setattr(duet_kind, "together", together)
     bench = SimpleNamespace(settings=SimpleNamespace(warmup_s=2, start_rate=50.0), driver=SimpleNamespace(min_step_s=1),
-                            capacity={"A": 760.0, "B": 80.0}.get, findings={"duet": {}},
-                            steps=SimpleNamespace(warmups=[]))
-    duet_kind.Duet().warm_up(bench, {"node1": build("B", "CPUS=0.15"), "node2": build("A", "")})
+                            capacity={"A": 760.0, "B": 80.0}.get, steps=SimpleNamespace(warmups=[]))
+    duet_kind.Duet().warm_up(bench, DuetFindings(), {"node1": build("B", "CPUS=0.15"), "node2": build("A", "")})
     assert len(windows) == MAX_WINDOWS and windows[0] == {"node1": 56.0, "node2": 532.0}  # held at HOLD of each
     assert bench.steps.warmups[0]["steady"] is False

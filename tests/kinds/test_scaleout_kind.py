@@ -23,6 +23,13 @@ def target(repeats, lb_cores=0.2, busy=60.0):
                                                             "load": {"machine_cpu_busy_pct": busy}}}
 
 
+def summarized(summary: dict, steps) -> dict:
+    """summary.json as the run writes it: the kind's findings under its name."""
+    found = kind.ScaleoutFindings()
+    KIND.summarize(SimpleNamespace(paths=SimpleNamespace(steps=steps)), summary, found)
+    return {**summary, "scaleout": found.to_json()}
+
+
 def test_points_e_and_a_balancer_bound_point_left_out(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(kind.Scaleout, "alone", staticmethod(lambda: ()))  # nodes alike: the ideal N·X(1)
     steps = tmp_path / "steps.jsonl"
@@ -31,7 +38,7 @@ def test_points_e_and_a_balancer_bound_point_left_out(tmp_path, capsys, monkeypa
     caps = {1: [490.0, 500.0, 510.0], 2: [960.0, 980.0, 1000.0], 3: [1300.0, 1350.0, 1400.0]}
     summary = {"driver": {"name": "oha"},
                "targets": {t: target(caps[k], lb_cores=0.95 if k == 3 else 0.2) for k, t in enumerate(CURVE, 1)}}
-    KIND.summarize(SimpleNamespace(paths=SimpleNamespace(steps=steps)), summary)
+    summary = summarized(summary, steps)
     points = summary["scaleout"]["points"]
     assert [(p["n"], p["capacity_rps"], p["ideal_rps"], p["efficiency"]) for p in points] == \
         [(1, 500.0, 500.0, 1.0), (2, 980.0, 1000.0, 0.98), (3, 1350.0, 1500.0, 0.9)]
@@ -40,10 +47,11 @@ def test_points_e_and_a_balancer_bound_point_left_out(tmp_path, capsys, monkeypa
     # Two points the harness did not limit cannot carry a three-parameter fit: said, not faked.
     assert summary["scaleout"]["fit"]["left_out"] == [{"n": 3, "reason": points[2]["limited_by"]}]
     assert "too few points" in summary["scaleout"]["fit"]["error"]
-    KIND.console(summary)
+    KIND.console(summary, KIND.found_in(summary))
     out = capsys.readouterr().out
     assert "left out: the balancer used 95 %" in out and "USL over N: no fit: too few points" in out
-    section = build.usl_section(Summary.from_json({**summary, "run_id": "r", "kind": "scaleout", "status": "complete"}))
+    section = build.usl_section(Summary.from_json({**summary, "run_id": "r", "kind": "scaleout", "status": "complete"}),
+                                KIND.section)
     assert section["what"] == "nodes in rotation" and len(section["points"]) == 6 and section["fit"] is None
 
 
@@ -55,11 +63,11 @@ def test_nodes_that_differ_have_the_sum_of_each_alone_for_ideal(tmp_path, capsys
     summary = {"driver": {"name": "oha"},
                "targets": {**{t: target(caps[k]) for k, t in enumerate(CURVE, 1)},
                            "node2": target([400.0]), "node3": target([300.0])}}
-    KIND.summarize(SimpleNamespace(paths=SimpleNamespace(steps=steps)), summary)
+    summary = summarized(summary, steps)
     points = summary["scaleout"]["points"]
     assert [(p["ideal_rps"], p["efficiency"], p["ideal_basis"]) for p in points] == \
         [(500.0, 1.0, "ΣX_i"), (900.0, 0.9, "ΣX_i"), (1200.0, 0.9, "ΣX_i")]
-    KIND.console(summary)
+    KIND.console(summary, KIND.found_in(summary))
     assert "ideal: ΣX_i" in capsys.readouterr().out
 
 
@@ -86,7 +94,7 @@ def test_rounds_measure_every_n_then_the_nodes_alone_starting_each_n_near_its_gu
     monkeypatch.setattr(kind.Scaleout, "alone", staticmethod(lambda: ("node2", "node3")))
     monkeypatch.setattr(kind, "CURVE", ("N=1", "N=2", "N=3"))
     bench = FakeBench(repeats=2)
-    KIND.run(bench)
+    KIND.run(bench, kind.ScaleoutFindings())
     assert [t for t, _ in bench.asked] == ["N=1", "N=2", "N=3", "node2", "node3"] * 2
     first_round = dict(bench.asked[:3])
     # N=2 starts from twice X(1), N=3 from X(2) plus the second node's gain; the second round from the first's.

@@ -62,7 +62,7 @@ def test_the_summary_gives_the_generators_failures_beside_haproxys():
 def test_a_server_that_never_recovers_is_said_so():
     result = stress.analyze(simulated(backlog_s=30), WINDOWS, RATES, CAPACITY, p99_slo_ms=500)
     assert result["time_to_recover_s"] is None
-    assert "recovered not within the step" in stress.summary_line({**result, "target": "cluster"})
+    assert "recovered not within the step" in stress.summary_line({**result, "target": "cluster", "generator": {}})
 
 
 def test_a_dip_during_recovery_restarts_the_count():

@@ -45,9 +45,8 @@ def test_the_report_shows_the_rounds(tmp_path):
     run = tmp_path / source.name
     shutil.copytree(source, run)
     summary = json.loads((run / "summary.json").read_text())
-    summary["variants"] = {v: {"node1_rps": NODE1[v][0], "cluster_rps": CLUSTER[v][0], "cluster_over_node1": None,
-                               "evidence": {}} for v in ("v1", "v3")}
-    summary["variant_rounds"] = compare_rounds(targets(), ["v1", "v3"], ORDERS, 5.0)
+    summary["variants"] = {"variants": {v: {"node1_rps": NODE1[v][0], "cluster_rps": CLUSTER[v][0]} for v in ("v1", "v3")},
+                           "orders": ORDERS, "rounds": compare_rounds(targets(), ["v1", "v3"], ORDERS, 5.0)}
     (run / "summary.json").write_text(json.dumps(summary))
     html = build.build(run, KINDS["variants"].section).read_text()
     assert "node1, round by round" in html and "cluster, round by round" in html

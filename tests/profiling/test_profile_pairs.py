@@ -55,9 +55,9 @@ def profiled(monkeypatch, nodes_of: dict[str, tuple[str, ...]], pairs: int, refu
             latency_ms={"p99": 40.0})) for label in nodes_of}
 
     bench = SimpleNamespace(settings=SimpleNamespace(jfr=SimpleNamespace(pairs=pairs, seconds=10, cpu="async")),
-                            findings={})
+                            profiles={})
     profile_step.profile(bench, 500.0, nodes_of, measure, top=50)
-    return log, bench.findings["profiles"]
+    return log, bench.profiles
 
 
 def test_a_duets_two_builds_are_recorded_in_the_same_steps_and_each_keeps_its_own_slot(monkeypatch):

@@ -58,7 +58,8 @@ def test_means_over_several_dumps_and_unreadable_ones_are_counted():
         "of 110 request threads: 3.5 grinding, 0.5 running, 82 idle, 22 blocked on "
         "capbench.grinder.ReusingGrinder, 2 blocked on capbench.grinder.SynchronizedAllocatingGrinder "
         "(mean of 2 dumps)")
-    assert threaddump.summarize([]) == {"dumps": 0, "unreadable": 0}
+    assert threaddump.summarize([]) == {"dumps": 0, "unreadable": 0, "request_threads": None, "mean_by_kind": {},
+                                        "blocked_on": {}, "waiting_on": {}, "holding": {}}
 
 
 def test_not_a_thread_dump_is_refused():

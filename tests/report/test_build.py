@@ -72,25 +72,33 @@ CALIBRATION = {"probe": "v1 level 13, idle", "ms_per_call": {"node1": 0.7, "node
 
 @pytest.fixture(scope="module")
 def calibrated_report(tmp_path_factory) -> Path:
-    """The same run as if it had a calibration, a superlinear E (recorded before the caveat field was) and a
-    bench-usl sweep whose fit holds σ at its bound."""
+    """The same run as if it had a calibration and a superlinear E (recorded before the caveat field was)."""
     run = tmp_path_factory.mktemp("calibrated") / RUN.name
     shutil.copytree(RUN, run)
     summary = json.loads((run / "summary.json").read_text())
-    points = [{"n": n, "throughput_rps": x, "mean_latency_ms": 1000 * n / x, "step": None}
-              for n, x in zip((1, 2, 4, 8), FLAT)]
-    summary.update({"calibration": CALIBRATION, "efficiency": 1.125, "usl_points": points,
-                    "usl_fit": usl_fit.fit([p["n"] for p in points], FLAT).as_dict()})
+    summary["calibration"] = CALIBRATION
+    summary["cluster"]["efficiency"] = 1.125
     (run / "summary.json").write_text(json.dumps(summary))
     return build.build(run, CLUSTER)
 
 
-def test_calibration_e_caveat_and_a_fit_at_its_bound_on_the_page(calibrated_report):
+def test_calibration_and_e_caveat_on_the_page(calibrated_report):
     html = calibrated_report.read_text()
     # node1: 650/s × 0.7 ms = 0.455 cores, 91 % of its 0.5-core quota; the cluster at the nodes' median 0.72 ms.
     assert '<td class="num">0.455 (91 % of 0.5)</td>' in html and '<td class="num">0.756 (63 % of 1.2)</td>' in html
     assert "ci-box: v1 level 13, idle" in html and "(median 0.720)" in html
     assert f"Note on E: {escape(efficiency.caveat(1.125))}." in html
+
+
+def test_a_usl_sweeps_fit_at_its_bound_on_the_page(tmp_path):
+    run = tmp_path / RUN.name
+    shutil.copytree(RUN, run)
+    summary = json.loads((run / "summary.json").read_text())
+    points = [{"n": n, "throughput_rps": x, "mean_latency_ms": 1000 * n / x, "step": 0}
+              for n, x in zip((1, 2, 4, 8), FLAT)]
+    summary["usl"] = {"points": points, "fit": usl_fit.fit([p["n"] for p in points], FLAT).as_dict()}
+    (run / "summary.json").write_text(json.dumps(summary))
+    html = build.build(run, KINDS["usl"].section).read_text()
     assert "1.00000 (at bound)" in html and '"At bound"' in html
 
 
@@ -129,8 +137,9 @@ def test_a_sessions_run_shows_capacity_and_heap_by_session_size(tmp_path):
 def test_a_failed_fit_is_said_as_failed():
     section = build.usl_section(Summary.from_json({
         "run_id": "r", "kind": "usl", "status": "complete", "targets": {},
-        "usl_points": [{"n": 1, "throughput_rps": 5.0}],
-        "usl_fit": {"error": "the least-squares fit failed (RuntimeError: x)", "failed": True}}))
+        "usl": {"points": [{"n": 1, "throughput_rps": 5.0}],
+                "fit": {"error": "the least-squares fit failed (RuntimeError: x)", "failed": True}}}),
+        KINDS["usl"].section)
     assert section["failed"] and section["fit"] is None and "RuntimeError" in section["error"]
 
 
@@ -285,18 +294,21 @@ def test_a_partial_run_or_a_lost_node_or_machine_shows_why_a_figure_is_missing_n
         lost = f"node2&#39;s machine lab3 was lost at {events.clock(LAB3_LOST['epoch'])}"
         expected = [f"not measured: {lost}", f'<p class="banner status-degraded">Degraded: {lost} (it ran node2; ']
     from kinds.cluster import FIGURE_LABELS as sums
+    cluster = data["cluster"]
     for key, labels in sums.items():
         if any(not (data["targets"].get(label) or {}).get("capacity_rps") for label in labels):
-            data[key] = None
-    data["not_measured"] = {key: not_measured.why_missing(data, labels) for key, labels in sums.items()
-                            if data[key] is None}
+            cluster[key] = None
+    cluster["not_measured"] = {key: not_measured.why_missing(data, labels) for key, labels in sums.items()
+                               if cluster[key] is None}
     (run / "summary.json").write_text(json.dumps(data))
     html = build.build(run, CLUSTER).read_text()
     assert "None" not in html
     for words in expected:
         assert words in html
-    KINDS["cluster"].console(data)
-    line = history.history_line(RunRecord.read(run / "run.json"), Summary.from_json(data))
+    found = KINDS["cluster"].found_in(data)
+    KINDS["cluster"].console(data, found)
+    line = history.history_line(RunRecord.read(run / "run.json"), Summary.from_json(data),
+                                KINDS["cluster"].history(found))
     said = capsys.readouterr().out + json.dumps(line.to_json())
     assert "None" not in said
     for words in expected:

@@ -31,7 +31,7 @@ GATE = gate_verdict.Gate("20261124T190000Z-abc1234-cluster", "20261124T180000Z-d
                  ["build settings changed since the baseline: VARIANT v2 → v1"])
 SUMMARY = Summary.from_json({
     "run_id": GATE.run_id, "kind": "cluster", "status": "complete",
-    "efficiency": 0.91, "calibration": {"ms_per_call": {"node1": 0.35, "node2": 0.4}},
+    "calibration": {"ms_per_call": {"node1": 0.35, "node2": 0.4}},
     "targets": {"node1": {"capacity_rps": 525.0, "min_rps": 500.0},
                 "cluster": {"capacity_rps": 1400.0, "min_rps": 1350.0}, "node2": {"capacity_rps": None}}})
 STEPS = [a_step(target="cluster", label="cluster", offered_rps=1400.0, phase="confirm", latency_ms={"p99": 250.0})]
@@ -58,7 +58,7 @@ def test_junit_validates_against_the_common_schema_and_says_each_verdict(tmp_pat
 
 
 def test_openmetrics_parses_with_prometheus_client():
-    text = pipeline.openmetrics(GATE, "cluster", SUMMARY, STEPS)
+    text = pipeline.openmetrics(GATE, "cluster", SUMMARY, STEPS, efficiency=0.91)
     assert text.endswith("# EOF\n")
     families = {f.name: f for f in text_string_to_metric_families(text)}
     def samples(name):
@@ -99,7 +99,7 @@ def test_a_duet_gates_metrics_carry_each_pair_the_interval_and_the_common_rates_
     written = {"run_id": "20261127T010000Z-abc-duet", "kind": "duet", "status": "complete", "targets": {},
                "duet": {"builds": [{"text": ""}, {"text": "CPUS=0.43"}], "slots": ["node1", "node2"], "pairs": pairs,
                         "common": {"share_pct": 80, "pairs": [], "intervals": {"cpu": cpu, "p99": None}}}}
-    gate = duet_gate.judge(written, 8.0, aa=False)
+    gate = duet_gate.judge(Summary.from_json(written), 8.0, aa=False)
     families = {f.name: f for f in text_string_to_metric_families(
         pipeline.openmetrics(gate, "duet", Summary.from_json(written), []))}
     ratios = {s.labels["pair"]: s.value for s in families["capbench_duet_ratio"].samples}
