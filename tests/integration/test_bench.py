@@ -72,7 +72,7 @@ def test_quick_bench_cluster_with_auto_weights(tmp_path):
         assert_capacity_from_the_steps(steps, target, summary["targets"][target]["capacity_rps"])
     # WEIGHTS=auto: the cluster under each balancing, with its E; weights follow the node capacities; the
     # cluster's capacity is the one under those weights.
-    balancing = summary["balancing"]
+    balancing = summary["cluster"]["balancing"]
     assert list(balancing) == list(CHOICES)
     for choice in CHOICES:
         b = balancing[choice]
@@ -82,8 +82,8 @@ def test_quick_bench_cluster_with_auto_weights(tmp_path):
     assert (balancing["equal"]["balance"], balancing["leastconn"]["balance"]) == ("roundrobin", "leastconn")
     fastest = max(NODES, key=lambda n: summary["targets"][n]["capacity_rps"])
     assert balancing["weighted"]["weights"][fastest] == 100
-    assert summary["cluster_rps"] == balancing["weighted"]["capacity_rps"]
-    assert f"E = X_cluster / ΣX_i = {summary['efficiency']:.3f}" in done.stdout
+    assert summary["cluster"]["cluster_rps"] == balancing["weighted"]["capacity_rps"]
+    assert f"E = X_cluster / ΣX_i = {summary['cluster']['efficiency']:.3f}" in done.stdout
     # The balancer is back to the profile's: roundrobin (re-created after leastconn), weights 5:4:3.
     rows = [line.split() for line in node_states().splitlines()[2:] if line.strip()]
     assert {row[3]: row[7] for row in rows} == {"node1": "5", "node2": "4", "node3": "3"}  # srv_uweight
@@ -114,8 +114,8 @@ def test_quick_bench_cluster_with_auto_weights(tmp_path):
     assert all(step["latency_spectrum_ms"][-1] == [100, step["latency_ms"]["max"]] for step in steps)
     assert run_json["nodes"]["node1"]["gc"] and run_json["nodes"]["node3"]["heap_max_bytes"] > 0
     [line] = [json.loads(text) for text in (tmp_path / "history.jsonl").read_text().splitlines()]
-    assert line["run_id"] == run_dir.name and line["capacities"]["cluster weighted"] == summary["cluster_rps"]
-    assert line["efficiency"] == summary["efficiency"] and line["config_hash"]
+    assert line["run_id"] == run_dir.name and line["capacities"]["cluster weighted"] == summary["cluster"]["cluster_rps"]
+    assert line["efficiency"] == summary["cluster"]["efficiency"] and line["config_hash"]
 
 
 def node_states() -> str:

@@ -19,7 +19,7 @@ def test_quick_bench_usl_sweeps_closed_loops_and_fits(second_cluster, tmp_path):
     run_dir = only_run(tmp_path)
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["status"] == "complete"
-    points = summary["usl_points"]
+    points = summary["usl"]["points"]
     assert [p["n"] for p in points] == [1, 2, 4, 8]
     for point in points:
         # A closed loop without think time keeps exactly N requests in the system: Little's law, N = X·R.
@@ -27,7 +27,7 @@ def test_quick_bench_usl_sweeps_closed_loops_and_fits(second_cluster, tmp_path):
     usl_steps = [s for s in steps_of(run_dir) if s["phase"] == "usl"]
     assert [s["connections"] for s in usl_steps] == [1, 2, 4, 8]
     assert all("-q" not in s["tool"]["argv"] and s["intended"] is None for s in usl_steps)
-    fit = summary["usl_fit"]
+    fit = summary["usl"]["fit"]
     assert "error" not in fit, fit
     # The fit recorded is the fit of these points: its curve gives back its own R² from them; and a parameter
     # held at a bound carries no standard error (the fit's covariance would give it a meaningless one).
@@ -70,10 +70,10 @@ def test_quick_bench_variants_records_capacities_gc_and_locks(second_cluster, tm
                timeout=1800)
     run_dir = only_run(tmp_path)
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["status"] == "complete" and list(summary["variants"]) == ["v1"]
+    assert summary["status"] == "complete" and list(summary["variants"]["variants"]) == ["v1"]
     steps = steps_of(run_dir)
     variant = "v1"
-    v = summary["variants"][variant]
+    v = summary["variants"]["variants"][variant]
     assert_capacity_from_the_steps(steps, f"node1 {variant}", v["node1_rps"])
     assert_capacity_from_the_steps(steps, f"cluster {variant}", v["cluster_rps"])
     # Every step of the variant asked for it.
@@ -97,7 +97,7 @@ def test_quick_bench_variants_records_capacities_gc_and_locks(second_cluster, tm
     # thread on StandardContext's filter map, a java.util.HashMap), so those are left out of the servlet's claim and
     # only bounded. (v3 against v1, two variants' searches of about 2.5 minutes each beside the other worker, is a
     # claim for a quiet machine: tests/claims; which monitor each variant takes is the webapp's LockingTest.)
-    found = blocked_on(summary["variants"]["v1"])
+    found = blocked_on(summary["variants"]["variants"]["v1"])
     assert servlets_own(found) == {"capbench.grinder.SynchronizedAllocatingGrinder"}, found
     assert found["capbench.grinder.SynchronizedAllocatingGrinder"] > sum(found.values()) / 2, found
     assert "blocked on capbench.grinder.SynchronizedAllocatingGrinder" in done.stdout

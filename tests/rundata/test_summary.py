@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from metrics.series import application_deployed
-from rundata.summary import Summary, metrics_at, of_label, serving_nodes
+from rundata.summary import metrics_at, of_label, serving_nodes
 from step_records import a_step
 
 
@@ -33,34 +33,6 @@ def test_a_step_belongs_to_its_search_label_or_older_steps_to_their_target():
     assert not of_label(a_step(label="cluster v2", target="cluster"), "cluster v3")
     assert of_label(a_step(target="node1"), "node1 monitor on")  # recorded before steps carried their label
     assert not of_label(a_step(target="node2"), "node1")
-
-
-def test_a_kinds_findings_are_read_back_as_its_type_and_other_entries_kept():
-    from kinds.cluster import BalancingChoice, ClusterFindings
-    choice = {"balance": "leastconn", "weights": {"node1": 1}, "label": "cluster leastconn", "capacity_rps": 900.0}
-    written = {"schema": "capbench-summary/1", "run_id": "r", "kind": "cluster", "status": "complete", "targets": {},
-               "cluster": {"efficiency": 0.9, "balancing": {"leastconn": choice}}, "soak": {"p99_ms": [12.0]}}
-    summary = Summary.from_json(written)
-    found = summary.findings(ClusterFindings)
-    assert found.efficiency == 0.9 and found.balancing["leastconn"] == BalancingChoice(**choice)
-    assert found.to_json()["balancing"]["leastconn"]["capacity_rps"] == 900.0
-    assert summary.others["soak"] == {"p99_ms": [12.0]} and "schema" not in summary.others
-
-
-def test_findings_written_before_kinds_had_sections_are_read_where_they_were():
-    from kinds.cluster import ClusterFindings
-    from kinds.usl import UslFindings
-    from kinds.variants import VariantsFindings
-    old = Summary.from_json({"run_id": "r", "kind": "cluster", "status": "complete", "targets": {},
-                             "sum_nodes_rps": 1200.0, "efficiency": 0.875, "usl_points": [{"n": 1, "throughput_rps": 5.0}],
-                             "usl_fit": {"error": "too few points"}, "variants": {"v1": {"node1_rps": 300.0}},
-                             "variant_rounds": {"orders": [["v1"]]}})
-    assert old.findings(ClusterFindings).efficiency == 0.875
-    assert old.findings(UslFindings).points[0].throughput_rps == 5.0 and "error" in old.findings(UslFindings).fit
-    variants = old.findings(VariantsFindings)
-    assert variants.variants["v1"].node1_rps == 300.0 and variants.rounds == {"orders": [["v1"]]}
-    assert Summary.from_json({"run_id": "r", "kind": "single", "status": "complete", "targets": {}}).findings(
-        ClusterFindings) == ClusterFindings()
 
 
 def test_the_nodes_that_served_are_those_the_workload_or_the_balancer_counted_requests_on():
