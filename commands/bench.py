@@ -92,7 +92,7 @@ def run(kind, settings, driver, wrk2_local, command: str, check_only: bool = Fal
             f"{settings.scenario} scenario, steps of {settings.step_s} s → {paths.root}")
 
         def body():
-            outcome = kind.run(bench)
+            outcome = kind.run(bench, bench.found)
             if after is not None:
                 after(bench)
             return outcome

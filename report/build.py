@@ -13,6 +13,7 @@ from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader, sele
 
 from analysis import calibration, efficiency, hints, memory_capacity, not_measured, usl_fit
 from metrics.catalogue import SHOWN
+from profiling import record as profile_record
 from report import figures, profiles
 from report.sections import Figure, ReportSection, RunResults
 from rundata import hlog, jsonl, workload
@@ -126,7 +127,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
     grinding = run.settings.get("workload", "grind") == "grind" and not run.settings.get("scenario_file")
     made: list[Figure] = []
     rows, hint_blocks, spectra = [], [], {}
-    recorded = results.analysis("profiles") or {}
+    recorded = profile_record.read(results.paths.analysis("profiles"))
     raw = asdict(summary)  # as summary.json holds it, for analysis/not_measured.py
     for target, t in summary.targets.items():
         name = target.split()[0] if target.split()[0] in (*nodes, "cluster") else target

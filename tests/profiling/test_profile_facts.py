@@ -8,7 +8,9 @@ from analysis import profile_facts
 from analysis.hints import Hint
 from engine import profile_step
 from kinds import KINDS
+from profiling.record import Profile
 from report.profiles import cited
+from rundata.findings import from_json
 from settings.bench import load_settings
 from settings.fields import SettingsError
 
@@ -91,11 +93,16 @@ def test_the_headline_names_the_method_the_monitor_the_park_the_allocation_and_t
         is None
 
 
+def typed(profile: dict | None) -> Profile | None:
+    """A label's profile as profiles.json's reader gives it."""
+    return from_json(Profile, profile) if profile is not None else None
+
+
 def test_a_hint_cites_its_nodes_profile_and_only_its_own_kind_of_fact():
     lock = Hint("lock", "node1", "node1: lock-bound? 12 threads busy")
     cpu = Hint("cpu", "node2", "node2: CPU saturated")
     profile = {"nodes": {"node1": {"tables": TABLES}}}
-    lock_cited, cpu_cited = cited([lock, cpu], profile)
+    lock_cited, cpu_cited = cited([lock, cpu], typed(profile))
     assert lock_cited.text.startswith("node1: lock-bound? 12 threads busy. The profile at this capacity: 9.8 s "
                                       "blocked on the monitor of capbench.grinder.SynchronizedAllocatingGrinder")
     assert "Grinder.grind" not in lock_cited.text
@@ -113,7 +120,7 @@ def test_a_monitor_at_the_quota_whose_holder_waits_for_a_cpu_more_than_it_runs_i
     (the holder among them) waited 3 s for a CPU for every 1 s on one: the throttled hint calls it starvation."""
     throttled = Hint("throttled", "node1", "node1: CPU-throttled")
     tables = {**TABLES, "request_threads": _request_threads(4.5, 13.5)}
-    [said] = cited([throttled], {"nodes": {"node1": {"tables": tables}}})
+    [said] = cited([throttled], typed({"nodes": {"node1": {"tables": tables}}}))
     assert ("9.8 s blocked on the monitor of capbench.grinder.SynchronizedAllocatingGrinder (312 waits of 10 ms "
             "or more), CPU-starved rather than lock-bound: the quota was used up and runnable request threads "
             "waited for a CPU 75 % of the time they could run (13.5 s against 4.5 s on one), so the monitor's "
@@ -122,14 +129,14 @@ def test_a_monitor_at_the_quota_whose_holder_waits_for_a_cpu_more_than_it_runs_i
 
 def test_a_monitor_at_the_quota_whose_holder_runs_is_the_locks_own():
     throttled = Hint("throttled", "node1", "node1: CPU-throttled")
-    [said] = cited([throttled], {"nodes": {"node1": {"tables": {**TABLES,
-                                                                "request_threads": _request_threads(8.0, 2.0)}}}})
+    [said] = cited([throttled], typed({"nodes": {"node1": {"tables": {**TABLES,
+                                                                "request_threads": _request_threads(8.0, 2.0)}}}}))
     assert ("9.8 s blocked on the monitor of capbench.grinder.SynchronizedAllocatingGrinder (312 waits of 10 ms "
             "or more), the lock's own: the quota was used up, yet runnable request threads waited for a CPU 20 % "
             "of the time they could run (2.0 s against 8.0 s on one), so the holder mostly ran while it held the "
             "monitor") in said.text
     # Without the kernel's figures, a holder at the quota may have been descheduled: both are said.
-    [said] = cited([throttled], {"nodes": {"node1": {"tables": TABLES}}})
+    [said] = cited([throttled], typed({"nodes": {"node1": {"tables": TABLES}}}))
     assert ("(312 waits of 10 ms or more), while the quota was used up: a holder descheduled until the next period "
             "keeps the others waiting, so these waits are CPU starvation as much as contention") in said.text
     assert profile_facts.starved_monitor({}) is None and profile_facts.request_thread_time(TABLES) is None
@@ -139,7 +146,7 @@ def test_a_lock_bound_node_cites_its_request_threads_time_without_a_verdict_on_t
     """Not at its quota, a node's runnable threads wait for the host's CPU, if any: the figures, no starvation."""
     lock = Hint("lock", "node1", "node1: lock-bound? 12 threads busy")
     tables = {**TABLES, "request_threads": _request_threads(8.0, 2.0)}
-    [said] = cited([lock], {"nodes": {"node1": {"tables": tables}}})
+    [said] = cited([lock], typed({"nodes": {"node1": {"tables": tables}}}))
     assert ("25 request threads over 10.0 s: 8.0 s on a CPU, 2.0 s runnable and waiting for one (20 % of the time "
             "they could run), 240 s blocked, parked or idle") in said.text
     assert "starved" not in said.text and "quota" not in said.text

@@ -1,14 +1,15 @@
 """make tune's analysis: the best setting and its margin against the noise band, the effect against the
 baseline, Little's law in the recommendation, the figure (bars, heatmap) and the page."""
 from report import tune_report
+from rundata.tune import TuneRecord, TuneRow
 from step_records import a_step
 
 
 def point(label, cap, values, repeats=None, baseline=False, figures=None):
-    return {"label": label, "values": values, "capacity_rps": cap, "repeats": repeats or ([cap] if cap else []),
-            "spread_pct": (round(100 * (max(repeats) - min(repeats)) / sorted(repeats)[len(repeats) // 2], 1)
-                           if repeats and len(repeats) > 1 else None),
-            "baseline": baseline, "figures": figures, "folder": label, "p99_ms": 100.0, "status": "complete"}
+    return TuneRow(label=label, values=values, capacity_rps=cap, repeats=repeats or ([cap] if cap else []),
+                   spread_pct=(round(100 * (max(repeats) - min(repeats)) / sorted(repeats)[len(repeats) // 2], 1)
+                               if repeats and len(repeats) > 1 else None),
+                   baseline=baseline, figures=figures, folder=label, p99_ms=100.0, status="complete")
 
 
 def threads_sweep(repeats=False):
@@ -28,7 +29,7 @@ def test_best_within_band_cannot_be_told_apart_and_the_fewest_threads_is_recomme
     assert result["margin_pct"] == 7.1 and result["band_pct"] == 10
     assert result["verdict"].startswith("within the noise band")
     assert result["within_band"] == ["MAXTHREADS=4", "MAXTHREADS=16"]
-    assert [p["vs_baseline_pct"] for p in points] == [-37.5, 16.7, 25.0, 0.0]
+    assert [p.vs_baseline_pct for p in points] == [-37.5, 16.7, 25.0, 0.0]
     # Little's law at the best: 600/s × 20 ms = 12 threads; 4 is below it, and the text says so.
     assert result["little"] == {"throughput_rps": 600, "cpu_ms_per_request": 20.0, "threads_needed": 12.0,
                                 "busy_threads_measured": 30.5}
@@ -90,9 +91,10 @@ def test_figures_bars_for_a_list_and_a_heatmap_for_a_grid_and_the_page(tmp_path)
     heat = tune_report.figure(grid, ["PROTOCOL", "MAXTHREADS"], tune_report.analyse(grid, 5), tmp_path / "heat.png")
     for png in (bars, heat):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
-    page = tune_report.page({"run_id": "t", "status": "complete", "target": "node1", "parameters": ["MAXTHREADS"],
-                      "settings": {"variant": "v1", "level": 13, "step_s": 5, "repeats": 1}, "profile": "small",
-                      "figures_of": "node1"}, points, result, bars, tmp_path / "tune.html")
+    tune = TuneRecord.from_json({"run_id": "t", "status": "complete", "target": "node1", "parameters": ["MAXTHREADS"],
+                                 "settings": {"variant": "v1", "level": 13, "step_s": 5, "repeats": 1},
+                                 "profile": "small", "figures_of": "node1", "points": []})
+    page = tune_report.page(tune, points, result, bars, tmp_path / "tune.html")
     html = page.read_text()
     assert "data:image/png;base64," in html and "MAXTHREADS=16" in html and result["recommendation"] in html.replace(
         "&#39;", "'")
