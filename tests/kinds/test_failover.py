@@ -43,6 +43,11 @@ def test_failover_figures_from_a_kill():
     seconds = result["per_second"]
     assert len(seconds) == 12 and sum(s["failed"] for s in seconds) == 2
     assert seconds[5]["failed"] == 2 and seconds[5]["p99_ms"] == 50
+    # What summary.json keeps of it: its findings, every figure but the series (failover.json has them whole).
+    found = failover.FailoverFindings()
+    found.update({k: v for k, v in result.items() if k not in failover.SERIES})
+    assert found.detection_s == result["detection_s"] and found.goals == result["goals"]
+    assert failover.FailoverFindings.from_json(found.to_json()) == found
 
 
 def test_requests_haproxy_closed_without_a_log_line_count_as_failed_and_in_flight():

@@ -2,6 +2,7 @@
 and where a summary written before kinds had sections of their own kept them."""
 from __future__ import annotations
 
+from kinds import KINDS
 from kinds.cluster import BalancingChoice, ClusterFindings
 from kinds.usl import UslFindings
 from kinds.variants import VariantsFindings
@@ -30,3 +31,11 @@ def test_findings_written_before_kinds_had_sections_are_read_where_they_were():
     assert variants.variants["v1"].node1_rps == 300.0 and variants.rounds == {"orders": [["v1"]]}
     assert Summary.from_json({"run_id": "r", "kind": "single", "status": "complete", "targets": {}}).findings(
         ClusterFindings) == ClusterFindings()
+
+
+def test_each_kinds_findings_are_written_and_read_under_its_name():
+    for name, kind in KINDS.items():
+        if kind.findings is not None:
+            assert kind.findings.kind == name, name
+            empty = kind.findings()
+            assert kind.found_in({name: empty.to_json()}) == empty, name

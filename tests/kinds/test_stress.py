@@ -40,6 +40,9 @@ def test_recovery_is_timed_from_the_drop_to_the_first_healthy_run_of_seconds():
     # 37 s and end by 38.5 s (seconds are counted by when a request ended): healthy from 39 s, 9 s after the drop.
     assert result["time_to_recover_s"] == 9
     assert result["drop_s"] == 30
+    found = stress.StressFindings()  # what summary.json keeps: every figure but the per-second series
+    found.update({**{k: v for k, v in result.items() if k != "per_second"}, "target": "cluster"})
+    assert found.time_to_recover_s == 9 and stress.StressFindings.from_json(found.to_json()) == found
 
 
 def test_overload_throughput_and_failures_are_counted_by_step_and_kind():
