@@ -160,12 +160,13 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
     made += section.figures(results)
     if spectra:
         made.append(("latency spectrum", figures.latency_spectrum(spectra, results.paths.figure("latency-spectrum"))))
-    usl_info = usl_section(summary, section)
+    # The USL section for a kind that measures throughput by N (its section says how); none for the others.
+    usl_info = usl_section(summary, section) if section.usl is not None else None
     by_step = {r.step: r for r in records}
-    for point in usl_info["points"]:  # what node1 did at each level, where it was monitored
+    for point in usl_info["points"] if usl_info else []:  # what node1 did at each level, where it was monitored
         monitored = by_step.get(point.get("step"))
         point["node1"] = ((monitored.host_metrics if monitored else None) or {}).get("node1")
-    if usl_info["points"]:
+    if usl_info and usl_info["points"]:
         made.append(("USL", figures.usl_curve([p["n"] for p in usl_info["points"]],
                                              [p["throughput_rps"] for p in usl_info["points"]], usl_info["fit"],
                                              results.paths.figure("usl"), usl_info["what"])))

@@ -134,6 +134,13 @@ def test_a_sessions_run_shows_capacity_and_heap_by_session_size(tmp_path):
     assert '<span class="status-partial">collapsed</span>: node1 went down during step 18' in html
 
 
+def test_the_usl_section_is_for_kinds_that_measure_by_n(tmp_path):
+    run = tmp_path / RUN.name
+    shutil.copytree(RUN, run)
+    assert 'id="usl"' in build.build(run, CLUSTER).read_text()  # node1 alone and the cluster: N = 1 and 3
+    assert 'id="usl"' not in build.build(run, KINDS["single"].section).read_text()
+
+
 def test_a_failed_fit_is_said_as_failed():
     section = build.usl_section(Summary.from_json({
         "run_id": "r", "kind": "usl", "status": "complete", "targets": {},
