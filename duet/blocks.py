@@ -50,7 +50,7 @@ def run(kind, bench, found: DuetFindings, a: Build, b: Build, twins: Twins) -> d
 
 
 def measure_block(bench, number: int, assignment: dict[str, Build], own, driver,
-                  twin_cpus: float) -> duet_blocks.Block:
+                  twin_cpus: str) -> duet_blocks.Block:
     """The block's windows, one after another with no pause: the load goes on as the machine's does."""
     from load.load_hosts import START_MARGIN_S
     routes = {slot: bench.steps.route_for(node_port(slot), build_.settings(bench.settings))

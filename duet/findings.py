@@ -40,7 +40,8 @@ class DuetFindings(Findings):
     kind = "duet"
     builds: list[BuildRecord] = doc("A and B", default_factory=list)
     slots: list[str] = doc("the twin slots (node1, node2)", default_factory=list)
-    twin_cpus: float | None = doc("the slots' CPU quota where a build sets none", default=None)
+    twin_cpus: str | None = doc("the slots' CPU quota where a build sets none (NODE1_CPUS as configured)",
+                                default=None)
     pairs: list[dict] = doc("each pair's capacities, slots, brackets and same-instant bounds "
                             "(analysis/duet_verdict.py, Pair.as_dict)", default_factory=list)
     guess: dict[str, float] = doc("per build, where its warm-up's climb stopped: its first search's start before "
