@@ -91,13 +91,6 @@ class KindSettings:
         return []
 
 
-def usl_figures(fit: dict) -> dict | None:
-    """A USL fit's figures the history keeps (the fit as analysis/usl_fit.py writes it), None without a fit."""
-    if not fit or "error" in fit:
-        return None
-    return {k: fit.get(k) for k in ("sigma", "kappa", "lam", "peak_n", "r_squared")}  # as UslFit.as_dict wrote it
-
-
 def keep_analysis(bench, found, analysis: dict, series: tuple[str, ...]) -> None:
     """A kind's whole analysis in analysis/<kind>.json, and in its findings without its per-second series (they
     would swamp summary.json; the report reads them from the file)."""

@@ -18,7 +18,7 @@ from report.sections import Figure, ReportSection, RunResults
 from rundata.findings import Findings
 from rundata.records import StepRecord, doc
 from rundata.run import node_numbers
-from rundata.summary import Summary, TargetSummary
+from rundata.summary import Summary, targets_of
 from settings.fields import choice as one_of, setting
 
 # WEIGHTS=auto: the balancing choices the cluster is measured under (label, HAProxy balance, weights)
@@ -241,7 +241,7 @@ class Cluster(Kind):
     def _balance_hint(bench, summary: dict, found: ClusterFindings) -> BalanceHint | None:
         """Which node set the cluster's pace and what weights would do (analysis/balance.py), for the cluster
         measured under the profile's or equal weights."""
-        targets = {label: TargetSummary.from_json(t) for label, t in summary["targets"].items()}
+        targets = targets_of(summary)
         label = "cluster" if "cluster" in targets else "cluster equal" if "cluster equal" in targets else None
         if label is None:
             return None

@@ -11,13 +11,14 @@ from dataclasses import asdict, dataclass
 
 from analysis import scaling
 from engine.console import print_capacities, print_usl_fit
-from engine.kind import Kind, usl_figures
+from engine.kind import Kind
 from hosts.cluster_settings import cluster_settings
 from hosts.topology import IN_ROTATION, LOAD_HOSTS, NODES, first_nodes
 from report.sections import Figure, ReportSection, RunResults
 from rundata.findings import Findings
+from rundata.history import usl_figures
 from rundata.records import StepRecord, doc, read_steps
-from rundata.summary import Summary, TargetSummary, steps_at
+from rundata.summary import Summary, TargetSummary, steps_at, targets_of
 
 CURVE = tuple(first_nodes(k) for k in range(1, len(NODES) + 1))
 
@@ -155,7 +156,7 @@ class Scaleout(Kind):
                 bench.search(node, repeats=1)
 
     def summarize(self, bench, summary: dict, found: ScaleoutFindings) -> None:
-        targets = {label: TargetSummary.from_json(t) for label, t in summary["targets"].items()}
+        targets = targets_of(summary)
         none = TargetSummary()
         measured, harness = [], {}
         records = read_steps(bench.paths.steps)

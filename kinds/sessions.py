@@ -20,7 +20,7 @@ from hosts.backend import ClusterError, backend
 from report.sections import ReportSection, RunResults
 from rundata.findings import Findings
 from rundata.records import StepRecord, doc, read_steps
-from rundata.summary import TargetSummary, of_label
+from rundata.summary import TargetSummary, of_label, targets_of
 from settings.fields import setting, sizes
 
 NODE = "node1"
@@ -155,10 +155,9 @@ class Sessions(Kind):
 
     def summarize(self, bench, summary: dict, found: SessionsFindings) -> None:
         """Per size: the capacity (or why there is none) and the JVM's figures over its search."""
-        records = read_steps(bench.paths.steps)
+        records, targets = read_steps(bench.paths.steps), targets_of(summary)
         for label, kb in self.labels(bench.settings).items():
-            target = TargetSummary.from_json(summary["targets"][label]) if label in summary["targets"] \
-                else TargetSummary()
+            target = targets.get(label, TargetSummary())
             ended = [s for s in target.searches if s["status"] == "node-down"]
             figures = jvm_figures(records, label)
             held = figures["heap_used_mb_max"]

@@ -7,9 +7,10 @@ import time
 from dataclasses import asdict, dataclass
 
 from engine.console import print_usl_fit
-from engine.kind import Kind, KindSettings, usl_figures
+from engine.kind import Kind, KindSettings
 from report.sections import ReportSection
 from rundata.findings import Findings
+from rundata.history import usl_figures
 from rundata.records import doc
 from settings.bench import MAX_CONNECTIONS
 from settings.fields import levels, setting
@@ -52,7 +53,6 @@ class UslFindings(Findings):
         if "usl" in summary or "usl_points" not in summary:
             return None
         return {"points": summary["usl_points"], "fit": summary.get("usl_fit") or {}}
-
 
     def usl(self) -> tuple[str, list[dict], dict] | None:
         """The shared USL section's points and the fit the run made."""

@@ -13,6 +13,16 @@ HISTORY_SCHEMA = "capbench-history/1"
 BASELINE_EVENT = "baseline"  # a mark line's `event`
 
 
+# The figures of a USL fit a history line keeps.
+USL_FIGURES = ("sigma", "kappa", "lam", "peak_n", "r_squared")
+
+
+def usl_figures(fit: dict) -> dict | None:
+    """A USL fit's USL_FIGURES (the fit as analysis/usl_fit.py writes it), None without a fit."""
+    if not fit or "error" in fit:
+        return None
+    return {k: fit.get(k) for k in USL_FIGURES}  # as UslFit.as_dict wrote it
+
 @dataclass
 class HistoryLine:
     """A run that ended, as make compare, make history and make gate read it."""
@@ -34,7 +44,7 @@ class HistoryLine:
     cluster_rps: float | None = doc("bench-cluster's X_cluster", default=None)
     efficiency: float | None = doc("bench-cluster's E", default=None)
     cluster_over_node1: float | None = doc("bench-cluster's X_cluster / X_node1", default=None)
-    usl: dict | None = doc("sigma, kappa, lam, peak_n, r_squared of bench-usl's fit, or bench-scaleout's over N",
+    usl: dict | None = doc(f"{', '.join(USL_FIGURES)} of bench-usl's fit, or bench-scaleout's over N",
                            default=None)
     scaleout: dict[str, float] | None = doc("bench-scaleout's E(N) by N", default=None)
     calibration: dict | None = doc("the run's calibration (None: a run from before calibration)", default=None)

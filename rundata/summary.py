@@ -95,14 +95,18 @@ class Summary:
     @classmethod
     def from_json(cls, data: dict) -> Summary:
         named = known(cls, data)
-        return cls(**{**named, "targets": {label: TargetSummary.from_json(t)
-                                           for label, t in (data.get("targets") or {}).items()},
+        return cls(**{**named, "targets": targets_of(data),
                       "others": {k: v for k, v in data.items() if k not in named and k not in ("schema", "others")}})
 
     def findings(self, cls: type[F]) -> F:
         """A kind's findings (a rundata.findings.Findings class) as the run wrote them; empty when it found
         nothing or was another kind's run."""
         return cls.in_summary(self.others)
+
+
+def targets_of(data: dict) -> dict[str, TargetSummary]:
+    """summary.json's targets, typed, from the summary as written (or as the run is writing it)."""
+    return {label: TargetSummary.from_json(t) for label, t in (data.get("targets") or {}).items()}
 
 
 def of_label(record: StepRecord, label: str) -> bool:
