@@ -45,7 +45,7 @@ class StepRunner:
     # is many times the rest's, enough to decide the step's. wrk2 leaves out its first 10 s the same way (its
     # calibration).
     RAMP_S = 2.0
-    RAMPED_PHASES = ("warmup", *SEARCH_PHASES, "unprofiled", "profiled", "selfcheck", "gate")
+    RAMPED_PHASES = ("warmup", *SEARCH_PHASES, "unprofiled", "profiled", "selfcheck", "gate", "ceiling")
     SETTLE_AFTER_PASS_S = 1
     SETTLE_AFTER_FAIL_S = 5
     DRAIN_MAX_S = 120

@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from engine import profile_step
+from engine import ceiling_probe, profile_step
 from engine.balancing import Balancer, LbEvents
 from engine.calibration_probe import calibrate
 from engine.kind import Kind
@@ -55,6 +55,7 @@ class Bench:
         self.found = kind.findings() if kind.findings is not None else None  # the kind's findings record
         self.profiles: dict[str, dict] = {}  # JFR: per label, the profile at its capacity (engine/profile_step.py)
         self.calibration: dict | None = None  # the machine's speed at the start (engine/calibration_probe.py)
+        self.ceiling_check: dict | None = None  # the testbed's ceiling, checked directly (engine/ceiling_probe.py)
         self.profiling = profile_step.wanted(settings, kind)
         planned = kind.planned_searches(settings) if searches is None else searches
         progress = Progress(planned, settings.step_s, StepRunner.SETTLE_AFTER_PASS_S,
@@ -109,6 +110,8 @@ class Bench:
         if self.kind.users and (self.settings.scenario == "session" or self.settings.user_scenario is not None):
             self.steps.put_dataset()
         self.calibration = calibrate(self.loads.first, NODES)
+        if self.kind.reports:  # the benches whose figures a reader takes for the application's
+            self.ceiling_check = ceiling_probe.ensure(self)
 
     def run_json(self) -> dict:
         chosen = backend()
@@ -122,7 +125,7 @@ class Bench:
                 "targets": list(self.kind.targets),
                 "harness": {"python": platform.python_version(), "host": platform.node()},
                 "git_sha": git_sha(), "nodes": {node: jvm.node_info(node) for node in NODES},
-                "calibration": self.calibration,
+                "calibration": self.calibration, "testbed_ceiling": self.ceiling_check,
                 "started_epoch": time.time()}
 
 

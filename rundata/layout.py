@@ -97,6 +97,13 @@ class RunPaths:
         of it."""
         return self.root / "latency" / f"step-{step:03d}{'-' + host if host else ''}.hlog"
 
+    @property
+    def ceiling_check(self) -> RunPaths:
+        """The testbed ceiling's direct check, when this run made it (engine/ceiling_probe.py): its steps and raw
+        files in a folder of their own, apart from the run's steps.jsonl; made on demand."""
+        self.root.joinpath("ceiling-check").mkdir(exist_ok=True)
+        return RunPaths(self.root / "ceiling-check")
+
     def analysis(self, name: str) -> Path:
         """A bench kind's whole analysis beside the summary (failover.json, stress.json)."""
         return self.root / f"{name}.json"
@@ -187,6 +194,12 @@ def history_figure() -> Path:
 def gate_calibration_path() -> Path:
     """make gate-calibrate's figures, which a later gate's tolerance is judged against."""
     return results_dir() / "gate-calibration.json"
+
+
+def testbed_ceiling_path() -> Path:
+    """The direct checks of the testbed's ceiling (engine/ceiling_probe.py), one per machine and settings: a fact
+    of this machine, kept beside the checkout's other local state and shared by every results folder."""
+    return ROOT / ".capbench" / "testbed-ceiling.json"
 
 
 def aa_band_path() -> Path:

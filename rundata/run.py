@@ -36,6 +36,9 @@ class RunRecord:
     nodes: dict[str, dict] = doc("each node's /info at the start: gc, heap_max_bytes, available_processors, "
                                  "java_version, server; {}: from before it was recorded", default_factory=dict)
     calibration: dict | None = doc("the machine's calibration at the start (analysis/calibration.py)", default=None)
+    testbed_ceiling: dict | None = doc("the direct check of the testbed's ceiling this run used: steps on HAProxy's "
+                                       "own answer, what they carried and their CPU a request "
+                                       "(engine/ceiling_probe.py); None: not checked", default=None)
     started_epoch: float | None = doc("when the run started", default=None)
 
     @classmethod
