@@ -46,6 +46,12 @@ def mark(runs: list[HistoryLine], run_id: str | None, tag: str | None) -> Baseli
     problems = []
     if line.status != "complete":
         problems.append(f"it is {line.status}, not complete")
+    if line.smoke:
+        problems.append("it is a smoke run (QUICK=1 with holds under 60 s: its figures were not held for a minute)")
+    for label, why in (line.testbed_bound or {}).items():
+        problems.append(f"{label}'s capacity is the testbed's, not the build's ({why})")
+    for label, why in (line.held_short or {}).items():
+        problems.append(f"{label}'s capacity was not held for its whole hold ({why})")
     few = {t: len(r) for t, r in line.repeats.items() if len(r) < significance.MIN_REPEATS}
     if not any(line.capacities.values()):
         problems.append("it found no capacity")

@@ -181,6 +181,9 @@ def capacity_check(target: str, base: HistoryLine, now: HistoryLine, now_searche
     unfinished = [s for s in now_searches if s.get("status") != "found"]
     if not b_cap or (cannot and not n_reps):
         return Check(name, CANNOT_TELL, f"{said}: {cannot or f'the baseline has no capacity for {target}'}", figures)
+    for side, line in (("now", now), ("the baseline", base)):
+        if target in (line.testbed_bound or {}):  # the testbed's ceiling is no build's figure
+            return Check(name, CANNOT_TELL, f"{said}: {side}, {line.testbed_bound[target]}", figures)
     if now_searches and not n_reps and all(s.get("status") == "none-passed" for s in now_searches):
         return Check(name, FELL, f"{said}: no rate down to the lowest met the SLO "
                                  f"({now_searches[-1].get('reason')})", figures)

@@ -53,10 +53,17 @@ GENERATOR_MACHINE_CPU_PCT = GENERATOR_CPU_PCT
 
 @dataclass(frozen=True)
 class Hint:
-    kind: str  # cpu | throttled | lock | pool | database | db-locks | gc | lb-queue | generator | state
+    kind: str  # cpu | throttled | lock | pool | database | db-locks | gc | lb-queue | generator | state | testbed
     host: str
     text: str
     figures: dict = field(default_factory=dict)
+
+
+def testbed_hint(mark: dict | None) -> Hint | None:
+    """A target's testbed-bound mark (analysis/testbed_ceiling.py) as the first of its hints, with the remedy."""
+    if not mark:
+        return None
+    return Hint("testbed", "lb, load", f"testbed-bound — {mark['sentence']}; {mark['remedy']}", mark["figures"])
 
 
 def state_hint(degraded: dict | None) -> Hint | None:

@@ -118,6 +118,9 @@ def history_line(run: RunRecord, summary: Summary, own: dict | None = None) -> H
         capacities={t: v.capacity_rps for t, v in targets.items()}, repeats={t: v.repeats for t, v in targets.items()},
         calibration=calibration.of(summary) or calibration.of(run),
         degraded={t: v.degraded["cause"] for t, v in targets.items() if v.degraded} or None,
+        smoke=summary.smoke,
+        testbed_bound={t: v.testbed_bound["sentence"] for t, v in targets.items() if v.testbed_bound} or None,
+        held_short={t: v.held_short for t, v in targets.items() if v.held_short} or None,
         lost=[events.short(e) for e in summary.events or []] or None, **(own or {}))
 
 

@@ -21,9 +21,15 @@ def figure(value, unit: str = "") -> str:
     return f"{value:.1f}{unit}" if unit else f"{value:.3f}"
 
 
+SMOKE = ("SMOKE RUN (QUICK=1, holds under 60 s): these figures show the testbed works; they are not capacities "
+         "a client holds for a minute (QUICK_HOLD_S=60, or a run without QUICK, measures those)")
+
+
 def print_capacities(summary: dict) -> None:
     rows = list(summary["targets"].items())
     width = max([10] + [len(name) + 2 for name, _ in rows])  # bench-overhead's labels are longer
+    if summary.get("smoke"):
+        print(f"\n{SMOKE}")
     print(f"\n{'target':<{width}}{'capacity/s':>12}{'repeats':>10}{'min..max/s':>22}{'interval/s':>22}  "
           f"driver {summary['driver']['name']}")
     for name, t in rows:
@@ -37,15 +43,25 @@ def print_capacities(summary: dict) -> None:
             print(f"{'':<{width}}  a search ran out of steps between {low:g} and {high:g}/s (not in the capacity)")
         if t.get("degraded"):
             print(f"{'':<{width}}  DEGRADED: {t['degraded']['sentence']}")
+        if t.get("testbed_bound"):
+            print(f"{'':<{width}}  TESTBED-BOUND: {t['testbed_bound']['sentence']}")
+        if t.get("held_short"):
+            print(f"{'':<{width}}  HELD SHORT: {t['held_short']}: a figure, not a capacity held")
         held = [s.get("held_s") for s in t.get("searches") or [] if s.get("held_s")]
         failed = [f"{h['rate']:g}/s after {h['held_s']:g} s" for s in t.get("searches") or []
                   for h in s.get("holds_failed") or []]
-        if held or failed:
-            print(f"{'':<{width}}  " + (f"held {min(held):g} s" if held else "no capacity held")
-                  + (f"; did not hold: {', '.join(failed)}" if failed else ""))
+        said = ([f"held {min(held):g} s"] if held and not t.get("held_short") else []) + (
+            [f"did not hold: {', '.join(failed)}"] if failed else [])
+        if said:
+            print(f"{'':<{width}}  " + "; ".join(said))
     for name in summary.get("skipped") or {}:
         if name not in summary["targets"]:
             print(f"{name:<{width}}{'none':>12}  {not_measured.why_no_capacity(summary, name)}")
+    ceiling = summary.get("testbed_ceiling")
+    if ceiling:
+        print(f"testbed ceiling: {ceiling['sentence']}")
+        if any(t.get("testbed_bound") for _, t in rows):
+            print(f"  testbed-bound figures: {next(t for _, t in rows if t.get('testbed_bound'))['testbed_bound']['remedy']}")
 
 
 def print_host_figures(summary: dict) -> None:

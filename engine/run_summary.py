@@ -3,25 +3,30 @@ the run and the searches they disturbed, skipped searches, monitoring and the ho
 The kind's findings follow under its name (Kind.findings, completed by Kind.summarize)."""
 from __future__ import annotations
 
+import os
 import time
 
-from analysis import memory_capacity, state_drift
+from analysis import memory_capacity, state_drift, testbed_ceiling
+from analysis.testbed_ceiling import Ceiling
+from engine import ceiling_probe
 from engine.profile_step import brief
 from engine.progress import say
 from engine.searcher import DOWN_WAIT_S
+from hosts.backend import backend
 from hosts.topology import IN_ROTATION, NODES
 from rundata import jsonl
 from rundata.generators import load_hosts
-from rundata.records import read_steps
-from rundata.run import RunRecord
-from rundata.summary import SUMMARY_SCHEMA, metrics_at, of_label, target_summary
+from rundata.records import SEARCH_PHASES, StepRecord, read_steps
+from rundata.run import RunRecord, node_numbers
+from rundata.summary import HELD_SHORT, SUMMARY_SCHEMA, metrics_at, of_label, steps_at, target_summary
 
 
 def summarize(bench, status: str, error: str | None, started: float) -> dict:
     targets = {label: target_summary(searches) for label, searches in bench.searcher.searches.items()}
     summary = {"schema": SUMMARY_SCHEMA, "run_id": bench.run_id, "kind": bench.kind.name, "status": status,
                "error": error, "driver": {"name": bench.driver.name, "version": bench.version},
-               "slo": vars(bench.settings.slo), "calibration": bench.calibration, "targets": targets,
+               "slo": vars(bench.settings.slo), "smoke": bench.settings.smoke, "calibration": bench.calibration,
+               "targets": targets,
                "steps": bench.steps.step_number,
                "lb_events": [{**e, "t_s": round(e["epoch"] - started, 3)} for e in bench.lb_events.events]}
     if bench.searcher.losses.events:
@@ -45,6 +50,8 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
         for label, target in targets.items():
             target["metrics_at_capacity"] = metrics_at(steps, label, target["capacity_rps"])
     state_findings(summary, steps, bench.paths.run_json)
+    if bench.kind.reports:
+        testbed_findings(summary, steps, bench.ceiling_check, bench.cluster_settings())
     shares = load_hosts(steps, targets)
     if shares:
         summary["load_hosts"] = shares
@@ -78,6 +85,13 @@ def state_findings(summary: dict, steps: list, run_json) -> None:
             if found is not None:
                 say(f"warning: {found['sentence']}")
             target["status"] = "found" if target["capacity_rps"] is not None else "none"
+        short = [s for s in target["searches"] if s.get("status") == HELD_SHORT]
+        if short:  # a figure within the precision, not held for the whole hold
+            target["held_short"] = "; ".join(f"repeat {s.get('repeat')}: {s.get('capacity_rps'):g}/s held "
+                                             f"{s.get('held_s') or 0:g} s of the hold, out of steps (MAX_STEPS)"
+                                             for s in short)
+            if target["status"] == "found":
+                target["status"] = HELD_SHORT
     timeouts = session_timeouts(summary["targets"])
     capacities = {node: memory_capacity.of_node(steps, node, heap_mb.get(node), timeouts.get(node),
                                                 memory_capacity.collections_of(summary["targets"], node))
@@ -92,6 +106,36 @@ def state_findings(summary: dict, steps: list, run_json) -> None:
         if short is not None:
             target["memory_unsustained"] = short
             say(f"warning: {short['sentence']}")
+
+
+def testbed_findings(summary: dict, steps: list[StepRecord], check: dict | None, cluster: dict[str, str]) -> None:
+    """The testbed's ceiling from the run's own steps (else the direct check's), and the mark of each capacity it
+    touches (analysis/testbed_ceiling.py), said on the console as found. The machine's cores are counted where
+    every host shares them (Compose); elsewhere only the unsaturated-nodes rule can mark a figure."""
+    searched = [r for r in steps if r.phase in SEARCH_PHASES]
+    ms, used = testbed_ceiling.ms_per_request(searched, (check or {}).get("carried_rps"))
+    cpus = ((check or {}).get("machine_cpus") or os.cpu_count()) if backend().name == "compose" else None
+    quotas = node_numbers(cluster, "CPUS", NODES)
+    ceiling = (Ceiling(cpus, quotas, ms, f"this run's {used} steps", ceiling_probe.carried(check)) if ms
+               else ceiling_probe.ceiling(check, cluster))
+    ceiling.machine_cpus = cpus
+    beside = {}
+    for label, target in summary["targets"].items():
+        own = [r for r in searched if of_label(r, label)]
+        nodes = IN_ROTATION.get(own[0].target if own else label.split()[0], ())
+        here = ceiling.beside(nodes)
+        beside[label] = here.rps
+        capacity = target["capacity_rps"]
+        at = [r for r in steps_at(own, label, capacity) if r.host_metrics is not None]
+        mark = testbed_ceiling.judge(label, capacity, at[-1] if at else None, here,
+                                     state_bound=target["status"] == "degraded")
+        if mark is not None:
+            target["testbed_bound"] = mark
+            if target["status"] in ("found", HELD_SHORT):
+                target["status"] = "testbed-bound"
+            say(f"testbed-bound: {mark['sentence']}")
+    summary["testbed_ceiling"] = {**ceiling.as_json(), "steps_used": used, "beside_targets": beside,
+                                  "direct_check": check}
 
 
 def session_timeouts(targets: dict) -> dict[str, float]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from analysis import balance, efficiency, not_measured
 from analysis.balance import capacity_weights
+from analysis.testbed_ceiling import Ceiling, efficiency_not_measured
 from engine.console import figure, print_capacities
 from engine.kind import Kind, KindSettings
 from hosts.backend import ClusterError
@@ -75,6 +76,11 @@ class ClusterFindings(Findings):
     balancing: dict[str, BalancingChoice] = doc("WEIGHTS=equal or auto: each balancing choice's capacity and E",
                                                 default_factory=dict)
     balance_hint: BalanceHint | None = doc("what the nodes' shares say about the weights", default=None)
+    over_capacity: list[str] = doc("each node HAProxy sent more at the cluster's capacity than it carried alone, in "
+                                   "a sentence: it paced the cluster", default_factory=list)
+    testbed_efficiency: float | None = doc("where a figure E is made of is testbed-bound: E as the figures would give "
+                                           "it, the testbed's and not the application's (`efficiency` is then None "
+                                           "and `not_measured` says why)", default=None)
 
     @classmethod
     def earlier(cls, summary: dict) -> dict | None:
@@ -92,12 +98,16 @@ REPORT = """{% set why = cluster.not_measured %}
 {% macro shown(key, unit="") %}{% if cluster[key] is not none %}{{ cluster[key] }}{{ unit }}{% else %}<span class="missing">{{ why[key] or "not measured" }}</span>{% endif %}{% endmacro %}
 {% if why | length == figure_count and why.values() | unique | list | length == 1 %}
 <p class="big">ΣX<sub>i</sub>, X<sub>cluster</sub>, <b>E</b>, X<sub>cluster</sub> / X<sub>node1</sub>: <span class="missing">{{ why.values() | first }}</span></p>
+{% elif why.efficiency and why.efficiency == why.cluster_over_node1 %}
+<p class="big">ΣX<sub>i</sub> = {{ shown("sum_nodes_rps", "/s") }} · X<sub>cluster</sub> = {{ shown("cluster_rps", "/s") }}</p>
+<p><b>E = X<sub>cluster</sub> / ΣX<sub>i</sub></b> and X<sub>cluster</sub> / X<sub>node1</sub>: <span class="missing">{{ why.efficiency }}</span>.</p>
 {% else %}
 <p class="big">ΣX<sub>i</sub> = {{ shown("sum_nodes_rps", "/s") }} · X<sub>cluster</sub> = {{ shown("cluster_rps", "/s") }} ·
  <b>E = X<sub>cluster</sub> / ΣX<sub>i</sub> = {{ shown("efficiency") }}</b> · X<sub>cluster</sub> / X<sub>node1</sub> = {{ shown("cluster_over_node1") }}</p>
 {% endif %}
 {% set e_caveat = cluster.efficiency_caveat or caveat(cluster.efficiency) %}{% if e_caveat %}<p class="hint caveat">Note on E: {{ e_caveat }}.</p>{% endif %}
 {% if cluster.balance_hint %}<p class="hint">Balance: {{ cluster.balance_hint.text }}.</p>{% endif %}
+{% for line in cluster.over_capacity %}<p class="hint">Balance: {{ line }}.</p>{% endfor %}
 {% if choices %}
 <h2 id="balancing">Balancing choices</h2>
 <p>The cluster measured under each balancing choice in this run, against the sum of the nodes' capacities
@@ -235,7 +245,60 @@ class Cluster(Kind):
         found.update({"cluster_rps": cluster, **gains(cluster)})
         found.not_measured = {key: not_measured.why_missing(summary, labels) for key, labels in FIGURE_LABELS.items()
                               if getattr(found, key) is None}
+        self._testbed_bound(summary, found)
         found.balance_hint = self._balance_hint(bench, summary, found)
+        found.over_capacity = self._over_capacity(summary)
+
+    @staticmethod
+    def _testbed_bound(summary: dict, found: ClusterFindings) -> None:
+        """E and X_cluster / X_node1 are not the application's where a capacity they are made of is the testbed's
+        ceiling (analysis/testbed_ceiling.py): withheld, with the reason in their place and E as the figures give
+        it kept apart; likewise each balancing choice's."""
+        targets = summary["targets"]
+        c = summary.get("testbed_ceiling") or {}
+        ceiling = Ceiling(c.get("machine_cpus"), c.get("node_quotas") or {}, c.get("harness_ms_per_request"), "")
+
+        def bound(labels) -> dict:
+            return {label: targets[label]["testbed_bound"] for label in labels
+                    if (targets.get(label) or {}).get("testbed_bound")}
+        nodes_bound = bound(NODES)
+        weighted = found.balancing.get("weighted")  # WEIGHTS=auto: X_cluster is the search under capacity weights
+        label = weighted.label if weighted and "cluster" not in targets else "cluster"
+        for key in ("efficiency", "cluster_over_node1"):
+            marks = bound([label if name == "cluster" else name for name in FIGURE_LABELS[key]])
+            if marks and getattr(found, key) is not None:
+                if key == "efficiency":
+                    found.testbed_efficiency = found.efficiency
+                setattr(found, key, None)
+                found.not_measured[key] = efficiency_not_measured(found.sum_nodes_rps, found.cluster_rps, ceiling,
+                                                                  marks)
+                found.efficiency_caveat = None
+        for choice in found.balancing.values():
+            marks = {**nodes_bound, **bound([choice.label])}
+            if marks and choice.efficiency is not None:
+                choice.efficiency, choice.cluster_over_node1 = None, None
+                choice.efficiency_caveat = efficiency_not_measured(found.sum_nodes_rps, choice.capacity_rps, ceiling,
+                                                                   marks)
+
+    @staticmethod
+    def _over_capacity(summary: dict) -> list[str]:
+        """The nodes HAProxy sent more, at the cluster's capacity, than each carried alone: they paced the cluster
+        at a rate they carry only for a while, and weights from the capacities would spread it as they can."""
+        targets = targets_of(summary)
+        caps = {n: targets[n].capacity_rps for n in NODES if n in targets and targets[n].capacity_rps}
+        found = []
+        for label, t in targets.items():
+            servers = ((t.metrics_at_capacity or {}).get("lb") or {}).get("servers") or {}
+            if not label.startswith("cluster") or len(caps) < len(NODES):
+                continue
+            weights = ":".join(str(w) for w in capacity_weights(caps).values())
+            for node, cap in caps.items():
+                sent = (servers.get(node) or {}).get("responses_per_s")
+                if sent and sent > cap:
+                    found.append(f"at {label}'s {t.capacity_rps:g}/s {node} received {sent:.1f}/s, above its "
+                                 f"{cap:g}/s alone: it paced the cluster; weights from the capacities "
+                                 f"(WEIGHTS=auto) would give {weights}")
+        return found
 
     @staticmethod
     def _balance_hint(bench, summary: dict, found: ClusterFindings) -> BalanceHint | None:
@@ -271,17 +334,23 @@ class Cluster(Kind):
         else:
             print(f"{'ΣX_i':<10}{shown('sum_nodes_rps', '/s'):>12}")
             print(f"{'X_cluster':<10}{shown('cluster_rps', '/s'):>12}")
-            print(f"E = X_cluster / ΣX_i = {shown('efficiency')}    X_cluster / X_node1 = {shown('cluster_over_node1')}")
+            if "efficiency" in why and why["efficiency"] == why.get("cluster_over_node1"):  # one reason, said once
+                print(f"E = X_cluster / ΣX_i and X_cluster / X_node1: {why['efficiency']}")
+            else:
+                print(f"E = X_cluster / ΣX_i = {shown('efficiency')}    X_cluster / X_node1 = "
+                      f"{shown('cluster_over_node1')}")
         if efficiency.caveat(found.efficiency):
             print(f"note: {efficiency.caveat(found.efficiency)}")
         if found.balance_hint:
             print(f"balance: {found.balance_hint.text}")
+        for line in found.over_capacity:
+            print(f"balance: {line}")
         for choice, b in found.balancing.items():
             weights = ":".join(str(w) for w in b.weights.values())
             capacity = figure(b.capacity_rps, "/s") if b.capacity_rps else "none"
             print(f"  balancing {choice:<10} balance {b.balance:<10} weights {weights:<10} "
                   f"X_cluster {capacity:>9}  E {figure(b.efficiency)}")
-            if efficiency.caveat(b.efficiency):
-                print(f"    note: {efficiency.caveat(b.efficiency)}")
+            if b.efficiency_caveat or efficiency.caveat(b.efficiency):
+                print(f"    note: {b.efficiency_caveat or efficiency.caveat(b.efficiency)}")
 
 KIND = Cluster()

@@ -58,6 +58,11 @@ def print_compare(a: HistoryLine, b: HistoryLine) -> None:
     if tags:
         print(f"[...] beside a verdict: what the interval cannot account for (runs over {history.FAR_APART_H:g} h "
               f"apart, other machines, calibrations differing beyond ±{calibration.CALIBRATION_NOISE_PCT:g}%)")
+    for side, line in (("A", a), ("B", b)):  # what the verdicts above do not know of each side's figures
+        if line.smoke:
+            print(f"{side} is a smoke run (QUICK=1, holds under 60 s): its figures were not held for a minute")
+        for label, why in (line.testbed_bound or {}).items():
+            print(f"{side}: {label} testbed-bound: {why}")
     if a.efficiency or b.efficiency:
         print(f"E: {a.efficiency} → {b.efficiency}")
         for side, line in (("A", a), ("B", b)):

@@ -142,8 +142,8 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
         up = next_step_up(None, cap, own)
         metrics = at.host_metrics if at else None
         found = profiles.cited(hints.hints_for(metrics, at.result) if at else [], recorded.get(target))
-        state = hints.state_hint(t.degraded)
-        found = [state, *found] if state else found
+        first = [h for h in (hints.testbed_hint(t.testbed_bound), hints.state_hint(t.degraded)) if h]
+        found = [*first, *found]
         hint_blocks.append({"target": target, "step": at, "hints": [asdict(h) for h in found],
                             "monitored": metrics is not None, "next_up": up,
                             "nodes": {node: [f.get(x.name) for x in SHOWN] for node, f in serving_nodes(metrics).items()}})
@@ -151,6 +151,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
             spectra[f"{target} at {cap:g}/s"] = spectrum_of(at, run_dir)  # overhead runs: "node1 monitor on" etc.
         rows.append({"target": target, "capacity": cap, "repeats": t.repeats, "spread_pct": t.spread_pct,
                      "status": t.status, "degraded": (t.degraded or {}).get("sentence"),
+                     "testbed_bound": t.testbed_bound, "held_short": t.held_short,
                      "cut": not_measured.why_cut(raw, target),
                      "unsustained": (t.memory_unsustained or {}).get("sentence"),
                      "held_s": min((x["held_s"] for x in t.searches if x.get("held_s")), default=None),

@@ -207,7 +207,14 @@ def single_vs_cluster(summary: Summary, cluster, quotas: dict[str, float], path:
     bars = left.bar(labels, values, color=colours)
     left.bar_label(bars, fmt="%.0f")
     e = cluster.efficiency
-    left.set_title(f"capacity, requests/s — E = X_cluster / ΣX_i = {e:.3f}" if e else "capacity, requests/s")
+    left.set_title(f"capacity, requests/s — E = X_cluster / ΣX_i = {e:.3f}" if e else
+                   "capacity, requests/s — E not measured: the testbed's ceiling" if cluster.testbed_efficiency
+                   else "capacity, requests/s")
+    ceiling = (summary.testbed_ceiling or {}).get("ceiling_rps")
+    if ceiling:  # what the generator and HAProxy carry beside all the nodes: X_cluster near it is the testbed's
+        left.axhline(ceiling, color="tab:red", linestyle="--", linewidth=1)
+        left.annotate(f"testbed ceiling beside all the nodes ≈ {ceiling:.0f}/s", (0, ceiling), xytext=(2, 3),
+                      textcoords="offset points", color="tab:red", fontsize=8)
     left.set_ylabel("requests/s at the SLO")
     per_cpu_names = [n for n in names if n in quotas or n == "cluster"]
     per_cpu = []

@@ -50,6 +50,11 @@ class HistoryLine:
     calibration: dict | None = doc("the run's calibration (None: a run from before calibration)", default=None)
     degraded: dict[str, str] | None = doc("per search label that degraded during its search, its cause "
                                           "(analysis/state_drift.py)", default=None)
+    smoke: bool = doc("a smoke run (QUICK=1, holds under 60 s): never a baseline", default=False)
+    testbed_bound: dict[str, str] | None = doc("per search label whose capacity is the testbed's ceiling, not the "
+                                               "application's, why (analysis/testbed_ceiling.py)", default=None)
+    held_short: dict[str, str] | None = doc("per search label a repeat of which was held for less than HOLD_S, how "
+                                            "long", default=None)
     lost: list[str] | None = doc("what the run lost, each in words: \"node2's machine lab3 was lost at 14:02:11\" "
                                  "(rundata/events.py)", default=None)
 

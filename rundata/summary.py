@@ -32,9 +32,17 @@ class TargetSummary:
     metrics_at_capacity: dict | None = doc("the host figures at the capacity (metrics_at), with the step they "
                                            "come from; None: not monitored", default=None)
     status: str = doc("found: a capacity (held, with HOLD_S); degraded: the target changed during its search, a "
-                      "rate it carried failed later (`degraded` says why); none: no capacity", default="")
+                      "rate it carried failed later (`degraded` says why); testbed-bound: the figure is this "
+                      "machine's ceiling, not the application's (`testbed_bound` says why); held-short: a search "
+                      "ran out of steps during its hold (`held_short` says how long it held); none: no capacity",
+                      default="")
     degraded: dict | None = doc("a degraded target: sentence, cause, the rate carried and its step, per node each "
                                 "state series that grew [before, after] (analysis/state_drift.py)", default=None)
+    testbed_bound: dict | None = doc("where the capacity is the testbed's limit (analysis/testbed_ceiling.py): "
+                                     "sentence, rule (ceiling, or unsaturated nodes on a busy machine), the "
+                                     "figures behind it and the remedy", default=None)
+    held_short: str | None = doc("where a repeat's capacity was held for less than HOLD_S (out of steps): how long",
+                                 default=None)
     memory_unsustained: dict | None = doc("where at the capacity a node starts more sessions a second than its heap "
                                           "sustains (memory_capacity's new users/s): sentence, per node the rates "
                                           "and the seconds until its heap is full", default=None)
@@ -65,6 +73,12 @@ class Summary:
                                 default_factory=dict)
     calibration: dict | None = doc("the machine's calibration at the run's start (analysis/calibration.py)",
                                    default=None)
+    smoke: bool = doc("QUICK=1 with a hold under 60 s: a smoke run, whose figures no client was seen to hold for "
+                      "60 s; never a baseline", default=False)
+    testbed_ceiling: dict | None = doc("what the machine can send and balance beside the nodes: the harness's CPU a "
+                                       "request (from the run's steps, else the direct check), the cores the nodes' "
+                                       "quotas leave, the ceiling beside each target's nodes, the direct check "
+                                       "(analysis/testbed_ceiling.py)", default=None)
     steps: int = doc("steps run", default=0)
     elapsed_s: float = doc("the run's length", default=0.0)
     lb_events: list[dict] = doc("HAProxy's DOWN/UP changes of the nodes: node, state, epoch, t_s",
@@ -117,9 +131,15 @@ def of_label(record: StepRecord, label: str) -> bool:
     return record.target == label.split()[0]
 
 
+HELD_SHORT = "held-short"  # a search's status: its capacity was not held for the whole hold (out of steps)
+# The searches' statuses whose capacity is a figure of the target: found, and held-short (a figure within the
+# precision, held for less than the hold: the target's status says so, and the gate does not judge it).
+FIGURE_STATUSES = ("found", HELD_SHORT)
+
+
 def found_capacities(searches: list[dict]) -> list[float]:
     """The capacities a target's repeated searches found."""
-    return [s["capacity_rps"] for s in searches if s.get("capacity_rps") and s.get("status") == "found"]
+    return [s["capacity_rps"] for s in searches if s.get("capacity_rps") and s.get("status") in FIGURE_STATUSES]
 
 
 def capacity_of(searches: list[dict]) -> float | None:

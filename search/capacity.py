@@ -32,6 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
+from rundata.summary import HELD_SHORT
+
 MIN_RATE = 1.0  # requests/s: below this there is nothing to search
 RATE_STEP = 0.1  # requests/s: the resolution of the rates tried (one decimal in the records)
 
@@ -54,8 +56,8 @@ class SearchOutcome:
     """found: capacity within the precision (or the rates' resolution); unresolved: the steps ran out before
     the bracket narrowed to the precision (the capacity is the bracket's low end, not a precise figure);
     lower-bound: no step failed up to the last rate; invalid: the generator fell behind at one rate three times in a
-    row; none-passed: not even
-    MIN_RATE met the SLO."""
+    row; none-passed: not even MIN_RATE met the SLO; held-short: a capacity within the precision whose hold the
+    search ran out of steps (MAX_STEPS) in, so it was held for less than HOLD_S: its figure, not a held capacity."""
     status: str
     capacity: float | None
     reason: str
@@ -236,5 +238,8 @@ def find_capacity(measure: Callable[[float, str], Verdict], start_rate: float, g
         if high / low - 1 > precision_pct / 100:
             return outcome("unresolved", low, f"out of steps ({max_steps}) with the bracket {low:g}..{high:g}/s, "
                            f"wider than {precision_pct:g}%: the capacity lies in it")
-        return outcome("found", low, f"passed at {low:g}/s, failed at {high:g}/s (out of steps before the last "
+        held = outcome("found", low, f"passed at {low:g}/s, failed at {high:g}/s (out of steps before the last "
                        "confirmation)")
+        if hold_windows and (held.held_s or 0) < round(hold_windows * window_s, 1):
+            held.status = HELD_SHORT  # not held for the whole hold: a figure, not a capacity held
+        return held

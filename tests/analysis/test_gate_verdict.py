@@ -3,6 +3,7 @@ baselines kept in the history (analysis/baselines.py): holds, fell beyond the to
 repeats, a search that did not end, another machine, another bench, no baseline), p99 thresholds."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -78,6 +79,9 @@ def test_a_drop_the_noise_cannot_rule_out_of_the_tolerance_holds():
     ("a search invalid", "repeat 2: invalid (why)"),
     ("partial", "the run is partial, not complete"),
     ("a machine lost", "the run is degraded, not complete (node2's machine lab3 was lost at 14:02:11)"),
+    ("testbed-bound now", "now, node1's 1040/s is this machine's ceiling"),
+    ("testbed-bound baseline", "the baseline, node1's 1050/s is this machine's ceiling"),
+    ("held short", "repeat 2: held-short (why)"),
 ])
 def test_cannot_tell(case, expected):
     base, now, searches = line("base", [1000, 1050, 1100]), line("now", [980, 1040, 1120]), found(3)
@@ -94,6 +98,12 @@ def test_cannot_tell(case, expected):
                                                    {"repeat": 3, "status": "found"}]
     elif case == "partial":
         now = line("now", [980, 1040, 1120], status="partial")
+    elif case == "testbed-bound now":
+        now = line("now", [980, 1040, 1120], testbed_bound={"node1": "node1's 1040/s is this machine's ceiling"})
+    elif case == "testbed-bound baseline":
+        base = line("base", [1000, 1050, 1100], testbed_bound={"node1": "node1's 1050/s is this machine's ceiling"})
+    elif case == "held short":
+        searches = [*found(1), {"repeat": 2, "status": "held-short", "reason": "why"}, *found(1)]
     else:  # node1's capacities measured, then node2's machine lost: never a clean run to judge
         now = line("now", [980, 1040, 1120], status="degraded", lost=["node2's machine lab3 was lost at 14:02:11"])
     result = verdict(base, now, searches)
@@ -169,6 +179,13 @@ def test_baselines_are_marks_in_the_history_found_by_tag_id_or_bench_and_machine
         baselines.mark(lines, "r3", None)
     with pytest.raises(baselines.BaselineError, match="r4-single cannot be a baseline: it is partial"):
         baselines.mark(lines, "r4", None)
+    for refused, why in ((line("r5-single", [1000, 1050, 1100], smoke=True), "it is a smoke run"),
+                         (line("r6-single", [1000, 1050, 1100], testbed_bound={"node1": "at the ceiling"}),
+                          "node1's capacity is the testbed's, not the build's (at the ceiling)"),
+                         (line("r7-single", [1000, 1050, 1100], held_short={"node1": "held 0 s"}),
+                          "node1's capacity was not held for its whole hold (held 0 s)")):
+        with pytest.raises(baselines.BaselineError, match=re.escape(f"{refused.run_id} cannot be a baseline: {why}")):
+            baselines.mark([*lines, refused], refused.run_id, None)
     with pytest.raises(baselines.BaselineError, match="TAG='no tags' is not allowed"):
         baselines.mark(lines, "r1", "no tags")
     lines.append(baselines.mark(lines, "r1", "release-1"))

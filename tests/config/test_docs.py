@@ -25,7 +25,8 @@ NOT_SETTINGS = {"GET", "POST", "HEAD", "PUT", "PATCH", "DELETE", "SIGKILL", "SIG
                 "PCP", "KILL", "PARTIAL", "KEY", "VALUE", "UTC", "META", "WEB", "BOOT", "DOCKER_HOST",
                 "ROOT",  # Tomcat's name of the context at /
                 "NET_ADMIN", "CONFIG_NET_SCH_NETEM",  # a Linux capability, a kernel option
-                "APP_SHA256", "APP_MIGRATED_SHA256"}  # run.json's names of what the application's WARs held
+                "APP_SHA256", "APP_MIGRATED_SHA256",  # run.json's names of what the application's WARs held
+                "SMOKE", "RUN", "TESTBED", "HELD", "SHORT"}  # the console's marks: SMOKE RUN, TESTBED-BOUND, HELD SHORT
 
 
 def settings_classes() -> list[type]:

@@ -59,3 +59,44 @@ def test_the_balance_hint_for_the_cluster_under_equal_weights(capsys):
     assert hint.capacity_weights == {"node1": 100, "node2": 60, "node3": 40}
     KIND.console(summary, ClusterFindings.from_json(found.to_json()))
     assert f"balance: {hint.text}" in capsys.readouterr().out
+
+
+def bench(weights: str):
+    return SimpleNamespace(balancer=SimpleNamespace(choices={}),
+                           settings=SimpleNamespace(kinds={"cluster": SimpleNamespace(weights=weights)}))
+
+
+def test_e_of_a_testbed_bound_cluster_is_not_the_application_s(capsys):
+    # The trial: nodes alone 3800 + 2800 + 950/s, the cluster 4107/s at this machine's ceiling.
+    mark = {"rule": "unsaturated", "sentence": "cluster's 4107/s is this machine's ceiling", "remedy": "BACKEND=swarm",
+            "figures": {"capacity_rps": 4107.0}}
+    summary = {"driver": {"name": "oha"}, "targets": {"node1": target(3800.0), "node2": target(2800.0),
+                                                        "node3": target(950.0),
+                                                        "cluster": {**target(4107.0), "testbed_bound": mark}},
+               "testbed_ceiling": {"machine_cpus": 2, "node_quotas": {"node1": 0.5, "node2": 0.4, "node3": 0.3},
+                                   "harness_ms_per_request": 0.15, "sentence": "about 5333.3/s beside the nodes"}}
+    found = ClusterFindings()
+    KIND.summarize(bench("equal"), summary, found)
+    assert found.efficiency is None and found.cluster_over_node1 is None and found.testbed_efficiency == 0.544
+    assert found.not_measured["efficiency"].startswith("not measured: cluster's 4107/s is this machine's ceiling")
+    assert "ΣX_i 7550/s needs about 1.13 cores of balancer and generator, 0.8 are left" in found.not_measured["efficiency"]
+    KIND.console(summary, ClusterFindings.from_json(found.to_json()))
+    out = capsys.readouterr().out
+    assert "0.544" not in out.split("(the figures would give")[0]
+    assert "E = X_cluster / ΣX_i and X_cluster / X_node1: not measured: cluster's 4107/s" in out
+
+
+def test_a_node_sent_more_than_it_carries_alone_paced_the_cluster(capsys):
+    # The Grinder's QUICK run: under the profile's weights 5:4:3 HAProxy sent node3 273/s, above its 237.5/s.
+    servers = {"node1": {"responses_per_s": 452.0}, "node2": {"responses_per_s": 361.0},
+               "node3": {"responses_per_s": 273.0}}
+    summary = {"driver": {"name": "oha"}, "targets": {
+        "node1": target(700.0), "node2": target(375.0), "node3": target(237.5),
+        "cluster": {**target(1115.6), "metrics_at_capacity": {"lb": {"servers": servers}}}}}
+    found = ClusterFindings()
+    KIND.summarize(bench("equal"), summary, found)
+    assert found.efficiency == 0.85 and found.over_capacity == [
+        "at cluster's 1115.6/s node3 received 273.0/s, above its 237.5/s alone: it paced the cluster; weights from "
+        "the capacities (WEIGHTS=auto) would give 100:54:34"]
+    KIND.console(summary, ClusterFindings.from_json(found.to_json()))
+    assert f"balance: {found.over_capacity[0]}" in capsys.readouterr().out

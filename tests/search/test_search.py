@@ -330,7 +330,7 @@ def test_a_capacity_that_does_not_hold_is_not_reported_and_the_search_goes_below
 
 def test_a_hold_cut_short_by_max_steps_says_how_long_it_held():
     # The examples' carts (2026-11-28): a 420-s hold in 5-s windows ran out of MAX_STEPS after 16 windows; the
-    # capacity stands as found in the bracket, held for what was measured, not for the hold asked.
+    # capacity stands in the bracket, held for what was measured, not for the hold asked: held-short, not found.
     server = Server(480.0)
     whole = find_capacity(server, start_rate=50, growth=2, precision_pct=5, max_steps=40, hold_windows=3,
                           window_s=20)
@@ -338,6 +338,7 @@ def test_a_hold_cut_short_by_max_steps_says_how_long_it_held():
                         hold_windows=3, window_s=20)
     assert cut.capacity == whole.capacity and cut.held_s == 40
     assert cut.reason.endswith("held only 40 s of 60 s: out of steps (MAX_STEPS) during the hold"), cut.reason
+    assert whole.status == "found" and cut.status == "held-short"
 
 
 def test_without_a_hold_the_search_confirms_once():
