@@ -126,8 +126,10 @@ class Ceiling:
     def sentence(self) -> str:
         if self.rps is None:
             return "the testbed's ceiling is not known" + (
-                " (a node without a CPU quota may take the whole machine)" if self.ms_per_request else
-                " (no step measured the generator's and HAProxy's CPU: MONITOR=on measures it)")
+                " (no step measured the generator's and HAProxy's CPU: MONITOR=on measures it)"
+                if not self.ms_per_request else
+                " (the hosts may run on several machines: no one machine's cores are counted)"
+                if not self.machine_cpus else " (a node without a CPU quota may take the whole machine)")
         capped = (f"; no more than the direct check carried with the nodes idle, {self.carried_rps:g}/s"
                   if self.rps != self.by_cpu_rps else "")
         return (f"this machine can send and balance about {self.rps:g}/s beside the nodes ({self.ms_per_request:g} ms "

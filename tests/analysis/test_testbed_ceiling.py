@@ -49,6 +49,8 @@ def test_the_ceiling_is_the_cores_the_quotas_leave_over_the_cost_per_request():
     assert "about 5333.3/s beside the nodes" in ceiling.sentence() and "leave 0.8 of 2 cores" in ceiling.sentence()
     assert Ceiling(2, {**QUOTAS, "node3": 0.0}, 0.15, "").rps is None  # a node without a quota may take it all
     assert Ceiling(None, QUOTAS, 0.15, "").rps is None  # the machine's cores unknown (not one machine)
+    assert "no one machine's cores are counted" in Ceiling(None, QUOTAS, 0.15, "").sentence()
+    assert "MONITOR=on" in Ceiling(2, QUOTAS, None, "").sentence()
     # The direct check carried 7998/s with the nodes idle and failed above: no ceiling beside them is higher.
     capped = Ceiling(2, QUOTAS, 0.1, "x", carried_rps=7998.2)
     assert capped.by_cpu_rps == 8000.0 and capped.rps == 7998.2
