@@ -32,7 +32,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from analysis.hints import Hint, hints_for
+from analysis.hints import hints_for
 from rundata.records import StepRecord
 from rundata.summary import serving_nodes
 
@@ -67,8 +67,9 @@ def ms_per_request(records: list[StepRecord], direct_rps: float | None = None) -
     far below the ceiling the generator's and HAProxy's fixed costs (opening connections, health checks) weigh on
     each request, and the direct check, measured near the ceiling, prices one better (the Grinder on 2026-12-01:
     0.26 ms a request at 200-480/s, 0.10 ms in the direct check at 8000/s)."""
-    measured = [(r.result.achieved_rps, harness_cores(r)) for r in records
-                if r.passed and r.valid and r.result.achieved_rps > 0 and harness_cores(r) is not None]
+    priced = [(r.result.achieved_rps, harness_cores(r)) for r in records
+              if r.passed and r.valid and r.result.achieved_rps > 0]
+    measured = [(rate, cores) for rate, cores in priced if cores is not None]
     if not measured:
         return None, 0
     top = max(rate for rate, _ in measured)
@@ -143,10 +144,6 @@ class Ceiling:
                 "sentence": self.sentence()}
 
 
-def _fired(record: StepRecord | None) -> list[Hint]:
-    return hints_for(record.host_metrics, record.result) if record is not None and record.host_metrics else []
-
-
 def _node_cpu(record: StepRecord) -> str:
     shares = [f["cpu_pct_of_quota"] for f in serving_nodes(record.host_metrics).values()
               if f.get("cpu_pct_of_quota") is not None]
@@ -160,7 +157,7 @@ def judge(label: str, capacity: float | None, at: StepRecord | None, ceiling: Ce
     limit)."""
     if not capacity or at is None or state_bound:
         return None
-    fired = _fired(at)
+    fired = hints_for(at.host_metrics, at.result) if at.host_metrics else []
     application = sorted({h.kind for h in fired if h.kind in APPLICATION_HINTS})
     generator = next((h for h in fired if h.kind == "generator"), None)
     busy = max(((at.host_metrics or {}).get(host) or {}).get("machine_cpu_busy_pct") or 0.0
@@ -169,7 +166,7 @@ def judge(label: str, capacity: float | None, at: StepRecord | None, ceiling: Ce
     left = ceiling.cores_left
     share = 100 * cores / left if cores is not None and left else None
     figures = {"capacity_rps": capacity, "ceiling_rps": ceiling.rps, "harness_cores": cores,
-               "harness_ms_per_request": ceiling.ms_per_request, "cores_left": ceiling.cores_left,
+               "harness_ms_per_request": ceiling.ms_per_request, "cores_left": left,
                "harness_share_of_cores_left_pct": round(share, 1) if share is not None else None,
                "machine_cpu_busy_pct": busy or None, "node_cpu_pct_of_quota": _node_cpu(at),
                "application_hints": application}

@@ -19,7 +19,6 @@ from engine.measuring import StepRunner
 from engine.progress import say
 from hosts import process_cpu
 from hosts.backend import ClusterError, backend
-from hosts.cluster_settings import cluster_settings
 from hosts.topology import NODES
 from rundata import jsonl
 from rundata.layout import testbed_ceiling_path
@@ -83,10 +82,11 @@ def measure(bench) -> dict:
             "harness_ms_per_request": cost, "machine_cpus": (top or steps[-1])["cpus"] if steps else None}
 
 
-def ceiling(check: dict | None, settings: dict[str, str]) -> Ceiling:
-    """The ceiling beside all the nodes by the direct check's cost per request."""
+def ceiling(check: dict | None, settings: dict[str, str], machine_cpus: float | None) -> Ceiling:
+    """The ceiling beside all the nodes by the direct check's cost per request, on `machine_cpus` cores (None: not
+    one machine's)."""
     check = check or {}
-    return Ceiling(check.get("machine_cpus"), node_numbers(settings, "CPUS", NODES),
+    return Ceiling(machine_cpus, node_numbers(settings, "CPUS", NODES),
                    check.get("harness_ms_per_request"), "the direct check on HAProxy's own answer", carried(check))
 
 
@@ -114,6 +114,6 @@ def ensure(bench) -> dict | None:
     carried = check.get("carried_rps")
     alone = (f"with the nodes idle they carried {'at least ' if check.get('carried_all') else ''}{carried:g}/s"
              if carried else "with the nodes idle not even the lowest rate passed")
-    say(f"testbed ceiling: {ceiling(check, cluster_settings(bench.cluster_env)).sentence()}; {alone} "
+    say(f"testbed ceiling: {ceiling(check, bench.cluster_settings(), check.get('machine_cpus')).sentence()}; {alone} "
         f"(checked {check.get('measured')})")
     return check

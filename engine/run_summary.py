@@ -117,8 +117,7 @@ def testbed_findings(summary: dict, steps: list[StepRecord], check: dict | None,
     cpus = ((check or {}).get("machine_cpus") or os.cpu_count()) if backend().name == "compose" else None
     quotas = node_numbers(cluster, "CPUS", NODES)
     ceiling = (Ceiling(cpus, quotas, ms, f"this run's {used} steps", ceiling_probe.carried(check)) if ms
-               else ceiling_probe.ceiling(check, cluster))
-    ceiling.machine_cpus = cpus
+               else ceiling_probe.ceiling(check, cluster, cpus))
     beside = {}
     for label, target in summary["targets"].items():
         own = [r for r in searched if of_label(r, label)]

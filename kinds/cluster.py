@@ -286,12 +286,14 @@ class Cluster(Kind):
         at a rate they carry only for a while, and weights from the capacities would spread it as they can."""
         targets = targets_of(summary)
         caps = {n: targets[n].capacity_rps for n in NODES if n in targets and targets[n].capacity_rps}
+        if len(caps) < len(NODES):
+            return []
+        weights = ":".join(str(w) for w in capacity_weights(caps).values())
         found = []
         for label, t in targets.items():
             servers = ((t.metrics_at_capacity or {}).get("lb") or {}).get("servers") or {}
-            if not label.startswith("cluster") or len(caps) < len(NODES):
+            if not label.startswith("cluster"):
                 continue
-            weights = ":".join(str(w) for w in capacity_weights(caps).values())
             for node, cap in caps.items():
                 sent = (servers.get(node) or {}).get("responses_per_s")
                 if sent and sent > cap:
