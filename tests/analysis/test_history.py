@@ -205,3 +205,21 @@ def test_a_scaleout_curve_is_compared_point_by_point_and_keeps_its_fit(tmp_path)
     changes = history.compare(a, b)
     assert [c.target for c in changes] == ["N=1", "N=2", "N=3", "N=4"]
     assert all(c.change_pct == -20.0 and c.verdict == "SIGNIFICANT" for c in changes), changes
+
+
+def test_the_history_plot_rings_a_figure_that_is_not_the_applications_and_shades_a_smoke_run(tmp_path, monkeypatch):
+    from report import figures, history_plot
+    drawn = {}
+    monkeypatch.setattr(figures, "save", lambda fig, path: drawn.setdefault("fig", fig) and path)
+    lines = [{"config_hash": "a", "capacities": {"node1": 500.0, "cluster": 1200.0}},
+             {"config_hash": "a", "capacities": {"node1": 520.0, "cluster": 4107.0}, "smoke": True,
+              "testbed_bound": {"cluster": "cluster's 4107/s is this machine's ceiling, not the application's"},
+              "held_short": {"node1": "held 0 s of 60 s"}}]
+    history_plot.plot(typed(lines), tmp_path / "history.png")
+    ax = drawn["fig"].axes[0]
+    ringed = {(line.get_marker(), tuple(line.get_xydata()[0])) for line in ax.lines
+              if line.get_markerfacecolor() == "none" and len(line.get_xydata())}
+    assert ringed == {("s", (1.0, 4107.0)), ("D", (1.0, 520.0))}
+    assert {"testbed-bound: the testbed's ceiling", "held short of its hold"} <= set(ax.get_legend_handles_labels()[1])
+    assert "SMOKE" in ax.get_xticklabels()[1].get_text() and "SMOKE" not in ax.get_xticklabels()[0].get_text()
+    assert len(ax.patches) == 1  # the smoke run's shade
