@@ -10,8 +10,10 @@ every step (PCP: HAProxy's and the generators' CPU), so the rate they can carry 
   such steps, or where its rates stay far below the ceiling (ms_per_request), the direct check's: the same figure
   on requests HAProxy balances to itself, with the nodes idle (engine/ceiling_probe.py), which also says what the
   generator and HAProxy carried with the whole machine: no ceiling beside the nodes is higher;
-- the cores left are those of one machine: with BACKEND=compose (or a Swarm lab or VMs on this machine) every host
-  shares its CPUs. The nodes' quotas are counted whole (the ceiling is the one while they use them).
+- the cores left are those of each machine that runs the balancer or a load host (hosts/shared_cores.py): its CPUs
+  less the quotas of the nodes on it, at the CPU a request of the harness's hosts on it; the ceiling is the lowest
+  (on_machines). With BACKEND=compose, or on the swarm lab (its engines are containers here), every host shares
+  this machine's CPUs. The nodes' quotas are counted whole (the ceiling is the one while they use them).
 
 A target's capacity is **testbed-bound** (its status, with the reason and the remedy) when
 - near the ceiling: it is at least (1 − CEILING_MARGIN_PCT %) of the ceiling beside the target's nodes (the
@@ -30,6 +32,7 @@ not judge the figure as the build's. Pure logic: the figures come from the step 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from analysis.hints import hints_for
@@ -51,23 +54,26 @@ def load_hosts_of(record: StepRecord) -> list[str]:
     return [g.host for g in record.result.generators] or ["load"]
 
 
-def harness_cores(record: StepRecord) -> float | None:
-    """HAProxy's and the generators' CPU in the step, cores (PCP); None where it was not monitored."""
+def harness_cores(record: StepRecord, hosts: tuple[str, ...] | None = None) -> float | None:
+    """HAProxy's and the generators' CPU in the step, cores (PCP); None where it was not monitored. `hosts`: only
+    those of the balancer ("lb") and the load hosts (one machine's share); None: all."""
     metrics = record.host_metrics or {}
-    lb = (metrics.get("lb") or {}).get("haproxy_cpu_cores")
-    generators = [(metrics.get(host) or {}).get("generator_cpu_cores") for host in load_hosts_of(record)]
+    lb = (metrics.get("lb") or {}).get("haproxy_cpu_cores") if hosts is None or "lb" in hosts else 0.0
+    generators = [(metrics.get(host) or {}).get("generator_cpu_cores") for host in load_hosts_of(record)
+                  if hosts is None or host in hosts]
     if lb is None or any(g is None for g in generators):
         return None
     return lb + sum(generators)
 
 
-def ms_per_request(records: list[StepRecord], direct_rps: float | None = None) -> tuple[float | None, int]:
+def ms_per_request(records: list[StepRecord], direct_rps: float | None = None,
+                   hosts: tuple[str, ...] | None = None) -> tuple[float | None, int]:
     """The harness's CPU per request (ms) over the steps (the module's docstring), and how many steps gave it.
     None where the steps' highest rate is below LOW_RATE_SHARE of what the direct check carried (`direct_rps`): so
     far below the ceiling the generator's and HAProxy's fixed costs (opening connections, health checks) weigh on
     each request, and the direct check, measured near the ceiling, prices one better (the Grinder on 2026-12-01:
     0.26 ms a request at 200-480/s, 0.10 ms in the direct check at 8000/s)."""
-    priced = [(r.result.achieved_rps, harness_cores(r)) for r in records
+    priced = [(r.result.achieved_rps, harness_cores(r, hosts)) for r in records
               if r.passed and r.valid and r.result.achieved_rps > 0]
     measured = [(rate, cores) for rate, cores in priced if cores is not None]
     if not measured:
@@ -80,8 +86,8 @@ def ms_per_request(records: list[StepRecord], direct_rps: float | None = None) -
 
 
 def cores_left(machine_cpus: float | None, quotas: dict[str, float]) -> float | None:
-    """What the nodes' quotas leave of the machine; None where a node has none (0: its whole machine)."""
-    if not machine_cpus or not quotas or any(q <= 0 for q in quotas.values()):
+    """What the quotas of the nodes on the machine leave of it; None where one has none (0: its whole machine)."""
+    if not machine_cpus or any(q <= 0 for q in quotas.values()):
         return None
     return round(machine_cpus - sum(quotas.values()), 3)
 
@@ -102,6 +108,8 @@ class Ceiling:
     # The most the direct check carried with the nodes idle (None: it carried every rate it tried): the generator
     # and HAProxy carry no more beside the nodes, whatever their CPU a request says.
     carried_rps: float | None = None
+    machine: str = "this machine"  # which: where the hosts run on several (hosts/shared_cores.py)
+    harness: tuple[str, ...] | None = None  # the balancer and load hosts on it (None: all of them)
 
     @property
     def cores_left(self) -> float | None:
@@ -119,7 +127,7 @@ class Ceiling:
     def beside(self, nodes: tuple[str, ...]) -> Ceiling:
         """The ceiling while only these nodes take their quotas (a node measured alone: the others idle)."""
         return Ceiling(self.machine_cpus, {n: q for n, q in self.quotas.items() if n in nodes}, self.ms_per_request,
-                       self.source, self.carried_rps)
+                       self.source, self.carried_rps, self.machine, self.harness)
 
     def cores_needed(self, rate: float) -> float | None:
         return round(rate * self.ms_per_request / 1000, 2) if self.ms_per_request else None
@@ -133,15 +141,47 @@ class Ceiling:
                 if not self.machine_cpus else " (a node without a CPU quota may take the whole machine)")
         capped = (f"; no more than the direct check carried with the nodes idle, {self.carried_rps:g}/s"
                   if self.rps != self.by_cpu_rps else "")
-        return (f"this machine can send and balance about {self.rps:g}/s beside the nodes ({self.ms_per_request:g} ms "
-                f"of generator and HAProxy CPU a request, from {self.source}; the nodes' quotas "
+        return (f"{self.machine} can send and balance about {self.rps:g}/s beside the nodes ({self.ms_per_request:g} ms "
+                f"of generator and HAProxy CPU a request, from {self.source}; the quotas of the nodes on it "
                 f"{sum(self.quotas.values()):g} leave {self.cores_left:g} of {self.machine_cpus:g} cores{capped})")
 
     def as_json(self) -> dict:
         return {"machine_cpus": self.machine_cpus, "node_quotas": self.quotas, "cores_left": self.cores_left,
                 "harness_ms_per_request": self.ms_per_request, "source": self.source, "ceiling_rps": self.rps,
-                "by_cpu_rps": self.by_cpu_rps, "direct_carried_rps": self.carried_rps,
+                "by_cpu_rps": self.by_cpu_rps, "direct_carried_rps": self.carried_rps, "machine": self.machine,
                 "sentence": self.sentence()}
+
+
+@dataclass
+class HarnessMachines:
+    """The ceiling of each machine that runs the balancer or a load host; beside a set of nodes, the lowest."""
+    machines: list[Ceiling]
+
+    def beside(self, nodes: tuple[str, ...]) -> Ceiling:
+        ceilings = [m.beside(nodes) for m in self.machines]
+        known = [c for c in ceilings if c.rps is not None]
+        return min(known, key=lambda c: c.rps) if known else ceilings[0]
+
+    def as_json(self) -> list[dict]:
+        return [m.as_json() for m in self.machines]
+
+
+def on_machines(machines: list[dict] | None, quotas: dict[str, float], harness: tuple[str, ...],
+                price: Callable[[tuple[str, ...] | None], float | None], source: str,
+                carried: float | None) -> HarnessMachines:
+    """The ceilings where the balancer and the load hosts run: `machines` as hosts/shared_cores.py gives them
+    (None: their cores cannot be counted), `quotas` every node's, `harness` the balancer's and the load hosts'
+    names, `price(hosts)` the CPU a request (ms) of those hosts (None: of all)."""
+    if machines is None:
+        return HarnessMachines([Ceiling(None, quotas, price(None), source, carried)])
+    ceilings = []
+    for m in machines:
+        here = tuple(h for h in m["hosts"] if h in harness)
+        if here:
+            ceilings.append(Ceiling(m["cpus"], {n: q for n, q in quotas.items() if n in m["hosts"]},
+                                    price(None if len(machines) == 1 else here), source, carried, m["name"],
+                                    None if len(machines) == 1 else here))
+    return HarnessMachines(ceilings)
 
 
 def _node_cpu(record: StepRecord) -> str:
@@ -151,9 +191,10 @@ def _node_cpu(record: StepRecord) -> str:
 
 
 def judge(label: str, capacity: float | None, at: StepRecord | None, ceiling: Ceiling,
-          state_bound: bool = False) -> dict | None:
+          state_bound: bool = False, alongside: dict[str, float] | None = None) -> dict | None:
     """The testbed-bound mark of a target's capacity, or None: `at` its step at the capacity (None: not measured
-    there), `ceiling` beside the target's nodes; state_bound: the target degraded by its state (an application's
+    there), `ceiling` beside the target's nodes (and those of the steps `alongside`: label → the rate they carried
+    at the same instants, a duet's other slot); state_bound: the target degraded by its state (an application's
     limit)."""
     if not capacity or at is None or state_bound:
         return None
@@ -162,21 +203,24 @@ def judge(label: str, capacity: float | None, at: StepRecord | None, ceiling: Ce
     generator = next((h for h in fired if h.kind == "generator"), None)
     busy = max(((at.host_metrics or {}).get(host) or {}).get("machine_cpu_busy_pct") or 0.0
                for host in load_hosts_of(at))
-    cores = harness_cores(at)
+    cores = harness_cores(at, ceiling.harness)
     left = ceiling.cores_left
     share = 100 * cores / left if cores is not None and left else None
     figures = {"capacity_rps": capacity, "ceiling_rps": ceiling.rps, "harness_cores": cores,
                "harness_ms_per_request": ceiling.ms_per_request, "cores_left": left,
                "harness_share_of_cores_left_pct": round(share, 1) if share is not None else None,
                "machine_cpu_busy_pct": busy or None, "node_cpu_pct_of_quota": _node_cpu(at),
-               "application_hints": application}
+               "application_hints": application, "alongside_rps": alongside or {}}
     harness = (f"the generator and HAProxy took {cores:.2f} core" if cores is not None else
                "the generator and HAProxy were not monitored")
-    if ceiling.rps and capacity >= (1 - CEILING_MARGIN_PCT / 100) * ceiling.rps:
+    carried = capacity + sum((alongside or {}).values())
+    with_others = "".join(f" with {other}'s {rate:g}/s at the same instants" for other, rate in (alongside or {}).items())
+    if ceiling.rps and carried >= (1 - CEILING_MARGIN_PCT / 100) * ceiling.rps:
         rule = "ceiling"
-        near = "above" if capacity > ceiling.rps else f"within {CEILING_MARGIN_PCT:g} % of"
-        why = (f"{near} this machine's ceiling beside its nodes, about {ceiling.rps:g}/s ({harness}; the nodes' "
-               f"quotas leave {left:g} core" + (f"; the machine was {busy:g} % busy" if busy else "") + ")")
+        near = "above" if carried > ceiling.rps else f"within {CEILING_MARGIN_PCT:g} % of"
+        why = (f"{with_others.strip() + ', ' if with_others else ''}{near} this machine's ceiling beside its "
+               f"nodes, about {ceiling.rps:g}/s ({harness}; the nodes' quotas leave {left:g} core"
+               + (f"; the machine was {busy:g} % busy" if busy else "") + ")")
     elif (at.host_metrics and not application and (busy >= MACHINE_BUSY_PCT or generator is not None)
           and (share is None or share >= HARNESS_SHARE_PCT)):
         rule = "unsaturated"

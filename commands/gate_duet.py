@@ -68,6 +68,10 @@ def judge(summary: Summary, drop_pct: float, aa: bool, baseline: str | None = No
     blocks = [duet_blocks.Block.from_dict(k) for k in duet.blocks]
     said = nothing_passed(pairs, duet_blocks.judge(blocks, drop_pct) if blocks
                           else duet_verdict.judge(pairs, drop_pct))
+    bound = [t.testbed_bound["sentence"] for t in summary.targets.values() if t.testbed_bound]
+    if bound:  # both builds measured at the testbed's ceiling: their ratio is the testbed's, near 1 whatever they do
+        said = replace(said, verdict=CANNOT_TELL, message=f"testbed-bound: {'; '.join(bound)} (what its pairs "
+                       f"said: {said.message})")
     lost = [e["sentence"] for e in summary.events or []]
     if lost:  # its blocks measured the builds on a bench that was losing a machine or node
         said = replace(said, verdict=CANNOT_TELL, message=f"the run is {summary.status}: {'; '.join(lost)} "

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import time
 
-from analysis.testbed_ceiling import Ceiling
+from analysis.testbed_ceiling import HarnessMachines, on_machines
 from engine.calibration_probe import machine
 from engine.measuring import StepRunner
 from engine.progress import say
 from hosts import process_cpu
 from hosts.backend import ClusterError, backend
-from hosts.topology import NODES
+from hosts.shared_cores import machines as shared_machines
+from hosts.topology import LOAD_HOSTS, NODES
 from rundata import jsonl
 from rundata.layout import testbed_ceiling_path
 from rundata.run import node_numbers
@@ -27,12 +28,17 @@ from rundata.run import node_numbers
 URL = "http://lb:8080/capbench-ceiling"  # the balancer's ceiling backend (haproxy/haproxy.cfg)
 DIRECT_RATES = (1000.0, 2000.0, 4000.0, 8000.0, 16000.0)
 PHASE = "ceiling"
+HARNESS = ("lb", *LOAD_HOSTS)
 
 
-def key(bench) -> str:
-    """What the check depends on: another machine, backend, generator or number of load hosts measures anew."""
+def key(bench, machines: list[dict] | None) -> str:
+    """What the check depends on: another machine, backend, generator, number of load hosts or placement of the
+    balancer and the load hosts measures anew."""
+    placed = ("; ".join(f"{m['name']} {m['cpus']:g} cpus: {', '.join(h for h in m['hosts'] if h in HARNESS)}"
+                        for m in machines if any(h in HARNESS for h in m["hosts"])) if machines else "not counted")
     return " | ".join([URL, machine(), backend().name, f"{bench.driver.name} {bench.version}",
-                       f"load hosts {len(bench.loads.hosts)}", f"threads {bench.settings.threads}"])
+                       f"load hosts {len(bench.loads.hosts)}", f"threads {bench.settings.threads}",
+                       f"harness on {placed}"])
 
 
 def cached(wanted: str) -> dict | None:
@@ -82,12 +88,31 @@ def measure(bench) -> dict:
             "harness_ms_per_request": cost, "machine_cpus": (top or steps[-1])["cpus"] if steps else None}
 
 
-def ceiling(check: dict | None, settings: dict[str, str], machine_cpus: float | None) -> Ceiling:
-    """The ceiling beside all the nodes by the direct check's cost per request, on `machine_cpus` cores (None: not
-    one machine's)."""
+def price(check: dict | None, hosts: tuple[str, ...] | None) -> float | None:
+    """The direct check's CPU a request (ms) of `hosts` (the balancer, "lb", and load hosts; None: all): from its
+    highest step that held; the load hosts share the generators' CPU as they share the rate, evenly."""
     check = check or {}
-    return Ceiling(machine_cpus, node_numbers(settings, "CPUS", NODES),
-                   check.get("harness_ms_per_request"), "the direct check on HAProxy's own answer", carried(check))
+    if hosts is None:
+        return check.get("harness_ms_per_request")
+    held = [s for s in check.get("steps") or [] if s["passed"] and s["valid"]]
+    top = held[-1] if held else None
+    if not top or not top["achieved_rps"] or top["haproxy_cores"] is None or top["generator_cores"] is None:
+        return None
+    share = sum(h in LOAD_HOSTS for h in hosts) / len(LOAD_HOSTS)
+    cores = (top["haproxy_cores"] if "lb" in hosts else 0.0) + top["generator_cores"] * share
+    return round(1000 * cores / top["achieved_rps"], 4)
+
+
+def machines_of(check: dict | None) -> list[dict] | None:
+    """The machines the run's hosts were found on (hosts/shared_cores.py), as ensure recorded them."""
+    return (check or {}).get("machines")
+
+
+def ceiling(check: dict | None, settings: dict[str, str]) -> HarnessMachines:
+    """The ceilings beside the nodes by the direct check's cost per request, on the machines of the balancer and
+    the load hosts."""
+    return on_machines(machines_of(check), node_numbers(settings, "CPUS", NODES), HARNESS,
+                       lambda hosts: price(check, hosts), "the direct check on HAProxy's own answer", carried(check))
 
 
 def carried(check: dict | None) -> float | None:
@@ -99,7 +124,9 @@ def carried(check: dict | None) -> float | None:
 
 def ensure(bench) -> dict | None:
     """This machine's direct check: kept from an earlier run, else measured now; said in the run's first lines."""
-    wanted = key(bench)
+    found = shared_machines()
+    machines = [m.as_json() for m in found] if found is not None else None
+    wanted = key(bench, machines)
     check = cached(wanted)
     if check is None:
         say(f"testbed ceiling: checking what the generator and HAProxy carry on HAProxy's own answer ({URL}), once "
@@ -108,12 +135,13 @@ def ensure(bench) -> dict | None:
             check = measure(bench)
         except ClusterError as problem:
             say(f"warning: the testbed's ceiling could not be checked: {problem}")
-            return None
+            return {"key": wanted, "machines": machines, "error": str(problem)}
         keep(wanted, check)
-    check = {**check, "key": wanted}
+    check = {**check, "key": wanted, "machines": machines}
     carried = check.get("carried_rps")
     alone = (f"with the nodes idle they carried {'at least ' if check.get('carried_all') else ''}{carried:g}/s"
              if carried else "with the nodes idle not even the lowest rate passed")
-    say(f"testbed ceiling: {ceiling(check, bench.cluster_settings(), check.get('machine_cpus')).sentence()}; {alone} "
+    everyone = ceiling(check, bench.cluster_settings()).beside(NODES)
+    say(f"testbed ceiling: {everyone.sentence()}; {alone} "
         f"(checked {check.get('measured')})")
     return check

@@ -3,16 +3,13 @@ the run and the searches they disturbed, skipped searches, monitoring and the ho
 The kind's findings follow under its name (Kind.findings, completed by Kind.summarize)."""
 from __future__ import annotations
 
-import os
 import time
 
 from analysis import memory_capacity, state_drift, testbed_ceiling
-from analysis.testbed_ceiling import Ceiling
 from engine import ceiling_probe
 from engine.profile_step import brief
 from engine.progress import say
 from engine.searcher import DOWN_WAIT_S
-from hosts.backend import backend
 from hosts.topology import IN_ROTATION, NODES
 from rundata import jsonl
 from rundata.generators import load_hosts
@@ -108,33 +105,47 @@ def state_findings(summary: dict, steps: list, run_json) -> None:
             say(f"warning: {short['sentence']}")
 
 
+SAME_INSTANT_S = 1.0  # steps started this close together ran together (a duet's slots)
+
+
 def testbed_findings(summary: dict, steps: list[StepRecord], check: dict | None, cluster: dict[str, str]) -> None:
     """The testbed's ceiling from the run's own steps (else the direct check's), and the mark of each capacity it
-    touches (analysis/testbed_ceiling.py), said on the console as found. The machine's cores are counted where
-    every host shares them (Compose); elsewhere only the unsaturated-nodes rule can mark a figure."""
+    touches (analysis/testbed_ceiling.py), said on the console as found. The cores are counted on each machine
+    that runs the balancer or a load host, where the run found them (engine/ceiling_probe.py); elsewhere only the
+    unsaturated-nodes rule can mark a figure."""
     searched = [r for r in steps if r.phase in SEARCH_PHASES]
-    ms, used = testbed_ceiling.ms_per_request(searched, (check or {}).get("carried_rps"))
-    cpus = ((check or {}).get("machine_cpus") or os.cpu_count()) if backend().name == "compose" else None
+    direct = (check or {}).get("carried_rps")
+    ms, used = testbed_ceiling.ms_per_request(searched, direct)
+
+    def price(hosts: tuple[str, ...] | None) -> float | None:
+        return testbed_ceiling.ms_per_request(searched, direct, hosts)[0]
+
     quotas = node_numbers(cluster, "CPUS", NODES)
-    ceiling = (Ceiling(cpus, quotas, ms, f"this run's {used} steps", ceiling_probe.carried(check)) if ms
-               else ceiling_probe.ceiling(check, cluster, cpus))
+    machines = (testbed_ceiling.on_machines(ceiling_probe.machines_of(check), quotas, ceiling_probe.HARNESS, price,
+                                            f"this run's {used} steps", ceiling_probe.carried(check)) if ms
+                else ceiling_probe.ceiling(check, cluster))
+    ceiling = machines.beside(NODES)
     beside = {}
     for label, target in summary["targets"].items():
         own = [r for r in searched if of_label(r, label)]
-        nodes = IN_ROTATION.get(own[0].target if own else label.split()[0], ())
-        here = ceiling.beside(nodes)
-        beside[label] = here.rps
         capacity = target["capacity_rps"]
         at = [r for r in steps_at(own, label, capacity) if r.host_metrics is not None]
+        # A duet's slots are stepped at the same instants: the harness carries both, beside both.
+        together = [r for r in searched if at and r.label != label
+                    and abs(r.result.start_epoch - at[-1].result.start_epoch) < SAME_INSTANT_S]
+        nodes = tuple(dict.fromkeys(n for r in (own[:1] + together) for n in IN_ROTATION.get(r.target, ())))
+        here = machines.beside(nodes or IN_ROTATION.get(label.split()[0], ()))
+        beside[label] = here.rps
         mark = testbed_ceiling.judge(label, capacity, at[-1] if at else None, here,
-                                     state_bound=target["status"] == "degraded")
+                                     state_bound=target["status"] == "degraded",
+                                     alongside={r.label: r.result.achieved_rps for r in together})
         if mark is not None:
             target["testbed_bound"] = mark
             if target["status"] in ("found", HELD_SHORT):
                 target["status"] = "testbed-bound"
             say(f"testbed-bound: {mark['sentence']}")
     summary["testbed_ceiling"] = {**ceiling.as_json(), "steps_used": used, "beside_targets": beside,
-                                  "direct_check": check}
+                                  "machines": machines.as_json(), "direct_check": check}
 
 
 def session_timeouts(targets: dict) -> dict[str, float]:

@@ -256,7 +256,8 @@ class Cluster(Kind):
         it kept apart; likewise each balancing choice's."""
         targets = summary["targets"]
         c = summary.get("testbed_ceiling") or {}
-        ceiling = Ceiling(c.get("machine_cpus"), c.get("node_quotas") or {}, c.get("harness_ms_per_request"), "")
+        ceiling = Ceiling(c.get("machine_cpus"), c.get("node_quotas") or {}, c.get("harness_ms_per_request"), "",
+                          machine=c.get("machine") or "this machine")
 
         def bound(labels) -> dict:
             return {label: targets[label]["testbed_bound"] for label in labels

@@ -116,3 +116,77 @@ def test_a_recorded_run_marks_its_cluster_and_none_of_its_saturated_nodes():
     assert mark["sentence"] == ("cluster's 8132/s is this machine's ceiling, not the application's: above this "
                                 "machine's ceiling beside its nodes, about 6079/s (the generator and HAProxy took "
                                 "0.73 core; the nodes' quotas leave 0.8 core; the machine was 89.1 % busy)")
+
+
+def machine(name: str, cpus: float, *hosts: str) -> dict:
+    return {"name": name, "cpus": cpus, "hosts": list(hosts)}
+
+
+HARNESS = ("lb", "load")
+ONE_MACHINE = [machine("this machine", 2, "node1", "node2", "node3", "lb", "load", "controller")]
+
+
+def test_on_one_machine_every_host_shares_its_cores():
+    """Compose, or the swarm lab's engines under one kernel: the ceiling of Ceiling's own figures."""
+    steps = [cluster_step(3000, (40, 40, 40), 60, haproxy=0.27, generator=0.18),
+             cluster_step(4000, (50, 55, 60), 75, haproxy=0.35, generator=0.25)]
+
+    def price(hosts):
+        return testbed_ceiling.ms_per_request(steps, None, hosts)[0]
+    found = testbed_ceiling.on_machines(ONE_MACHINE, QUOTAS, HARNESS, price, "x", None)
+    assert [c.rps for c in found.machines] == [Ceiling(2, QUOTAS, 0.15, "x").rps] == [5333.3]
+    assert found.beside(("node1",)).rps == 10000.0
+    assert found.beside(("node1", "node2", "node3")).sentence().startswith("this machine can send and balance")
+
+
+def test_on_machines_of_their_own_the_balancer_and_load_host_count_their_cores_and_their_share():
+    """The issue's item 5: the load host and the balancer on machines of their own, the nodes elsewhere. Each
+    machine's ceiling is its cores over the CPU a request of the harness's hosts on it; the lowest binds."""
+    steps = [cluster_step(3000, (40, 40, 40), 60, haproxy=0.27, generator=0.18),
+             cluster_step(4000, (50, 55, 60), 75, haproxy=0.35, generator=0.25)]
+    machines = [machine("m1", 2, "controller"), machine("m2", 1, "node1"), machine("m3", 1, "node2", "node3"),
+                machine("m4", 2, "lb"), machine("m5", 2, "load")]
+
+    def price(hosts):
+        return testbed_ceiling.ms_per_request(steps, None, hosts)[0]
+    found = testbed_ceiling.on_machines(machines, QUOTAS, HARNESS, price, "x", None)
+    by_name = {c.machine: c for c in found.machines}
+    assert set(by_name) == {"m4", "m5"}  # the others run neither the balancer nor a load host
+    # HAProxy: 0.27/3000 and 0.35/4000 cores → 0.0887 ms a request (the median); 2 cores of its own: 22547.9/s.
+    assert by_name["m4"].ms_per_request == 0.0887 and by_name["m4"].rps == 22547.9 and by_name["m4"].quotas == {}
+    assert by_name["m5"].ms_per_request == 0.0612 and by_name["m5"].rps == 32679.7
+    cluster = found.beside(("node1", "node2", "node3"))
+    assert cluster.machine == "m4" and "m4 can send and balance about 22547.9/s" in cluster.sentence()
+    # The cluster's 4000/s on unsaturated nodes, a machine of 60 % busy: no longer the testbed's ceiling.
+    at = cluster_step(4000, (50, 55, 60), 60, haproxy=0.35, generator=0.25)
+    assert testbed_ceiling.judge("cluster", 4000, at, cluster) is None
+
+
+def test_a_lab_on_one_kernel_keeps_the_ceiling_of_this_machine():
+    """The swarm lab's engines are containers here: one kernel, so one machine, and the mark stays where the nodes
+    still share the cores with the harness."""
+    lab = [machine("the machine under lab1, lab2, lab3, lab4, lab5, lab6, lab7", 2, "controller", "node1",
+                   "node2", "node3", "load", "lb")]
+    found = testbed_ceiling.on_machines(lab, QUOTAS, HARNESS, lambda hosts: 0.15, "x", None)
+    cluster = found.beside(("node1", "node2", "node3"))
+    assert cluster.rps == 5333.3 and cluster.cores_left == 0.8
+    at = cluster_step(4107, (51, 57, 63), 76.6)
+    assert testbed_ceiling.judge("cluster", 4107, at, cluster)["rule"] == "ceiling"
+
+
+def test_cores_not_counted_where_the_machines_are_not_known():
+    found = testbed_ceiling.on_machines(None, QUOTAS, HARNESS, lambda hosts: 0.15, "x", None)
+    assert found.beside(("node1",)).rps is None
+    assert "no one machine's cores are counted" in found.beside(("node1",)).sentence()
+
+
+def test_a_duets_slots_stepped_together_are_judged_by_what_the_harness_carried_for_both():
+    """A's 2300/s alone is far from a ceiling of 5333.3/s beside the nodes; with B's 2300/s at the same instants
+    the generator and HAProxy carried 4600/s, within 25 % of it."""
+    at = cluster_step(2300, (50, 55, 60), 60)
+    ceiling = Ceiling(2, QUOTAS, 0.15, "x")
+    assert testbed_ceiling.judge("A", 2300, at, ceiling) is None
+    mark = testbed_ceiling.judge("A", 2300, at, ceiling, alongside={"B": 2300.0})
+    assert mark["rule"] == "ceiling" and mark["figures"]["alongside_rps"] == {"B": 2300.0}
+    assert "A's 2300/s is this machine's ceiling, not the application's: with B's 2300/s at the same instants, " \
+           "within 25 % of this machine's ceiling" in mark["sentence"]

@@ -132,6 +132,26 @@ def test_with_no_baseline_accepted_the_gate_cannot_tell():
     assert check.verdict == HOLDS
 
 
+def test_a_testbed_bound_duet_cannot_tell():
+    """Both builds at the testbed's ceiling: their ratio is near 1 whatever they do, so the pairs' HOLDS is not
+    the build's."""
+    pairs = [{"pair": n, "a_slot": s, "b_slot": t, "a_rps": 3000.0, "b_rps": 3000.0 * r,
+              "a_lowest_failure_rps": 3150.0, "b_lowest_failure_rps": 3150.0 * r, "ratio": r}
+             for n, (s, t, r) in enumerate([("node1", "node2", 1.0), ("node2", "node1", 0.99),
+                                            ("node1", "node2", 1.01), ("node2", "node1", 1.0)], start=1)]
+    mark = {"rule": "unsaturated", "sentence": "A's 3000/s is this machine's ceiling, not the application's: …",
+            "figures": {}, "remedy": "…"}
+    summary = {"run_id": "r7", "status": "complete", "duet": {"pairs": pairs, "builds": [{"text": ""}, {"text": ""}]},
+               "targets": {"A": {"capacity_rps": 3000.0, "status": "testbed-bound", "testbed_bound": mark},
+                           "B": {"capacity_rps": 3000.0, "status": "found"}}}
+    [check] = duet_gate.judge(typed(summary), 10, aa=False, baseline="the baseline run r5, accepted t").checks
+    assert check.verdict == CANNOT_TELL
+    assert check.message.startswith("testbed-bound: A's 3000/s is this machine's ceiling")
+    assert "what its pairs said: B/A 1.000" in check.message
+    del summary["targets"]["A"]["testbed_bound"]
+    assert duet_gate.judge(typed(summary), 10, aa=False, baseline="t").checks[0].verdict == HOLDS
+
+
 def test_a_kept_war_that_is_gone_is_said_before_anything_runs(tmp_path):
     mark = BaselineMark("r7", None, "t", "h", None, {"WAR": str(tmp_path / "builds" / "0123.war")})
     with pytest.raises(duet_baseline.BuildNotKept, match="the WAR kept for the baseline run r7 is gone"):

@@ -102,6 +102,9 @@ def test_quick_bench_cluster_with_auto_weights(tmp_path):
     ceiling = summary["testbed_ceiling"]
     assert ceiling["ceiling_rps"] > 0 and ceiling["direct_check"]["key"] == check["key"], ceiling
     assert f"testbed ceiling: {ceiling['sentence']}" in done.stdout
+    # Compose: every host under this machine's kernel, so its cores are the ones counted.
+    assert [(m["name"], m["cpus"]) for m in check["machines"]] == [("this machine", os.cpu_count())], check
+    assert ceiling["machine"] == "this machine" and len(ceiling["machines"]) == 1, ceiling
     assert not [label for label, t in summary["targets"].items() if t.get("testbed_bound")], summary["targets"]
     assert run_json["git_sha"]
     # Monitored (MONITOR=on by default): every host archived, every step has its hosts' figures, and at each

@@ -1,0 +1,33 @@
+"""The direct check's price of a request, whole or one machine's share, and the ceilings it gives where the
+balancer and the load host run."""
+from __future__ import annotations
+
+from engine import ceiling_probe
+
+CHECK = {"steps": [{"rate": 4000.0, "achieved_rps": 4000.0, "passed": True, "valid": True, "haproxy_cores": 0.2,
+                    "generator_cores": 0.2},
+                   {"rate": 8000.0, "achieved_rps": 7998.2, "passed": True, "valid": True, "haproxy_cores": 0.4,
+                    "generator_cores": 0.43},
+                   {"rate": 16000.0, "achieved_rps": 10261.8, "passed": False, "valid": True,
+                    "haproxy_cores": 0.6, "generator_cores": 0.7}],
+         "carried_rps": 7998.2, "carried_all": False, "harness_ms_per_request": 0.1038}
+SETTINGS = {"NODE1_CPUS": "0.5", "NODE2_CPUS": "0.4", "NODE3_CPUS": "0.3"}
+
+
+def test_the_price_of_one_machines_hosts_comes_from_the_highest_step_that_held():
+    assert ceiling_probe.price(CHECK, None) == 0.1038
+    assert ceiling_probe.price(CHECK, ("lb",)) == round(1000 * 0.4 / 7998.2, 4) == 0.05
+    assert ceiling_probe.price(CHECK, ("load",)) == round(1000 * 0.43 / 7998.2, 4)
+    assert ceiling_probe.price({"steps": CHECK["steps"][2:]}, ("lb",)) is None  # nothing held
+
+
+def test_the_ceiling_on_one_machine_and_on_machines_of_their_own():
+    everything = {"name": "this machine", "cpus": 2.0, "hosts": ["node1", "node2", "node3", "lb", "load"]}
+    alone = ceiling_probe.ceiling({**CHECK, "machines": [everything]}, SETTINGS).beside(("node1", "node2", "node3"))
+    assert alone.cores_left == 0.8 and alone.rps == 7707.1  # 0.8 core over 0.1038 ms, below the 7998.2/s carried
+    apart = [{"name": "m1", "cpus": 2.0, "hosts": ["node1", "node2", "node3"]},
+             {"name": "m2", "cpus": 2.0, "hosts": ["lb", "load"]}]
+    moved = ceiling_probe.ceiling({**CHECK, "machines": apart}, SETTINGS).beside(("node1", "node2", "node3"))
+    # Two cores of their own: by CPU 19267.8/s, but no more than the check carried on this machine.
+    assert moved.machine == "m2" and moved.by_cpu_rps == 19267.8 and moved.rps == 7998.2
+    assert ceiling_probe.ceiling(CHECK, SETTINGS).beside(("node1",)).rps is None  # machines not found: not counted
