@@ -172,8 +172,9 @@ def on_machines(machines: list[dict] | None, quotas: dict[str, float], harness: 
     """The ceilings where the balancer and the load hosts run: `machines` as hosts/shared_cores.py gives them
     (None: their cores cannot be counted), `quotas` every node's, `harness` the balancer's and the load hosts'
     names, `price(hosts)` the CPU a request (ms) of those hosts (None: of all)."""
-    if machines is None:
-        return HarnessMachines([Ceiling(None, quotas, price(None), source, carried)])
+    unknown = Ceiling(None, quotas, price(None), source, carried)
+    if machines is None or not quotas:  # no node's quota known: the cores they leave are not either
+        return HarnessMachines([unknown])
     ceilings = []
     for m in machines:
         here = tuple(h for h in m["hosts"] if h in harness)
@@ -181,7 +182,7 @@ def on_machines(machines: list[dict] | None, quotas: dict[str, float], harness: 
             ceilings.append(Ceiling(m["cpus"], {n: q for n, q in quotas.items() if n in m["hosts"]},
                                     price(None if len(machines) == 1 else here), source, carried, m["name"],
                                     None if len(machines) == 1 else here))
-    return HarnessMachines(ceilings)
+    return HarnessMachines(ceilings or [unknown])
 
 
 def _node_cpu(record: StepRecord) -> str:

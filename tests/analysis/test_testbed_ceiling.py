@@ -177,6 +177,10 @@ def test_a_lab_on_one_kernel_keeps_the_ceiling_of_this_machine():
 def test_cores_not_counted_where_the_machines_are_not_known():
     found = testbed_ceiling.on_machines(None, QUOTAS, HARNESS, lambda hosts: 0.15, "x", None)
     assert found.beside(("node1",)).rps is None
+    assert testbed_ceiling.on_machines(ONE_MACHINE, {}, HARNESS, lambda hosts: 0.15, "x", None).beside(
+        ("node1",)).rps is None  # the nodes' quotas not read: what they leave is not known either
+    assert testbed_ceiling.on_machines([machine("m1", 2, "node1")], QUOTAS, HARNESS, lambda hosts: 0.15, "x",
+                                       None).beside(("node1",)).rps is None  # no harness host found on any machine
     assert "no one machine's cores are counted" in found.beside(("node1",)).sentence()
 
 
