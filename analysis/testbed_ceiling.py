@@ -179,9 +179,8 @@ def on_machines(machines: list[dict] | None, quotas: dict[str, float], harness: 
     for m in machines:
         here = tuple(h for h in m["hosts"] if h in harness)
         if here:
-            ceilings.append(Ceiling(m["cpus"], {n: q for n, q in quotas.items() if n in m["hosts"]},
-                                    price(None if len(machines) == 1 else here), source, carried, m["name"],
-                                    None if len(machines) == 1 else here))
+            ceilings.append(Ceiling(m["cpus"], {n: q for n, q in quotas.items() if n in m["hosts"]}, price(here),
+                                    source, carried, m["name"], here))
     return HarnessMachines(ceilings or [unknown])
 
 
@@ -215,11 +214,11 @@ def judge(label: str, capacity: float | None, at: StepRecord | None, ceiling: Ce
     harness = (f"the generator and HAProxy took {cores:.2f} core" if cores is not None else
                "the generator and HAProxy were not monitored")
     carried = capacity + sum((alongside or {}).values())
-    with_others = "".join(f" with {other}'s {rate:g}/s at the same instants" for other, rate in (alongside or {}).items())
+    with_others = " ".join(f"with {other}'s {rate:g}/s at the same instants" for other, rate in (alongside or {}).items())
     if ceiling.rps and carried >= (1 - CEILING_MARGIN_PCT / 100) * ceiling.rps:
         rule = "ceiling"
         near = "above" if carried > ceiling.rps else f"within {CEILING_MARGIN_PCT:g} % of"
-        why = (f"{with_others.strip() + ', ' if with_others else ''}{near} this machine's ceiling beside its "
+        why = (f"{with_others + ', ' if with_others else ''}{near} this machine's ceiling beside its "
                f"nodes, about {ceiling.rps:g}/s ({harness}; the nodes' quotas leave {left:g} core"
                + (f"; the machine was {busy:g} % busy" if busy else "") + ")")
     elif (at.host_metrics and not application and (busy >= MACHINE_BUSY_PCT or generator is not None)
