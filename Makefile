@@ -9,10 +9,10 @@ WAR := webapp/target/grinder.war
 WEBAPP_SOURCES := webapp/pom.xml $(shell find webapp/src -type f 2>/dev/null)
 VENV := .venv
 PYTHON := $(VENV)/bin/python
-# The harness's one way in (commands/cli.py); the targets below call it.
+# The harness's one way in (capbench/commands/cli.py); the targets below call it.
 CAPBENCH := $(VENV)/bin/capbench
 # The hosts' access layer (hosts/): standard library only, so it runs before the venv exists.
-HOSTCTL := python3 -m hosts
+HOSTCTL := python3 -m capbench.hosts
 OHA := .capbench/tools/oha/bin/oha
 # The Prometheus JMX exporter java agent the nodes load (JVM and Tomcat metrics for PCP), from Maven Central.
 JMX_AGENT_VERSION := 1.0.1
@@ -20,7 +20,7 @@ JMX_AGENT := .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar
 # async-profiler's converter: flame graphs of the nodes' JFR recordings, drawn on this machine (profiling/).
 JFR_CONVERTER_VERSION := 4.2
 JFR_CONVERTER := .capbench/tools/jfr-converter/jfr-converter.jar
-# async-profiler's agent for the nodes' JVMs (their CPU profile: profiling/README.md), the converter's release.
+# async-profiler's agent for the nodes' JVMs (their CPU profile: capbench/profiling/README.md), the converter's release.
 ASYNC_PROFILER := .capbench/tools/async-profiler/libasyncProfiler.so
 JUNIT_XSD := .capbench/tools/junit/junit-10.xsd
 # Tomcat's migration tool: a WAR built for javax.servlet converted to jakarta.servlet before it is staged
@@ -28,7 +28,7 @@ JUNIT_XSD := .capbench/tools/junit/junit-10.xsd
 JAKARTA_MIGRATION_VERSION := 1.0.12
 JAKARTA_MIGRATION := .capbench/tools/jakartaee-migration/jakartaee-migration.jar
 # Where the cluster runs: compose (containers here), vagrant (VMs, see Vagrantfile) or swarm (a stack on a
-# Docker Swarm of several machines, placed by the hosts file: hosts/swarm_hosts.py). Unset, the one whose hosts
+# Docker Swarm of several machines, placed by the hosts file: capbench/hosts/swarm_hosts.py). Unset, the one whose hosts
 # are running (a VM of the Vagrantfile, or the stack on the swarm), else compose; everything below gets it.
 override BACKEND := $(shell BACKEND='$(BACKEND)' $(HOSTCTL) backend)
 $(if $(BACKEND),,$(error the backend could not be chosen: see the line above))
@@ -44,7 +44,7 @@ BUILT := $(shell BACKEND='$(BACKEND)' $(HOSTCTL) built)
 help: ## list the targets
 	@echo "capbench — a horizontal-scaling capacity testbed for Java servers"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z][a-z0-9-]*:.*## / {printf "  make %-17s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
-	@python3 -m kinds 2>/dev/null || echo "  make bench-KIND        (make setup, then make help lists the bench kinds)"
+	@python3 -m capbench.kinds 2>/dev/null || echo "  make bench-KIND        (make setup, then make help lists the bench kinds)"
 
 setup: ## install what is missing (Docker, Compose, base image, Python tools, oha) and build the images (BACKEND=vagrant: VM tools too)
 	@cluster/setup.sh
@@ -52,19 +52,27 @@ setup: ## install what is missing (Docker, Compose, base image, Python tools, oh
 $(WAR): $(WEBAPP_SOURCES)
 	cd webapp && mvn -B -q -DskipTests package
 
-# The libraries, pinned, then the harness itself (pyproject.toml), editable: the `capbench` command runs this checkout.
-$(VENV)/.installed: requirements.txt requirements-test.txt pyproject.toml | $(JFR_CONVERTER) $(ASYNC_PROFILER) $(JAKARTA_MIGRATION)
+# The harness (pyproject.toml: the capbench package and its pinned libraries), editable: the `capbench` command
+# runs this checkout.
+$(VENV)/.installed: pyproject.toml | $(JFR_CONVERTER) $(ASYNC_PROFILER) $(JAKARTA_MIGRATION)
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-test.txt
-	$(VENV)/bin/pip install -q --disable-pip-version-check --no-deps -e .
+	$(VENV)/bin/pip install -q --disable-pip-version-check -e .
+	touch $@
+
+# What only the tests use, installed by the test targets (so by CI), not by make setup: pyproject's test extra
+# (pytest, ruff, ...) and Debian's Chromium and LuaJIT (tests/install-tools.sh).
+TESTED := $(VENV)/.test-installed
+$(TESTED): pyproject.toml tests/install-tools.sh | $(VENV)/.installed
+	$(VENV)/bin/pip install -q --disable-pip-version-check -e '.[test]'
+	tests/install-tools.sh
 	touch $@
 
 # The common JUnit schema (Jenkins' junit-10.xsd, the one pytest's own tests validate against), from the source
-# release of the pytest that requirements-test.txt pins: tests/report/test_pipeline.py validates make gate's JUnit
+# release of the pytest that pyproject.toml's test extra pins: tests/report/test_pipeline.py validates make gate's JUnit
 # file against it.
-$(JUNIT_XSD): requirements-test.txt | $(VENV)/.installed
+$(JUNIT_XSD): pyproject.toml | $(TESTED)
 	@mkdir -p $(@D) && rm -rf $(@D)/sdist && $(VENV)/bin/pip download -q --disable-pip-version-check --no-deps \
-		--no-binary :all: -d $(@D)/sdist "$$(grep -E '^pytest==' requirements-test.txt)" \
+		--no-binary :all: -d $(@D)/sdist "$$(grep -oE '"pytest==[^"]+"' pyproject.toml | tr -d '"')" \
 		&& tar -xzf $(@D)/sdist/pytest-*.tar.gz -C $(@D) --strip-components=3 --wildcards \
 		'*/testing/example_scripts/junit-10.xsd' && rm -rf $(@D)/sdist && touch $@
 
@@ -145,10 +153,10 @@ logs: ## the last 200 log lines of every service (SERVICE=node1 for one; FOLLOW=
 	@$(HOSTCTL) logs $(SERVICE) $(if $(FOLLOW),--follow)
 
 swarm-lab: ## a swarm of HOSTS=n Docker engines (default 4) on this machine, and the hosts file that places the roles
-	@python3 -m hosts.swarm_lab up '$(or $(HOSTS),4)'
+	@python3 -m capbench.hosts.swarm_lab up '$(or $(HOSTS),4)'
 
 swarm-lab-down: ## remove the swarm lab: its engines, their volumes, its network and the hosts file it wrote
-	@python3 -m hosts.swarm_lab down
+	@python3 -m capbench.hosts.swarm_lab down
 
 node-maint: ## take NODE (one of the nodes) out of the balancer's rotation through HAProxy's runtime API
 	@$(HOSTCTL) rotation '$(NODE)' maint
@@ -166,19 +174,19 @@ bench-%: $(VENV)/.installed
 tune: $(VENV)/.installed ## capacity per setting: MAXTHREADS=4,16,64,200 [PROTOCOL=nio,nio2 ...] or SWEEP=file.yaml
 	@$(CAPBENCH) tune
 
-test: $(VENV)/.installed ## every test: JUnit, lint, config, harness, cluster and QUICK bench integration (after make setup)
+test: $(TESTED) ## every test: JUnit, lint, config, harness, cluster and QUICK bench integration (after make setup)
 	@launched=; if ! docker info >/dev/null 2>&1; then cluster/engine.sh ensure; launched=1; fi; \
 	status=0; $(MAKE) --no-print-directory test-unit lint test-python || status=$$?; \
 	if [ -n "$$launched" ]; then cluster/engine.sh stop; fi; \
 	exit $$status
 
 # No Docker, no images: the tests that run Docker or Compose are marked docker (pytest.ini) and left to make test.
-test-fast: $(VENV)/.installed $(JUNIT_XSD) ## the edit loop, no Docker: JUnit, lint, the pytests not in integration/ or marked docker
+test-fast: $(TESTED) $(JUNIT_XSD) ## the edit loop, no Docker: JUnit, lint, the pytests not in integration/ or marked docker
 	cd webapp && mvn -B -q package
 	@$(MAKE) --no-print-directory lint
 	$(PYTHON) -m pytest -q -m "not docker" tests --ignore=tests/integration
 
-lint: $(VENV)/.installed ## the Python linter, ruff (its rules: ruff.toml), on every Python file
+lint: $(TESTED) ## the Python linter, ruff (its rules: ruff.toml), on every Python file
 	$(VENV)/bin/ruff check .
 
 test-unit: ## the webapp's JUnit 5 tests (and its WAR)
@@ -187,20 +195,20 @@ test-unit: ## the webapp's JUnit 5 tests (and its WAR)
 # Every pytest in one run, so its summary line covers all: on two workers, the Compose cluster's tests on one and
 # the rest (the VM under emulation and the Swarm lab among it) on the other (tests/conftest.py); every test that
 # took over 20 s listed with its time, against the budget in tests/README.md.
-test-python: $(VENV)/.installed images $(JUNIT_XSD) ## the pytest part of make test alone (needs the images)
+test-python: $(TESTED) images $(JUNIT_XSD) ## the pytest part of make test alone (needs the images)
 	$(PYTHON) -m pytest -n 2 --dist loadgroup --durations=0 --durations-min=20 tests
 
 # Claims that hold only on a quiet machine (tests/claims/): run alone, nothing else busy; never part of make test.
-test-claims: $(VENV)/.installed images ## on a quiet machine: the gate's 10 % tolerance, the generator's 1 %, scale-out, replication
+test-claims: $(TESTED) images ## on a quiet machine: the gate's 10 % tolerance, the generator's 1 %, scale-out, replication
 	CAPBENCH_CLAIMS=1 $(PYTHON) -m pytest --durations=0 tests/claims
 
-test-load: $(VENV)/.installed ## the harness alone: parsers on captured output, search logic, settings, kinds, commands (seconds)
+test-load: $(TESTED) ## the harness alone: parsers on captured output, search logic, settings, kinds, commands (seconds)
 	$(PYTHON) -m pytest tests/load tests/settings tests/search tests/engine tests/duet tests/kinds tests/commands
 
-test-config: $(VENV)/.installed images ## settings validation, compose config, haproxy -c on the rendered config
+test-config: $(TESTED) images ## settings validation, compose config, haproxy -c on the rendered config
 	$(PYTHON) -m pytest tests/config
 
-test-integration: $(VENV)/.installed images ## bring the cluster up under its own project name, check it, tear down
+test-integration: $(TESTED) images ## bring the cluster up under its own project name, check it, tear down
 	$(PYTHON) -m pytest tests/integration
 
 report: $(VENV)/.installed ## rebuild results/RUN/report.html and its figures from the results folder alone
@@ -212,7 +220,7 @@ compare: $(VENV)/.installed ## capacity change between runs A= and B= (default: 
 history: $(VENV)/.installed ## capacity across runs: a table and results/history.png
 	@$(CAPBENCH) history
 
-# The gate's settings, and a BASELINE it names, are checked before the cluster is touched (commands/gate.py). make
+# The gate's settings, and a BASELINE it names, are checked before the cluster is touched (capbench/commands/gate.py). make
 # turns any failing recipe into its own exit status 2: the gate's own (3 fell, 4 cannot tell, 5 p99 over) reaches
 # the shell from `.venv/bin/capbench gate`, which examples/ci/capacity-gate.sh runs.
 gate-ready: $(VENV)/.installed ## make gate's checks and bring-up, without measuring

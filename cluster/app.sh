@@ -7,12 +7,12 @@
 #                    (vagrant/up.sh) take it
 #   app.sh image     stage, then capbench-node-app:PROJECT built from capbench-node, only when the WAR, its
 #                    context or the node image changed; a trial node of it, alone, must deploy the application
-#                    and answer APP_HEALTH before the nodes may run it (compose/up.sh, hosts/swarm.py, before they
+#                    and answer APP_HEALTH before the nodes may run it (compose/up.sh, capbench/hosts/swarm.py, before they
 #                    re-create any)
 #   app.sh prepare WAR OUT
 #                    WAR as the nodes' Tomcat can run it (stage's step): converted when built for javax.servlet
 #   app.sh build FILE one build of the application for a duet's slot (DUET_B="WAR=…", or "JAR=…" when the cluster
-#                    runs APP_JAR; duet/builds.py): the same staging, image and trial for FILE, in
+#                    runs APP_JAR; capbench/duet/builds.py): the same staging, image and trial for FILE, in
 #                    .capbench/app-builds/SHA/ and capbench-node-app:SHA (SHA: the first 16 digits of its sha256),
 #                    whose name is printed; the context, health path and a JAR's arguments are the cluster's
 #                    (APP_CONTEXT, APP_HEALTH, APP_JAR_ARGS), which both builds share
@@ -63,7 +63,7 @@ needs_staging() {
 }
 
 # stage_jar: the executable JAR copied into APP_STAGED as it is (app.jar, its sha256), with what it is
-# (kind: cluster/app_jar.py's line, which tomcat-conf/run-jar.sh reads to start it).
+# (kind: capbench/hosts/app_jar.py's line, which tomcat-conf/run-jar.sh reads to start it).
 stage_jar() {
     local source
     source="$(sha256sum "$APP_JAR" | cut -d' ' -f1) jar"
@@ -74,11 +74,11 @@ stage_jar() {
         say "staged $APP_JAR (sha256 ${source:0:16}) to run on the nodes in Tomcat's place"
     fi
     write_if_changed "$staged/sha256" "$(sha256sum "$staged/app.jar" | cut -d' ' -f1)"
-    write_if_changed "$staged/kind" "$(python3 "$root/cluster/app_jar.py" "$staged/app.jar")"
+    write_if_changed "$staged/kind" "$(python3 "$root/capbench/hosts/app_jar.py" "$staged/app.jar")"
 }
 
 # prepare WAR OUT: OUT is WAR as the nodes' Tomcat 10.1 can run it. A WAR built for javax.servlet
-# (cluster/javax_war.py says why) is converted to jakarta.servlet by Tomcat's migration tool (APP_MIGRATE=auto;
+# (capbench/hosts/javax_war.py says why) is converted to jakarta.servlet by Tomcat's migration tool (APP_MIGRATE=auto;
 # off refuses it, exit 2), and OUT.migrated then holds the converted file's sha256; any other is copied. The
 # tool's default profile converts what Tomcat itself provides (servlet, JSP, EL, WebSocket, JASPIC), so the
 # application's other javax packages stay as they are.
@@ -86,7 +86,7 @@ prepare() {
     local war=$1 out=$2 why status=0 tool=$root/.capbench/tools/jakartaee-migration/jakartaee-migration.jar started
     local output
     rm -f "$out.migrated"
-    why=$(python3 "$root/cluster/javax_war.py" "$war") || status=$?
+    why=$(python3 "$root/capbench/hosts/javax_war.py" "$war") || status=$?
     if [ "$status" -eq 1 ]; then
         cp "$war" "$out"
         return 0

@@ -4,4 +4,4 @@
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: $0 'COMMAND'" >&2; exit 2; }
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-exec python3 -m hosts lb-api "$1"
+exec python3 -m capbench.hosts lb-api "$1"

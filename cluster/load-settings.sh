@@ -8,7 +8,7 @@
 #   source cluster/load-settings.sh     puts them into the environment (cluster/compose/compose.sh, vagrant/up.sh)
 #   cluster/load-settings.sh print      prints the profile's, the tunables' and the application's keys as KEY=value
 #                                       lines, resolved, and GRINDER_PATH
-#                                       (the harness reads the cluster's settings this way: hosts/cluster_settings.py);
+#                                       (the harness reads the cluster's settings this way: capbench/hosts/cluster_settings.py);
 #                                       never the credentials
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=cluster/settings.sh

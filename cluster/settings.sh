@@ -245,7 +245,7 @@ check_app() {
 }
 
 # check_app_jar WAR: APP_JAR, an executable JAR the nodes run instead of Tomcat (tomcat-conf/run-jar.sh): one
-# application a node, a JAR java -jar starts (cluster/app_jar.py reads its manifest), its arguments, and the
+# application a node, a JAR java -jar starts (capbench/hosts/app_jar.py reads its manifest), its arguments, and the
 # tunables it can take.
 check_app_jar() {
     local war=$1 jar=${APP_JAR-} found status=0
@@ -260,7 +260,7 @@ check_app_jar() {
     elif [ ! -r "$jar" ]; then
         settings_error "APP_JAR='$jar' is not allowed: it cannot be read; use a .jar file this user can read"
     else
-        found=$(python3 "$(dirname "${BASH_SOURCE[0]}")/app_jar.py" "$jar") || status=$?
+        found=$(python3 "$(dirname "${BASH_SOURCE[0]}")/../capbench/hosts/app_jar.py" "$jar") || status=$?
         if [ "$status" -ne 0 ]; then
             settings_error "APP_JAR='$jar' is not allowed: $found; use an executable JAR (one java -jar starts)"
         else

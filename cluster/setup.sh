@@ -4,8 +4,8 @@
 # the background from the start, beside the rest:
 #   1. the Docker engine and Compose v2 (installed/started only where missing: see engine.sh)
 #   2. the base image debian:bookworm-slim (pulled, or built with debootstrap where no registry answers)
-#   3. the generated secrets (.capbench/secrets.env, .capbench/secrets/), the Python tools (.venv) and the test
-#      tools from Debian's packages (headless Chromium for the report test, LuaJIT for the scenario-driver tests)
+#   3. the generated secrets (.capbench/secrets.env, .capbench/secrets/) and the harness (.venv: the capbench
+#      package and its libraries; what only the tests use, make test installs)
 #   4. the webapp WAR, the JMX exporter agent and the images that do not carry oha (node, lb, db, controller)
 #   5. oha (waited for) and the load image
 # What another backend needs beyond this only when that backend is asked for: BACKEND=vagrant adds the Vagrant
@@ -52,10 +52,9 @@ step "[1/5] Docker engine and Compose (oha builds meanwhile: $oha_log)"
 cluster/engine.sh ensure
 step "[2/5] base image debian:bookworm-slim"
 cluster/base-image.sh
-step "[3/5] generated secrets, the Python tools (.venv) and the test tools (Chromium, LuaJIT)"
+step "[3/5] generated secrets and the harness (.venv)"
 cluster/secrets.sh >/dev/null
 make --no-print-directory --silent .venv/.installed
-tests/install-tools.sh
 step "[4/5] webapp, JMX agent and the node, lb, db and controller images"
 # (Debian's Maven 3.8 prints colour resets on both streams even when quiet: dropped, its messages kept.)
 make --no-print-directory --silent webapp/target/grinder.war .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar \
@@ -72,7 +71,7 @@ fi
 trap - EXIT
 "$compose" --progress quiet build load
 # What the chosen backend needs beyond this (BACKEND=vagrant: Vagrant, libvirt, QEMU and the box).
-extra=$(python3 -m hosts setup)
+extra=$(python3 -m capbench.hosts setup)
 if [ -n "$extra" ]; then
     step "what the $BACKEND backend needs beyond this: make $extra"
     make --no-print-directory "$extra"

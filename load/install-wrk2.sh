@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make wrk2: builds wrk2 (Gil Tene's constant-throughput wrk) into .capbench/tools/wrk2/wrk2, where the harness
-# finds it when WRK2 is unset and none is on PATH (load/drivers/__init__.py). wrk2 is packaged nowhere our
+# finds it when WRK2 is unset and none is on PATH (capbench/load/drivers/__init__.py). wrk2 is packaged nowhere our
 # machines reach, so its source comes from one pinned commit: downloaded from GitHub, or WRK2_SRC=folder (a copy
 # of that commit's tree you have). Either way the tree's digest (the sha256 of every file's sha256 and path,
 # sorted: independent of how it was packed) must be WRK2_TREE_SHA256 before anything is built. The build needs

@@ -25,7 +25,7 @@ COMPOSE = str(ROOT / "cluster" / "compose" / "compose.sh")
 UP = str(ROOT / "cluster" / "compose" / "up.sh")
 PROJECT = "capbench-it"
 # The integration tests check what the benches do, not how well two runs agree: their QUICK searches stop at
-# 30 % (QUICK's own 7 % is for runs meant to be compared, settings/bench.py), start at 100/s, below every node's
+# 30 % (QUICK's own 7 % is for runs meant to be compared, capbench/settings/bench.py), start at 100/s, below every node's
 # capacity here but the pool of one's, and step for 3 s instead of 5 (a test that counts on longer steps says so);
 # each saves a step or two of every search, or two seconds of every step, which keeps make test within its time.
 # Every capacity a test asserts is bracketed by its own steps, whatever the precision.
@@ -163,9 +163,9 @@ def assert_capacity_from_the_steps(steps: list[dict], label: str, capacity: floa
 
 def steps_of_the_last_search(steps: list[dict], set_aside: int) -> int:
     """Where a slot's last search began among its steps of one pair: after the `set_aside`-th time its
-    companion steps failed COMPANION_FAILURES times in a row (search/lockstep.py's rule for opening a search
+    companion steps failed COMPANION_FAILURES times in a row (capbench/search/lockstep.py's rule for opening a search
     again). Fails when the steps show fewer such times than the summary says."""
-    from search.lockstep import COMPANION, COMPANION_FAILURES
+    from capbench.search.lockstep import COMPANION, COMPANION_FAILURES
     failed_in_a_row, opened = 0, 0
     for index, s in enumerate(steps):
         if opened == set_aside:

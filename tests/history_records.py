@@ -2,11 +2,11 @@
 a run reads them (RunRecord, Summary)."""
 from __future__ import annotations
 
-from analysis import history
-from kinds import KINDS
-from rundata.history import HistoryLine
-from rundata.run import RunRecord
-from rundata.summary import Summary
+from capbench.analysis import history
+from capbench.kinds import KINDS
+from capbench.rundata.history import HistoryLine
+from capbench.rundata.run import RunRecord
+from capbench.rundata.summary import Summary
 
 
 def config_hash(run: dict) -> str:

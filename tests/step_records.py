@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rundata.records import StepRecord, StepResult, Tool, empty_errors
+from capbench.rundata.records import StepRecord, StepResult, Tool, empty_errors
 
 
 def a_step(step: int = 1, target: str = "node1", offered_rps: float = 100.0, passed: bool = True, *,
@@ -21,7 +21,7 @@ def a_step(step: int = 1, target: str = "node1", offered_rps: float = 100.0, pas
 
 @dataclass
 class Verdict:
-    """What find_capacity reads of a step (search/capacity.py's Verdict protocol)."""
+    """What find_capacity reads of a step (capbench/search/capacity.py's Verdict protocol)."""
     passed: bool
     valid: bool = True
     invalid_reason: str | None = None

@@ -1,5 +1,5 @@
 # What a node's start needs whatever it runs, Tomcat (run-tomcat.sh) or an executable JAR (run-jar.sh); sourced.
-# Where cluster/provision/node.sh installs a user's executable JAR (APP_JAR) and what it is (cluster/app_jar.py's
+# Where cluster/provision/node.sh installs a user's executable JAR (APP_JAR) and what it is (capbench/hosts/app_jar.py's
 # line: "spring-boot VERSION" or "main CLASS").
 APP_JAR_FILE=/opt/capbench/app/app.jar
 APP_JAR_KIND_FILE=/opt/capbench/app/kind

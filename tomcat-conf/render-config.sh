@@ -8,7 +8,7 @@
 # - 1: no Manager in the context, so the cluster's DeltaManager keeps them and sends every change to the other
 #   nodes (Tribes over TCP, port 4000): a node's death costs no session that had reached another node.
 # No multicast (the bench network has none between engines). On Swarm the members are whatever answers
-# DNS_MEMBERSHIP_SERVICE_NAME, the name the other nodes answer to on the bench network (hosts/stack.py), asked
+# DNS_MEMBERSHIP_SERVICE_NAME, the name the other nodes answer to on the bench network (capbench/hosts/stack.py), asked
 # again at every heartbeat, so nodes that start one after another, or come back as a task at a new address, find
 # each other; elsewhere (Compose, VMs: the nodes start together and keep their addresses) they are static:
 # CAPBENCH_NODES_LIST, each by its address on the bench network, the one PCP_ALLOW_HOSTS admits (a node also sits

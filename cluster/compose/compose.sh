@@ -12,8 +12,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../load-settings.sh"
 # The nodes' file refers to the values by name (Compose fills them in from the environment), so it depends on
 # the numbers of nodes and load hosts alone. The nodes' image too: capbench-node, or with a user's application
 # capbench-node-app (CAPBENCH_NODE_IMAGE, cluster/load-settings.sh), which the Swarm stack takes from here as well
-# (hosts/stack.py reads this file's resolved form); a duet's slot may run another build of the application
-# (NODE1_IMAGE, NODE2_IMAGE: duet/builds.py, cluster/app.sh build). `make images` builds with no application, so
+# (capbench/hosts/stack.py reads this file's resolved form); a duet's slot may run another build of the application
+# (NODE1_IMAGE, NODE2_IMAGE: capbench/duet/builds.py, cluster/app.sh build). `make images` builds with no application, so
 # Compose's build of the node (compose.yaml) is always capbench-node's; cluster/app.sh builds the others.
 render_nodes() {
     local node upper load key tunable_keys
@@ -36,7 +36,7 @@ render_nodes() {
       JVM_GC: \${${upper}_GC:?}
 NODE
         # The Tomcat tunables are every node's (compose.yaml), unless a duet's build gives its slot its own
-        # (NODE1_TOMCAT_MAX_THREADS: duet/builds.py).
+        # (NODE1_TOMCAT_MAX_THREADS: capbench/duet/builds.py).
         for key in "${tunable_keys[@]}"; do
             echo "      $key: \${${upper}_$key:-\${$key-}}"
         done

@@ -8,5 +8,5 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 # The socket in /engine, a folder the lab mounts from the machine, so the harness reaches this engine there
 # (DOCKER_HOST=unix://…) as it would reach a real machine's.
-# The tasks' cgroups under one parent of their own (hosts/swarm_lab.py removes it with the last lab).
+# The tasks' cgroups under one parent of their own (capbench/hosts/swarm_lab.py removes it with the last lab).
 ENTRYPOINT ["dockerd", "--host", "unix:///engine/docker.sock", "--cgroup-parent", "/capbench-lab"]

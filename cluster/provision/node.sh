@@ -16,7 +16,7 @@ packages() {
     # libpostgresql-jdbc-java: PostgreSQL's JDBC driver for the DataSource Tomcat offers a user's application
     # (install_webapps links it into Tomcat's lib/ with one; the Grinder brings its own).
     # nftables and iproute2 (tc): bench-failover's network faults, done in the node's own network namespace by
-    # a short-lived helper run from this image with NET_ADMIN alone (hosts/netfault.py); Tomcat's user has none.
+    # a short-lived helper run from this image with NET_ADMIN alone (capbench/hosts/netfault.py); Tomcat's user has none.
     apt_install openjdk-17-jre-headless tomcat10-common curl tini jattach libpostgresql-jdbc-java \
         nftables iproute2 "${PCP_PACKAGES[@]}"
     ensure_user tomcat /opt/capbench/tomcat

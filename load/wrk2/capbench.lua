@@ -3,7 +3,7 @@
 --   wrk2 ... -s capbench.lua URL -- USERS_FILE SESSION_REQUESTS [REQUESTS_FILE [JAR_PREFIX]]
 -- With a users file: the study's user, SESSION_REQUESTS requests in succession with one user id, then a new
 -- random id from the file. Without arguments: every request is the URL as given.
--- With a requests file (SCENARIO_FILE, as load/drivers/wrk2.py's scenario_table writes it): each request is
+-- With a requests file (SCENARIO_FILE, as capbench/load/drivers/wrk2.py's scenario_table writes it): each request is
 -- one of the file's, drawn by weight; a user (USERS_FILE '-': none) keeps the cookies the application sets
 -- and sends them back, and responses whose status is not in the file's success list are counted. With a
 -- JAR_PREFIX a user's cookies outlive the step: each thread appends every change of a user's cookies to the file
@@ -202,7 +202,7 @@ local function share_above(latency, limit_us)
    return (100.0 - high) / 100.0
 end
 
--- The latency spectrum's percentiles: the same as engine/step.py's SPECTRUM_PERCENTILES, then 100 (the max).
+-- The latency spectrum's percentiles: the same as capbench/engine/step.py's SPECTRUM_PERCENTILES, then 100 (the max).
 local spectrum_percentiles = {0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.995, 99.999}
 
 local function spectrum(latency)

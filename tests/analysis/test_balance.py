@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import balance
+from capbench.analysis import balance
 
 CAPACITIES = {"node1": 168.8, "node2": 193.8, "node3": 103.1}
 WEIGHTS = {"node1": 5.0, "node2": 4.0, "node3": 3.0}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import calibration
-from rundata.run import RunRecord
+from capbench.analysis import calibration
+from capbench.rundata.run import RunRecord
 
 M1 = {"probe": "v1 level 13", "ms_per_call": {"node1": 0.70, "node2": 0.72, "node3": 0.80},
       "node_cpu_ms": {"node1": 80.0, "node2": 81.0, "node3": 79.0}, "load_ms": 3.0, "machine": "m1"}

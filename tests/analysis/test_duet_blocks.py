@@ -1,4 +1,4 @@
-"""The duet's continuous figure (analysis/duet_blocks.py): blocks of windows at one concurrency, their order
+"""The duet's continuous figure (capbench/analysis/duet_blocks.py): blocks of windows at one concurrency, their order
 balanced in couples and drawn at random, each block's ratio the geometric mean of its windows', judged by the
 crossover with no bracket term; on blocks written here."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from analysis.duet_blocks import Block, Window, goodput, interval, judge, orientations
-from analysis.duet_verdict import CANNOT_TELL, FELL, HOLDS
+from capbench.analysis.duet_blocks import Block, Window, goodput, interval, judge, orientations
+from capbench.analysis.duet_verdict import CANNOT_TELL, FELL, HOLDS
 
 
 def block(number: int, a_first: bool, ratios: list[float], a_rps: float = 800.0) -> Block:

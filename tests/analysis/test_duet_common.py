@@ -1,4 +1,4 @@
-"""A duet's builds at one common rate (analysis/duet_common.py): each pair's step set at the same rate on both
+"""A duet's builds at one common rate (capbench/analysis/duet_common.py): each pair's step set at the same rate on both
 slots, B/A of the JVMs' CPU per request and of the p99, and their crossover intervals."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from analysis.duet_common import COMMON, common_pairs, console_lines, summary
+from capbench.analysis.duet_common import COMMON, common_pairs, console_lines, summary
 from step_records import a_step
 
 

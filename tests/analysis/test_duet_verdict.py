@@ -1,4 +1,4 @@
-"""The duet's verdict (analysis/duet_verdict.py): the crossover interval of B/A with the slots' effect taken out,
+"""The duet's verdict (capbench/analysis/duet_verdict.py): the crossover interval of B/A with the slots' effect taken out,
 and the non-inferiority rule, on pairs written here."""
 from __future__ import annotations
 
@@ -8,7 +8,16 @@ import statistics
 import pytest
 from scipy import stats
 
-from analysis.duet_verdict import CANNOT_TELL, FELL, HOLDS, Pair, SlotResult, aa_band_pct, crossover_interval, judge
+from capbench.analysis.duet_verdict import (
+    CANNOT_TELL,
+    FELL,
+    HOLDS,
+    Pair,
+    SlotResult,
+    aa_band_pct,
+    crossover_interval,
+    judge,
+)
 
 
 def pair(number: int, a: float, b: float, step: float = 0.05) -> Pair:

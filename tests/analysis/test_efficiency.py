@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import efficiency
+from capbench.analysis import efficiency
 
 
 @pytest.mark.parametrize("e, starts", [(1.125, "E > 1 (superlinear): usually the nodes alone were measured colder"),

@@ -1,4 +1,4 @@
-"""What a duet gate can call (analysis/gate_power.py): the drop called with 80 % power from the figure's standard
+"""What a duet gate can call (capbench/analysis/gate_power.py): the drop called with 80 % power from the figure's standard
 error, checked against the project's own judge on simulated blocks."""
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from analysis import gate_power
-from analysis.duet_blocks import Block, Window, judge, orientations
-from analysis.duet_verdict import FELL
+from capbench.analysis import gate_power
+from capbench.analysis.duet_blocks import Block, Window, judge, orientations
+from capbench.analysis.duet_verdict import FELL
 
 
 def simulated_duet(draw: random.Random, drop_pct: float, noise: float, blocks: int = 6) -> list[Block]:

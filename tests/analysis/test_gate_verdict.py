@@ -1,5 +1,5 @@
-"""make gate's verdict (analysis/gate_verdict.py) on history lines made the way a run makes them, its settings, and the
-baselines kept in the history (analysis/baselines.py): holds, fell beyond the tolerance, cannot tell (too few
+"""make gate's verdict (capbench/analysis/gate_verdict.py) on history lines made the way a run makes them, its settings, and the
+baselines kept in the history (capbench/analysis/baselines.py): holds, fell beyond the tolerance, cannot tell (too few
 repeats, a search that did not end, another machine, another bench, no baseline), p99 thresholds."""
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from analysis import baselines, gate_verdict
+from capbench.analysis import baselines, gate_verdict
+from capbench.rundata import jsonl
+from capbench.rundata.history import HistoryLine, read_history
 from history_records import bench_hash, build_of, config_hash, history_line
-from rundata import jsonl
-from rundata.history import HistoryLine, read_history
 from step_records import a_step
 
 CALIBRATION = {"ms_per_call": {"node1": 0.35}, "node_cpu_ms": {"node1": 80.0}, "load_ms": 210.0, "machine": "AMD EPYC × 2 on vm"}
@@ -207,7 +207,7 @@ def test_baselines_are_marks_in_the_history_found_by_tag_id_or_bench_and_machine
 
 
 def test_make_baseline_appends_a_mark_that_compare_passes_over(tmp_path, monkeypatch, capsys):
-    from report.__main__ import main
+    from capbench.report.__main__ import main
     monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
     for run_id, caps in (("r1-single", [1000, 1050, 1100]), ("r2-single", [990, 1000, 1010])):
         jsonl.append(tmp_path / "history.jsonl", line(run_id, caps).to_json())
@@ -220,7 +220,7 @@ def test_make_baseline_appends_a_mark_that_compare_passes_over(tmp_path, monkeyp
 
 
 def test_a_gate_let_through_while_it_cannot_tell_says_so_in_its_outputs():
-    from analysis.gate_verdict import CANNOT_TELL, Check, Gate, let_through
+    from capbench.analysis.gate_verdict import CANNOT_TELL, Check, Gate, let_through
     gate = Gate("run", None, "", 10, [Check("capacity B/A", CANNOT_TELL, "it spans 0.900", {})], [])
     let_through(gate, {})
     assert gate.notes == []

@@ -1,7 +1,7 @@
 """The bottleneck rules fire on the figures they name, and only on those."""
 from __future__ import annotations
 
-from analysis import hints
+from capbench.analysis import hints
 from step_records import a_step
 
 

@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from analysis import history
+from capbench.analysis import history
+from capbench.rundata import jsonl
+from capbench.rundata.history import HistoryLine, read_history
 from history_records import bench_hash, build_of, config_hash, history_line
-from rundata import jsonl
-from rundata.history import HistoryLine, read_history
 
 RUN = {"kind": "cluster", "settings": {"variant": "v1", "level": 13, "repeats": 3, "precision_pct": 5.0},
        "driver": {"name": "oha"}, "profile": "small", "cluster_settings": {"NODE1_CPUS": "0.5"}, "git_sha": "abc1234"}
@@ -151,7 +151,7 @@ def test_the_history_line_carries_the_runs_calibration():
 
 
 def test_make_compare_prints_each_change_and_its_verdict(tmp_path, monkeypatch, capsys):
-    from report.__main__ import main
+    from capbench.report.__main__ import main
     monkeypatch.setenv("RESULTS_DIR", str(tmp_path))
     assert main(["compare"]) == 2 and "no two complete runs" in capsys.readouterr().err
     for name, caps in (("r1", [600, 610, 620]), ("r2", [680, 690, 700])):
@@ -208,7 +208,7 @@ def test_a_scaleout_curve_is_compared_point_by_point_and_keeps_its_fit(tmp_path)
 
 
 def test_the_history_plot_rings_a_figure_that_is_not_the_applications_and_shades_a_smoke_run(tmp_path, monkeypatch):
-    from report import figures, history_plot
+    from capbench.report import figures, history_plot
     drawn = {}
     monkeypatch.setattr(figures, "save", lambda fig, path: drawn.setdefault("fig", fig) and path)
     lines = [{"config_hash": "a", "capacities": {"node1": 500.0, "cluster": 1200.0}},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import memory_capacity
+from capbench.analysis import memory_capacity
 from step_records import a_step
 
 

@@ -1,9 +1,9 @@
-"""What B spends more on than A (analysis/profile_difference.py): CPU samples per thousand requests, method by
+"""What B spends more on than A (capbench/analysis/profile_difference.py): CPU samples per thousand requests, method by
 method, from two profiles recorded together."""
 from __future__ import annotations
 
-from analysis.duet_common import common_rate
-from analysis.profile_difference import grew, samples_per_s, totals
+from capbench.analysis.duet_common import common_rate
+from capbench.analysis.profile_difference import grew, samples_per_s, totals
 
 
 def rows(**counts: int) -> list[dict]:
@@ -43,7 +43,7 @@ def test_the_samples_per_thousand_requests_and_the_rate_both_builds_are_profiled
 
 
 def test_the_slots_compare_sample_for_sample_only_when_one_sampler_took_both_at_one_interval():
-    from analysis.profile_difference import sampled_by
+    from capbench.analysis.profile_difference import sampled_by
     async_1666 = {"by": "async-profiler", "event": "itimer", "interval_us": 1666}
     assert sampled_by(async_1666, dict(async_1666)) == {"by": "async-profiler", "event": "itimer", "interval_us": 1666}
     assert sampled_by({"by": "JFR", "why": "CPU_PROFILER=jfr"}, {"by": "JFR"}) == {"by": "JFR"}

@@ -1,8 +1,8 @@
-"""Points compared within their rounds (analysis/rounds.py): a round's speed divides out, the verdict asks for
+"""Points compared within their rounds (capbench/analysis/rounds.py): a round's speed divides out, the verdict asks for
 the best to beat the runner-up in every round and beyond the band the rounds' ratios span."""
 import pytest
 
-from analysis import rounds
+from capbench.analysis import rounds
 
 # Three settings over three rounds; the machine ran 30 % slower in round 2, for all of them alike.
 DRIFTING = [{"A": 500.0, "B": 450.0, "C": 300.0},

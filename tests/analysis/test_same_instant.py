@@ -1,11 +1,11 @@
-"""What the steps measured on both slots at once say about B/A (analysis/same_instant.py), and how a pair's ratio
-takes it in (analysis/duet_verdict.py's Pair), on steps written here."""
+"""What the steps measured on both slots at once say about B/A (capbench/analysis/same_instant.py), and how a pair's ratio
+takes it in (capbench/analysis/duet_verdict.py's Pair), on steps written here."""
 from __future__ import annotations
 
 import pytest
 
-from analysis.duet_verdict import Pair, SlotResult
-from analysis.same_instant import Range, Together, combined, same_instant_range
+from capbench.analysis.duet_verdict import Pair, SlotResult
+from capbench.analysis.same_instant import Range, Together, combined, same_instant_range
 
 
 def test_only_a_step_one_slot_passed_and_the_other_failed_bounds_the_ratio():
@@ -55,8 +55,8 @@ def test_a_pairs_ratio_moves_inside_the_same_instant_range_and_its_reach_narrows
 def test_the_duets_figure_draws_a_moved_pair_inside_its_range(tmp_path):
     from PIL import Image
 
-    from duet.findings import DuetFindings
-    from report.duet_figure import duet
+    from capbench.duet.findings import DuetFindings
+    from capbench.report.duet_figure import duet
     a, b = SlotResult("node1", 400, 440), SlotResult("node2", 600, 660)
     pairs = [Pair(1, a, b, Range(None, 1.12, 3, 0)).as_dict(), Pair(2, b, a).as_dict()]
     path = duet(DuetFindings.from_json({"pairs": pairs, "builds": [{"text": ""}, {"text": "CPUS=0.425"}]}),
@@ -67,9 +67,9 @@ def test_the_duets_figure_draws_a_moved_pair_inside_its_range(tmp_path):
 def test_a_duets_step_set_counts_only_when_both_builds_slots_were_judged():
     from types import SimpleNamespace
 
-    from duet.builds import build
-    from kinds.duet import both_judged
-    from search.lockstep import Ask
+    from capbench.duet.builds import build
+    from capbench.kinds.duet import both_judged
+    from capbench.search.lockstep import Ask
 
     def record(passed, valid=True, unsteady=False):
         return SimpleNamespace(passed=passed, valid=valid, unsteady=unsteady)

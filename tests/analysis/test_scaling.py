@@ -1,12 +1,12 @@
-"""The scale-out curve (analysis/scaling.py): the ideal and E(N), and the USL fitted over the number of nodes,
+"""The scale-out curve (capbench/analysis/scaling.py): the ideal and E(N), and the USL fitted over the number of nodes,
 on synthetic points from a known law (a simulated cluster, as the issue allows for the analysis)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from analysis import scaling
-from analysis.usl_fit import usl
+from capbench.analysis import scaling
+from capbench.analysis.usl_fit import usl
 
 LAM, SIGMA, KAPPA = 800.0, 0.05, 0.02  # N* = sqrt(0.95 / 0.02) ≈ 6.9: the curve bends inside 1…8
 LEVELS = range(1, 9)

@@ -1,9 +1,9 @@
-"""Sessions lost, counted from the balancer's request lines (analysis/session_loss.py): a user whose request found no
+"""Sessions lost, counted from the balancer's request lines (capbench/analysis/session_loss.py): a user whose request found no
 session after one of theirs had had one; in the format our lb writes (haproxy.cfg's log-format)."""
 from __future__ import annotations
 
-from analysis import session_loss
-from hosts import haproxy_log
+from capbench.analysis import session_loss
+from capbench.hosts import haproxy_log
 
 T0 = 1_800_000_000.0
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import mannwhitneyu
 
-from analysis import significance
+from capbench.analysis import significance
 
 
 @pytest.mark.parametrize("m, n", [(1, 1), (2, 3), (3, 3), (3, 5), (4, 4)])

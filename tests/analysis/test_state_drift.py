@@ -3,7 +3,7 @@ application of the findings (sessions and live heap growing with time while the 
 server that is not called degraded, and a search that never drifted."""
 from __future__ import annotations
 
-from analysis import hints, state_drift
+from capbench.analysis import hints, state_drift
 from step_records import a_step
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis import testbed_ceiling
-from analysis.testbed_ceiling import Ceiling
-from rundata.records import read_steps
+from capbench.analysis import testbed_ceiling
+from capbench.analysis.testbed_ceiling import Ceiling
+from capbench.rundata.records import read_steps
 from step_records import a_step
 
 DATA = Path(__file__).parent / "data"

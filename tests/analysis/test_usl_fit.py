@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from analysis import usl_fit
+from capbench.analysis import usl_fit
 
 LEVELS = [1, 2, 4, 8, 16, 32]
 

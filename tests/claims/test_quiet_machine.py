@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from capbench.hosts.topology import NODES
 from conftest import IT_ENV, ROOT, it_up, only_run, run
-from hosts.topology import NODES
 
 ENV = {**IT_ENV, "LOADGEN": "oha", "QUICK": "1"}
 pytestmark = [pytest.mark.usefixtures("cluster"), pytest.mark.docker]  # the integration tests' one cluster
@@ -45,7 +45,7 @@ def test_the_same_build_holds_at_the_default_tolerance(tmp_path):
 def test_the_generator_keeps_1000_per_s_within_1_pct(tmp_path, hosts):
     it_up(LOAD_HOSTS=hosts)
     try:
-        done = run([sys.executable, "-m", "commands.bench", "selfcheck"],
+        done = run([sys.executable, "-m", "capbench.commands.bench", "selfcheck"],
                    env={**ENV, "LOAD_HOSTS": hosts, "RESULTS_DIR": str(tmp_path), "SELFCHECK_RATE": "1000",
                         "STEP_S": "10"}, timeout=300, check=False)
     finally:

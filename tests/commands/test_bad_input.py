@@ -125,11 +125,11 @@ BAD = [
 def command(what: str) -> list[str]:
     kind, _, arg = what.partition(" ")
     if kind == "bench":
-        return [sys.executable, "-m", "commands.bench", arg, "--check-only"]
+        return [sys.executable, "-m", "capbench.commands.bench", arg, "--check-only"]
     if kind == "tune":
-        return [sys.executable, "-m", "commands.tune", "--check-only"]
+        return [sys.executable, "-m", "capbench.commands.tune", "--check-only"]
     if kind == "gate":
-        return [sys.executable, "-m", "commands.gate", "--check-only"]
+        return [sys.executable, "-m", "capbench.commands.gate", "--check-only"]
     return ["make", "--no-print-directory", arg]
 
 

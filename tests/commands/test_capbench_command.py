@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from commands.cli import COMMANDS
+from capbench.commands.cli import COMMANDS
 
 CAPBENCH = Path(sys.executable).parent / "capbench"
 

@@ -1,4 +1,4 @@
-"""make gate-calibrate's parts (commands/gate_calibration.py): the known drops from DUET_A, the figures from its duets,
+"""make gate-calibrate's parts (capbench/commands/gate_calibration.py): the known drops from DUET_A, the figures from its duets,
 and a duet gate refusing a tolerance below what its calibration calls, naming it, with no calibration of other
 settings used."""
 from __future__ import annotations
@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from commands import gate_calibration
-from commands.gate_calibration import AA, QUOTA, WORK, calibration_for, figures, known_drops, tolerance_problem
-from kinds import read_settings
+from capbench.commands import gate_calibration
+from capbench.commands.gate_calibration import AA, QUOTA, WORK, calibration_for, figures, known_drops, tolerance_problem
+from capbench.kinds import read_settings
 
 CLUSTER = {"NODE1_CPUS": "0.5", "NODE1_MEM": "768m", "NODE1_HEAP": "320m", "NODE1_GC": "auto", "NODE1_MAXCONN": "0"}
 

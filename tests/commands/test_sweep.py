@@ -3,10 +3,10 @@ the baseline found or added, weights resolved. (The values themselves go through
 tests/config/test_tune_points.py.)"""
 import pytest
 
-from commands import sweep as tune
-from commands.sweep import SweepError, read_sweep, resolve
+from capbench.commands import sweep as tune
+from capbench.commands.sweep import SweepError, read_sweep, resolve
+from capbench.rundata import jsonl
 from conftest import ROOT
-from rundata import jsonl
 
 BASE = {"TOMCAT_MAX_THREADS": "200", "TOMCAT_PROTOCOL": "nio", "LB_BALANCE": "roundrobin", "NODE1_WEIGHT": "5",
         "NODE2_WEIGHT": "4", "NODE3_WEIGHT": "3", "NODE1_MAXCONN": "0", "NODE2_MAXCONN": "0", "NODE3_MAXCONN": "0"}
@@ -22,7 +22,7 @@ def test_one_parameter_from_the_make_line_on_node1_with_the_default_as_baseline(
 
 
 def test_rounds_default_to_three_and_each_round_draws_its_own_order_again_for_the_same_run():
-    from analysis.rounds import draw_orders
+    from capbench.analysis.rounds import draw_orders
     assert read_sweep({"MAXTHREADS": "4,16"}).rounds == 3 and read_sweep({"MAXTHREADS": "4", "TUNE_ROUNDS": "1"}).rounds == 1
     orders = draw_orders(4, 5, "20261126T180000Z-abc-tune")
     assert len(orders) == 5 and all(sorted(order) == [1, 2, 3, 4] for order in orders)
@@ -33,7 +33,7 @@ def test_rounds_default_to_three_and_each_round_draws_its_own_order_again_for_th
 def test_a_grid_without_the_defaults_gets_a_baseline_point_first():
     sweep = read_sweep({"MAXTHREADS": "4,16", "PROTOCOL": "nio,nio2"})
     resolve(sweep, BASE)
-    # On the make line the parameters come in the order of commands/sweep.py's PARAMETERS.
+    # On the make line the parameters come in the order of capbench/commands/sweep.py's PARAMETERS.
     assert [p.label for p in sweep.points] == ["baseline", "PROTOCOL=nio MAXTHREADS=4", "PROTOCOL=nio MAXTHREADS=16",
                                                "PROTOCOL=nio2 MAXTHREADS=4", "PROTOCOL=nio2 MAXTHREADS=16"]
     assert sweep.points[0].baseline and sweep.points[0].env == {}

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from capbench.hosts import stack
+from capbench.hosts.cluster_settings import cluster_settings
+from capbench.hosts.swarm_hosts import parse
+from capbench.rundata.workload import HARNESS_CONTEXT
 from conftest import ROOT, compose, run
-from hosts import stack
-from hosts.cluster_settings import cluster_settings
-from hosts.swarm_hosts import parse
-from rundata.workload import HARNESS_CONTEXT
 
 LOAD_SETTINGS = ["bash", str(ROOT / "cluster" / "load-settings.sh"), "print"]
 
@@ -152,7 +152,7 @@ def test_each_cluster_stages_its_application_and_tags_its_image_apart(app_war):
 
 
 # The Compose and Swarm side of the choice: what compose.sh renders, resolved by Compose itself, and the stack
-# hosts/stack.py makes of it (the images it sends to the machines and names by ID: hosts/swarm_images.py).
+# capbench/hosts/stack.py makes of it (the images it sends to the machines and names by ID: capbench/hosts/swarm_images.py).
 @pytest.mark.docker
 def test_compose_and_the_swarm_stack_run_the_nodes_on_the_app_image_and_check_app_health(app_war):
     hosts = parse("m1 unix:///m1.sock controller lb load\nm2 unix:///m2.sock node1 node2 node3\n", ROOT / "hosts")

@@ -1,4 +1,4 @@
-"""An executable JAR on the nodes (APP_JAR): what it is, read from its manifest (cluster/app_jar.py); every bad
+"""An executable JAR on the nodes (APP_JAR): what it is, read from its manifest (capbench/hosts/app_jar.py); every bad
 APP_JAR setting refused before anything starts, with one line naming it; and the settings it resolves: the node
 image with an application, no Grinder, the application's root as its health path."""
 from __future__ import annotations
@@ -10,11 +10,11 @@ import zipfile
 import pytest
 from test_app import LOAD_SETTINGS, refused, war
 
+from capbench.hosts.cluster_settings import cluster_settings
+from capbench.hosts.jvm import info_from_metrics, status_fields
 from conftest import ROOT, run
-from hosts.cluster_settings import cluster_settings
-from hosts.jvm import info_from_metrics, status_fields
 
-INSPECT = [sys.executable, str(ROOT / "cluster" / "app_jar.py")]
+INSPECT = [sys.executable, str(ROOT / "capbench" / "hosts" / "app_jar.py")]
 SPRING = "Manifest-Version: 1.0\r\nMain-Class: org.springframework.boot.loader.launch.JarLauncher\r\n" \
          "Start-Class: capbench.orders.OrdersApplication\r\nSpring-Boot-Version: 3.5.7\r\n\r\n"
 

@@ -10,14 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from commands import docs_records, docs_reference
+from capbench.commands import docs_records, docs_reference
+from capbench.duet.builds import BUILD_KEYS
+from capbench.kinds import KINDS
+from capbench.settings.bench import BenchSettings, GateKeys
+from capbench.settings.fields import declared
 from conftest import ROOT
-from duet.builds import BUILD_KEYS
-from kinds import KINDS
-from settings.bench import BenchSettings, GateKeys
-from settings.fields import declared
 
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+# Every folder's README, for its links: the pages above, and those beside the code (capbench/hosts/README.md, ...).
+FOLDER_READMES = sorted(p for p in ROOT.glob("*/**/README.md")
+                        if p.parts[len(ROOT.parts)] not in (".venv", ".capbench", "results", "docs", ".git"))
 CODE = ("*.py", "*.sh", "*.env", "*.yaml", "*.yml", "*.cfg", "*.xml", "*.java", "Makefile", "Vagrantfile", "*.lua")
 # Capitalised words in backticks that are not ours: HTTP methods and headers, signals, states, other tools' variables.
 NOT_SETTINGS = {"GET", "POST", "HEAD", "PUT", "PATCH", "DELETE", "SIGKILL", "SIGTERM", "SIGSTOP", "SIGCONT", "JSESSIONID", "DOWN", "UP", "MAINT",
@@ -40,7 +43,7 @@ def known_settings() -> set[str]:
         keys |= {k for k, _, _ in docs_reference.env_file_settings(ROOT / name)}
     for profile in docs_reference.PROFILES.glob("*.env"):
         keys |= {k for k, _, _ in docs_reference.env_file_settings(profile)}
-    # A duet's build words (DUET_B="CPUS=0.43"): what a user types, declared in duet/builds.py.
+    # A duet's build words (DUET_B="CPUS=0.43"): what a user types, declared in capbench/duet/builds.py.
     return keys | set(docs_reference.VARIABLES) | set(docs_reference.PARAMETERS) | set(BUILD_KEYS)
 
 
@@ -122,7 +125,7 @@ def test_every_record_field_is_described():
     assert not undescribed, undescribed
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("page", PAGES + FOLDER_READMES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_link_leads_somewhere(page):
     broken = []
     for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):

@@ -1,4 +1,4 @@
-"""A WAR built for javax.servlet (Java EE 8 and older) is told from a jakarta one (cluster/javax_war.py) and
+"""A WAR built for javax.servlet (Java EE 8 and older) is told from a jakarta one (capbench/hosts/javax_war.py) and
 converted before it is staged (cluster/app.sh prepare: Tomcat's migration tool, APP_MIGRATE=auto), or refused
 with why (off); a jakarta WAR is staged as it is."""
 from __future__ import annotations
@@ -11,10 +11,10 @@ import zipfile
 
 import pytest
 
+from capbench.hosts import cluster_settings
 from conftest import ROOT, run
-from hosts import cluster_settings
 
-DETECT = [sys.executable, str(ROOT / "cluster" / "javax_war.py")]
+DETECT = [sys.executable, str(ROOT / "capbench" / "hosts" / "javax_war.py")]
 PREPARE = ["bash", str(ROOT / "cluster" / "app.sh"), "prepare"]
 JAVA_EE_4 = ('<web-app xmlns="http://xmlns.jcp.org/xml/ns/javaee" version="4.0"><filter><filter-name>f</filter-name>'
              '<filter-class>shop.Filter</filter-class><init-param><param-name>dispatch</param-name>'
@@ -98,7 +98,7 @@ def test_a_javax_war_is_refused_with_why_when_migration_is_off(tmp_path):
 
 
 def test_run_json_names_the_converted_war_beside_the_users_only_for_the_war_staged(tmp_path, monkeypatch):
-    """hosts/cluster_settings.with_application: APP_SHA256 is the user's file; APP_MIGRATED_SHA256 what the nodes
+    """capbench/hosts/cluster_settings.with_application: APP_SHA256 is the user's file; APP_MIGRATED_SHA256 what the nodes
     ran, read from what stage left, only while the staged file came from that same WAR."""
     javax = war(tmp_path / "shop.war", {"WEB-INF/web.xml": JAVA_EE_4})
     sha = hashlib.sha256((tmp_path / "shop.war").read_bytes()).hexdigest()

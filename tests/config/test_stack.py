@@ -1,4 +1,4 @@
-"""compose.yaml rendered for Swarm (hosts/stack.py): for every profile, a stack file the docker CLI accepts, each
+"""compose.yaml rendered for Swarm (capbench/hosts/stack.py): for every profile, a stack file the docker CLI accepts, each
 role pinned to its machine's label, the profile's limits carried into deploy.resources, the bench network an
 internal overlay with the subnet pmcd admits, and nothing published; with a db role, the database on the data
 network as Compose runs it (its alias, the password's secret, its shared memory) and its data on a volume."""
@@ -9,10 +9,10 @@ import subprocess
 
 import pytest
 
+from capbench.hosts import stack, swarm_images
+from capbench.hosts.swarm_hosts import parse
+from capbench.hosts.topology import HOSTS, NODES
 from conftest import ROOT, compose
-from hosts import stack, swarm_images
-from hosts.swarm_hosts import parse
-from hosts.topology import HOSTS, NODES
 
 pytestmark = pytest.mark.docker  # runs Docker's CLI: on the cluster's worker (tests/conftest.py)
 
@@ -99,7 +99,7 @@ def test_a_registry_names_every_image_by_it():
 
 
 def test_without_a_registry_every_image_is_named_by_its_id_and_keeps_its_name_in_a_label():
-    """Swarm's agent skips its pull attempt only for an image named by ID (hosts/swarm_images.py)."""
+    """Swarm's agent skips its pull attempt only for an image named by ID (capbench/hosts/swarm_images.py)."""
     document = swarm_images.by_id(rendered("small"))
     for host, service in document["services"].items():
         name = service["deploy"]["labels"][swarm_images.IMAGE_LABEL]

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
+from capbench.hosts import topology
 from conftest import ROOT, compose, run
-from hosts import topology
 
 ROLES = ("node", "lb", "load", "controller")
 
@@ -34,7 +34,7 @@ def test_the_vagrantfile_the_compose_file_and_haproxy_have_the_hosts_of_the_topo
     expected = {**{node: "node" for node in topology.NODES}, "lb": "lb", "load": "load", "controller": "controller"}
     assert vagrant == expected
     services = json.loads(compose("config", "--format", "json").stdout)["services"]
-    # And the shared database, which only the Compose backend runs so far (hosts/stack.py, the Vagrantfile).
+    # And the shared database, which only the Compose backend runs so far (capbench/hosts/stack.py, the Vagrantfile).
     assert sorted(services) == sorted([*topology.HOSTS, "db"])
     assert services["lb"]["environment"]["LB_NODES"] == " ".join(topology.NODES)  # its servers (haproxy/start)
 

@@ -1,7 +1,7 @@
-"""The build an accepted baseline stands for in a duet gate (duet/baseline.py): kept from the run's record
+"""The build an accepted baseline stands for in a duet gate (capbench/duet/baseline.py): kept from the run's record
 with its WAR copied (and refused when the WAR changed since the run), and run as A with only the words in which
 it differs from the build configured now; with none accepted, the gate measures this build against itself and
-cannot tell (commands/gate_duet.py)."""
+cannot tell (capbench/commands/gate_duet.py)."""
 from __future__ import annotations
 
 import hashlib
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from analysis.gate_verdict import CANNOT_TELL, HOLDS
-from commands import gate_duet as duet_gate
-from duet import baseline as duet_baseline
-from rundata.history import BaselineMark
-from rundata.summary import Summary
+from capbench.analysis.gate_verdict import CANNOT_TELL, HOLDS
+from capbench.commands import gate_duet as duet_gate
+from capbench.duet import baseline as duet_baseline
+from capbench.rundata.history import BaselineMark
+from capbench.rundata.summary import Summary
 
 CLUSTER = {"TOMCAT_PROTOCOL": "nio", "TOMCAT_MAX_THREADS": "200", "TOMCAT_MIN_SPARE_THREADS": "25",
            "TOMCAT_ACCEPT_COUNT": "100", "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_CONNECTION_TIMEOUT": "60000",

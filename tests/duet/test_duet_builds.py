@@ -1,4 +1,4 @@
-"""A duet's builds and twin slots (duet/builds.py): the words a build is made of, refused with what is allowed, and
+"""A duet's builds and twin slots (capbench/duet/builds.py): the words a build is made of, refused with what is allowed, and
 the slots' nodes re-created only when a build needs other settings than they run with."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import zipfile
 
 import pytest
 
-from duet.builds import QUOTAS, Twins, app_problem, build, node_problems, parse_words
-from hosts.compose import Compose
-from hosts.swarm import Swarm
+from capbench.duet.builds import QUOTAS, Twins, app_problem, build, node_problems, parse_words
+from capbench.hosts.compose import Compose
+from capbench.hosts.swarm import Swarm
 
 TUNABLES = {"TOMCAT_PROTOCOL": "nio", "TOMCAT_MAX_THREADS": "200", "TOMCAT_MIN_SPARE_THREADS": "25",
             "TOMCAT_ACCEPT_COUNT": "100", "TOMCAT_MAX_CONNECTIONS": "8192", "TOMCAT_CONNECTION_TIMEOUT": "60000",
@@ -31,7 +31,7 @@ def test_a_build_is_a_variant_and_node_settings():
 
 
 def test_a_build_may_ask_for_more_work_per_request_as_its_requests_say():
-    from kinds import read_settings
+    from capbench.kinds import read_settings
     made = build("B", "WORK_PCT=105 VARIANT=v3")
     run = read_settings({})
     assert (made.settings(run).work_pct, made.settings(run).variant, made.node) == (105, "v3", {})

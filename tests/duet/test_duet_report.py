@@ -1,9 +1,9 @@
-"""A duet's console tables (duet/report.py): a block whose windows measured neither slot is shown, not a
+"""A duet's console tables (capbench/duet/report.py): a block whose windows measured neither slot is shown, not a
 crash, and the interval judged is named."""
 from __future__ import annotations
 
-from duet import report as duet_report
-from duet.findings import DuetFindings
+from capbench.duet import report as duet_report
+from capbench.duet.findings import DuetFindings
 
 
 def test_a_block_without_a_window_that_measured_both_slots_prints_dashes(capsys):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from engine import calibration_probe
-from engine.calibration_probe import MEASURED_CALLS, PROBE_CALLS, parse_probe, probe_script
+from capbench.engine import calibration_probe
+from capbench.engine.calibration_probe import MEASURED_CALLS, PROBE_CALLS, parse_probe, probe_script
 
 
 def answers(node: str, times: list[float]) -> list[str]:

@@ -2,7 +2,7 @@
 balancer and the load host run."""
 from __future__ import annotations
 
-from engine import ceiling_probe
+from capbench.engine import ceiling_probe
 
 CHECK = {"steps": [{"rate": 4000.0, "achieved_rps": 4000.0, "passed": True, "valid": True, "haproxy_cores": 0.2,
                     "generator_cores": 0.2},

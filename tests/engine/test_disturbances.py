@@ -1,12 +1,12 @@
 """summary.json's common part: the steps a lasting outage of a node disturbed, and the short flaps of an
-overloaded node that it does not flag; HAProxy's DOWN/UP events they are read from (engine/balancing.py)."""
+overloaded node that it does not flag; HAProxy's DOWN/UP events they are read from (capbench/engine/balancing.py)."""
 from __future__ import annotations
 
 import pytest
 
-from engine.balancing import LbEvents
-from engine.run_summary import disturbances
-from hosts import haproxy_log
+from capbench.engine.balancing import LbEvents
+from capbench.engine.run_summary import disturbances
+from capbench.hosts import haproxy_log
 
 T0 = 1_800_000_000.0
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine import node_state
-from engine.run_summary import session_timeouts
+from capbench.engine import node_state
+from capbench.engine.run_summary import session_timeouts
 
 # What the Grinder's /state answered on a node with a user's application at /shop beside it (expire=all).
 ANSWER = {"contexts": 2, "active": 0, "expired": 1502, "/shop.active": 0, "/shop.timeout_s": 600,

@@ -1,10 +1,10 @@
-"""The console's ETA (engine/progress.py): the searches left, then the steps a kind measures after them."""
+"""The console's ETA (capbench/engine/progress.py): the searches left, then the steps a kind measures after them."""
 from __future__ import annotations
 
 import re
 
-from engine import progress as progress_module
-from engine.progress import Progress
+from capbench.engine import progress as progress_module
+from capbench.engine.progress import Progress
 from tests.step_records import a_step
 
 

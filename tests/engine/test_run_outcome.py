@@ -1,4 +1,4 @@
-"""What a run records when it breaks off (engine/runner.py execute): the summary says partial with the reason, the
+"""What a run records when it breaks off (capbench/engine/runner.py execute): the summary says partial with the reason, the
 PARTIAL marker stays, and a failure the harness did not foresee is raised again after it is recorded; a run that
 lost a machine or a node on the way ends degraded, and one that broke off names the machine it lost."""
 from __future__ import annotations
@@ -9,10 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from engine import losses, runner
-from hosts.backend import ClusterError, LostMachine
-from hosts.topology import HOSTS
-from rundata.layout import RunPaths
+from capbench.engine import losses, runner
+from capbench.hosts.backend import ClusterError, LostMachine
+from capbench.hosts.topology import HOSTS
+from capbench.rundata.layout import RunPaths
 
 LAB3 = LostMachine("lab3", ("node2", "load2"), "its engine unix:///lab3.sock did not answer (connection refused)")
 
@@ -123,7 +123,7 @@ def test_a_mostly_failed_step_ends_the_search_where_the_database_s_machine_is_lo
         monkeypatch, workload, ends):
     # With the database's machine gone, every /query fails and HAProxy keeps the nodes UP: the search would step
     # down for minutes, measuring nothing (seen on the swarm lab, 2026-11-29: 26 steps of 0/s in 11 minutes).
-    from engine.searcher import MOSTLY_FAILED_PCT, NodeDown, Searcher
+    from capbench.engine.searcher import MOSTLY_FAILED_PCT, NodeDown, Searcher
     monkeypatch.setattr(losses, "backend", lambda: SimpleNamespace(database=True, lost_machines=lambda hosts: [
         LostMachine("lab5", ("db",), "its engine did not answer")] if "db" in hosts else []))
     searcher = Searcher(SimpleNamespace(settings=SimpleNamespace(workload=workload)), None, None)

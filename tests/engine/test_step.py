@@ -1,9 +1,9 @@
 """The step verdict: the SLO conditions, and when the generator (not the server) was measured."""
 from __future__ import annotations
 
-from engine.step import generator_problem, judge, slo_failures
-from rundata.records import LoadHostUsage, StepResult, Tool, empty_errors
-from settings.bench import Slo
+from capbench.engine.step import generator_problem, judge, slo_failures
+from capbench.rundata.records import LoadHostUsage, StepResult, Tool, empty_errors
+from capbench.settings.bench import Slo
 
 SLO = Slo(failure_pct=1, p99_ms=500, achieved_pct=95)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-from engine import warmup
-from rundata import jsonl
-from settings.bench import load_settings
+from capbench.engine import warmup
+from capbench.rundata import jsonl
+from capbench.settings.bench import load_settings
 
 
 @dataclass

@@ -10,7 +10,7 @@ from conftest import ROOT
 
 
 def hosts(*argv: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["/usr/bin/python3", "-s", "-m", "hosts", *argv], cwd=ROOT, capture_output=True,
+    return subprocess.run(["/usr/bin/python3", "-s", "-m", "capbench.hosts", *argv], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, env={"PATH": "/usr/bin:/bin", **env})
 
 

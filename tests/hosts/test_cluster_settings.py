@@ -7,8 +7,8 @@ import os
 
 import pytest
 
+from capbench.hosts.cluster_settings import SettingsRefused, cluster_settings
 from conftest import ROOT, run
-from hosts.cluster_settings import SettingsRefused, cluster_settings
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""HAProxy's runtime-API answers, parsed once (hosts/haproxy.py), from what our lb printed (tests/hosts/data/,
+"""HAProxy's runtime-API answers, parsed once (capbench/hosts/haproxy.py), from what our lb printed (tests/hosts/data/,
 README.md there says how each was captured)."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hosts import haproxy
-from hosts.backend import ClusterError
+from capbench.hosts import haproxy
+from capbench.hosts.backend import ClusterError
 
 DATA = Path(__file__).parent / "data"
 

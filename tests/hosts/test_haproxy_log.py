@@ -1,10 +1,10 @@
 """HAProxy's rings read back: its state changes and our request lines, in the formats HAProxy 2.6 wrote on our lb
-(hosts/haproxy_log.py)."""
+(capbench/hosts/haproxy_log.py)."""
 from __future__ import annotations
 
 import pytest
 
-from hosts import haproxy_log
+from capbench.hosts import haproxy_log
 
 # What `show events events` printed on our lb image (a node failing its checks, put in and out of maintenance).
 EVENTS = """\

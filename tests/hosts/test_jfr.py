@@ -1,12 +1,12 @@
-"""hosts/jfr.py's commands to a node's JVM: a recording that could not be written is stopped all the same."""
+"""capbench/hosts/jfr.py's commands to a node's JVM: a recording that could not be written is stopped all the same."""
 from __future__ import annotations
 
 import subprocess
 
 import pytest
 
-from hosts import jfr
-from hosts.backend import ClusterError
+from capbench.hosts import jfr
+from capbench.hosts.backend import ClusterError
 
 
 class RefusingDump:

@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from hosts import netfault
-from hosts.backend import ClusterError, Delay
+from capbench.hosts import netfault
+from capbench.hosts.backend import ClusterError, Delay
 
 
 def completed(code: int = 0, out: str = "", err: str = "") -> subprocess.CompletedProcess:

@@ -1,4 +1,4 @@
-"""A freeze (hosts/backend.py's paused, which Compose and the swarm use): the pause again when runc could not
+"""A freeze (capbench/hosts/backend.py's paused, which Compose and the swarm use): the pause again when runc could not
 freeze every process in time, the half-frozen container thawed first; any other refusal is said at once.
 Docker's answers are given here, as runc printed one in CI: the real pause is tested by integration/
 test_faults.py's freeze."""
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from hosts import backend
-from hosts.backend import ClusterError
+from capbench.hosts import backend
+from capbench.hosts.backend import ClusterError
 
 UNABLE = ("compose pause node2 exited 1: Error response from daemon: Cannot pause container af65: OCI runtime "
           "pause failed: unable to freeze: unknown")

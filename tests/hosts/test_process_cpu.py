@@ -1,7 +1,7 @@
 """A host's processes' CPU time by name, from /proc/PID/stat as its kernel writes it."""
 from __future__ import annotations
 
-from hosts import process_cpu
+from capbench.hosts import process_cpu
 
 # getconf CLK_TCK, then stat lines: a name with a space and a parenthesis, two haproxy threads' processes.
 STAT = """100

@@ -9,15 +9,15 @@ import time
 
 import pytest
 
+from capbench.hosts import runlock
+from capbench.hosts.compose import Compose
+from capbench.hosts.vagrant import Vagrant
 from conftest import ROOT
-from hosts import runlock
-from hosts.compose import Compose
-from hosts.vagrant import Vagrant
 
 # A bench on a Compose project: the backend names the cluster from the environment, as make runs it.
 HOLDER = """
 import time
-from hosts import runlock
+from capbench.hosts import runlock
 lock = runlock.acquire("make bench-cluster")
 print("held", flush=True)
 time.sleep(60)
@@ -77,7 +77,7 @@ def test_the_bench_refuses_while_another_runs_before_it_starts_anything(project)
     holder = hold(project)
     try:
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "commands.bench", "single"], cwd=ROOT, capture_output=True,
+        done = subprocess.run([sys.executable, "-m", "capbench.commands.bench", "single"], cwd=ROOT, capture_output=True,
                               text=True, timeout=120, env={**os.environ, "COMPOSE_PROJECT_NAME": project,
                                                            "BACKEND": "compose", "RESULTS_DIR": "/nonexistent"})
         assert done.returncode == 2

@@ -1,7 +1,7 @@
 """Which hosts share one machine's cores: those under one kernel (its boot id)."""
 from __future__ import annotations
 
-from hosts import shared_cores
+from capbench.hosts import shared_cores
 
 LAB = "5c8f0f3e-0d4b-4f7e-9d2b-1f7a3c2e9b10"
 

@@ -1,6 +1,6 @@
 """The Swarm backend's hosts file: every role on exactly one machine, engines the docker CLI can reach, and every
 mistake named with its line and what is allowed, before anything is asked of a machine; a machine whose engine
-does not answer is lost, with every role it ran (hosts/swarm_machines.py)."""
+does not answer is lost, with every role it ran (capbench/hosts/swarm_machines.py)."""
 from __future__ import annotations
 
 import shutil
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from hosts import swarm_lab
-from hosts.swarm_hosts import HostsFileError, parse
-from hosts.swarm_lab import roles_for
-from hosts.topology import HOSTS, NODES, ROOT, NodesRefused, load_host_names, role
+from capbench.hosts import swarm_lab
+from capbench.hosts.swarm_hosts import HostsFileError, parse
+from capbench.hosts.swarm_lab import roles_for
+from capbench.hosts.topology import HOSTS, NODES, ROOT, NodesRefused, load_host_names, role
 
 SOURCE = Path("hosts")
 
@@ -91,7 +91,7 @@ def test_the_example_for_real_machines_is_a_valid_hosts_file():
 
 @pytest.mark.skipif(shutil.which("docker") is None, reason="no docker CLI (make setup installs it)")
 def test_a_machine_whose_engine_does_not_answer_is_lost_with_every_role_it_ran(tmp_path):
-    from hosts import swarm_machines
+    from capbench.hosts import swarm_machines
     gone = f"unix://{tmp_path}/lab3/docker.sock"  # a killed lab engine: no one listens there
     hosts = parse(f"lab1 {gone}0 controller lb load\nlab2 {gone}1 node1\n"
                   f"lab3 {gone} node2 node3\n", tmp_path / "hosts")

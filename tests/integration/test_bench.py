@@ -16,6 +16,8 @@ import time
 
 import pytest
 
+from capbench.hosts import runlock
+from capbench.hosts.topology import NODES
 from conftest import (
     IT_ENV as ENV,
     NO_WRK2,
@@ -27,8 +29,6 @@ from conftest import (
     sigint_as_default,
     steps_of,
 )
-from hosts import runlock
-from hosts.topology import NODES
 
 pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
 CHOICES = ("equal", "weighted", "leastconn")  # WEIGHTS=auto's balancings
@@ -139,7 +139,7 @@ def node_states() -> str:
 
 def test_interrupted_bench_keeps_its_steps_and_is_marked_partial(tmp_path):
     env = {**os.environ, **ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha", "MONITOR": "off"}
-    bench = subprocess.Popen([sys.executable, "-m", "commands.bench", "single"], cwd=ROOT, env=env,
+    bench = subprocess.Popen([sys.executable, "-m", "capbench.commands.bench", "single"], cwd=ROOT, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              preexec_fn=sigint_as_default)
     deadline = time.monotonic() + 180
@@ -153,7 +153,7 @@ def test_interrupted_bench_keeps_its_steps_and_is_marked_partial(tmp_path):
             f"{'ended' if bench.poll() is not None else 'is still running'}"
         time.sleep(0.5)
     # A second bench on the same cluster while this one runs is refused before it starts anything.
-    second = subprocess.run([sys.executable, "-m", "commands.bench", "cluster"], cwd=ROOT, env=env,
+    second = subprocess.run([sys.executable, "-m", "capbench.commands.bench", "cluster"], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=60)
     assert second.returncode == 2, second.stdout + second.stderr
     assert "another bench is running on this cluster (compose-capbench-it): make bench-single, pid " \

@@ -17,10 +17,10 @@ import urllib.request
 
 import pytest
 
+from capbench.hosts import haproxy
+from capbench.hosts.compose import SERVICES
+from capbench.hosts.topology import NODES
 from conftest import IT_ENV as ENV, PROJECT, ROOT, compose, it_up, run
-from hosts import haproxy
-from hosts.compose import SERVICES
-from hosts.topology import NODES
 
 pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
 
@@ -59,7 +59,7 @@ def test_all_seven_services_are_running_and_healthy():
 
 
 def test_status_shows_each_nodes_quota_memory_heap_and_gc():
-    out = run(["python3", "-m", "hosts", "status"], env=ENV).stdout
+    out = run(["python3", "-m", "capbench.hosts", "status"], env=ENV).stdout
     rows = {line.split()[0]: line.split() for line in out.splitlines()[1:]}
     assert set(rows) == set(SERVICES), out
     for node in NODES:
@@ -83,7 +83,7 @@ def test_requests_through_haproxy_reach_every_node_in_proportion_to_its_weight()
     weights = {node: int(profile_value(node.upper() + "_WEIGHT")) for node in NODES}
     # Every node UP and in rotation first: the bench before this test may leave a node still passing its checks.
     # (node1 got 11 of 60 here in three CI runs, node2 and node3 4:3 of the rest, UP throughout: the balancer's
-    # round robin after the bench's rotation changes, which hosts/haproxy.py's re-seating now sets right.)
+    # round robin after the bench's rotation changes, which capbench/hosts/haproxy.py's re-seating now sets right.)
     deadline = time.monotonic() + 30
     while any(state[:2] != ("yes", "ready") for state in servers_state().values()):
         assert time.monotonic() < deadline, f"a node not UP in rotation after 30 s: {servers_state()}"

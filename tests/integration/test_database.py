@@ -2,7 +2,7 @@
 /query answered by every node through its own pool and through the balancer; the database reachable from the
 nodes alone (PostgreSQL listens on the data network only); its password in no process's command line or environment and in no container's
 configuration. Then a pool too small for the concurrency (seeds 003 and 004): the node's request threads wait in
-the pool's borrow (its thread dumps, read by profiling/threaddump.py) and requests that wait past DB_POOL_TIMEOUT_MS
+the pool's borrow (its thread dumps, read by capbench/profiling/threaddump.py) and requests that wait past DB_POOL_TIMEOUT_MS
 are answered 503, naming the pool; the node's cache of reads (DB_CACHE_SIZE) answers a repeated read; make tune's
 pool sweep, interrupted and resumed."""
 from __future__ import annotations
@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+from capbench.profiling import threaddump
 from conftest import (
     IT_ENV as ENV,
     ROOT,
@@ -27,7 +28,6 @@ from conftest import (
     sigint_as_default,
     steps_of,
 )
-from profiling import threaddump
 
 pytestmark = pytest.mark.usefixtures("cluster")
 NODES = ("node1", "node2", "node3")
@@ -156,12 +156,12 @@ def test_quick_pool_sweep_resumes_after_an_interruption_and_recommends_by_its_ru
     fewest connections within the band of the best. Which size wins is the machine's to say (two sweeps in a row
     here once recommended 10, then 4): the rule is what is asserted. One round (TUNE_ROUNDS=1), in the order it
     drew: each round costs two more bring-ups and searches, about three minutes here; the rounds' comparison is
-    a unit test's (report/test_tune_analysis.py) and a benchmark's (docs/findings.md)."""
+    a unit test's (capbench/report/test_tune_analysis.py) and a benchmark's (docs/findings.md)."""
     # From 30/s: node1 served this query workload at 41-88/s in CI whatever its pool, so from the tests' 100/s every
     # search began with failures, and the warm-up of every node together (3 x START_RATE) failed all its windows.
     env = {**ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "LOADGEN": "oha", "TUNE_ROUNDS": "1", **QUERY,
            "START_RATE": "30"}
-    tune = subprocess.Popen([sys.executable, "-m", "commands.tune"], cwd=ROOT, env={**os.environ, **env,
+    tune = subprocess.Popen([sys.executable, "-m", "capbench.commands.tune"], cwd=ROOT, env={**os.environ, **env,
                             "POOLSIZE": "1,10"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             preexec_fn=sigint_as_default)
     seen = []

@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from capbench.hosts.topology import NODES
 from conftest import (
     IT_ENV as ENV,
     ROOT,
@@ -21,7 +22,6 @@ from conftest import (
     run,
     steps_of,
 )
-from hosts.topology import NODES
 
 pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
 SCENARIO = str(ROOT / "examples" / "scenarios" / "wiremock.yaml")

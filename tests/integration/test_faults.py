@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis import session_loss
+from capbench.analysis import session_loss
+from capbench.hosts import haproxy_log
 from conftest import IT_ENV, compose, only_run, run, steps_of
-from hosts import haproxy_log
 
 SETTINGS = {"QUICK": "1", "LOADGEN": "oha"}
 # Every test here runs on the second cluster (tests/conftest.py), on the other worker: the first cluster's worker
@@ -47,7 +47,7 @@ def bench(kind: str, results: Path, cluster_env: dict[str, str],
 
 
 def non_200_log_lines(run_dir: Path) -> list[str]:
-    """HAProxy's request log lines of the run whose status is not 200 (hosts/haproxy_log.py's format)."""
+    """HAProxy's request log lines of the run whose status is not 200 (capbench/hosts/haproxy_log.py's format)."""
     with gzip.open(run_dir / "raw" / "lb-requests.log.gz", "rt") as log:
         return [line.strip() for line in log if "capbench-req" in line and " 200 " not in line][:20]
 
@@ -82,7 +82,7 @@ def test_failover_kill_is_detected_and_the_node_comes_back(second, tmp_path):
     # HAProxy sends nothing to node1 once it holds it down, and retries a failed connect elsewhere: no request
     # accepted after detection fails. (The generator's read errors of every kill run are something else:
     # requests in flight on node1 when it died, which HAProxy closes unanswered and unlogged;
-    # kinds/failover.py counts them.) A few HTTP 400s logged after detection in one CI run long ago were
+    # capbench/kinds/failover.py counts them.) A few HTTP 400s logged after detection in one CI run long ago were
     # never seen again: 11 kill runs (107 000 requests) with the wire between HAProxy and the nodes captured
     # showed none. Should one come back, the assertion shows HAProxy's log lines to explain it by.
     assert result["failed_after_detection_by_kind"] == {}, (result["failed_after_detection_by_kind"],

@@ -86,11 +86,11 @@ def calibration(results: Path, smallest_drop_pct: float) -> None:
     `smallest_drop_pct` (its duets are make gate-calibrate's to measure: a benchmark, not this test)."""
     env = {**ENV, **DUET, "RESULTS_DIR": str(results), "GATE_MODE": "duet"}
     run([str(ROOT / ".venv" / "bin" / "python"), "-c", f"""
-from hosts.cluster_settings import cluster_settings
-from commands import gate_calibration
-from kinds import read_settings
-from rundata import jsonl
-from rundata.layout import gate_calibration_path
+from capbench.hosts.cluster_settings import cluster_settings
+from capbench.commands import gate_calibration
+from capbench.kinds import read_settings
+from capbench.rundata import jsonl
+from capbench.rundata.layout import gate_calibration_path
 settings = read_settings()
 jsonl.write_json(gate_calibration_path(), {{
     "complete": True, "measured": "this test", "smallest_drop_pct": {smallest_drop_pct}, "se_log": 0.01,

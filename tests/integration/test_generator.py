@@ -35,7 +35,7 @@ def steps(results) -> list[dict]:
 def test_a_generator_held_to_a_twentieth_of_a_cpu_is_named_in_the_invalid_step(tmp_path, driver):
     run(["docker", "update", "--cpus", "0.05", LOAD_CONTAINER])
     try:
-        done = run([sys.executable, "-m", "commands.bench", "selfcheck"],
+        done = run([sys.executable, "-m", "capbench.commands.bench", "selfcheck"],
                    env={**ENV, "RESULTS_DIR": str(tmp_path), "SELFCHECK_RATE": "300", "STEP_S": STEP_S[driver],
                         "LOADGEN": driver}, timeout=300, check=False)
     finally:
@@ -54,7 +54,7 @@ def test_an_overloaded_node_fails_its_steps_which_stay_valid(tmp_path, driver):
     # rate (level 14's 800/s, a margin of 1, passed on such a machine). The server's failure: its steps fail
     # (slow, or refused by its memory admission) and stay valid. On a 2-core machine the overloaded node starves
     # the generator as well; the failure stands all the same.
-    done = run([sys.executable, "-m", "commands.bench", "single"],
+    done = run([sys.executable, "-m", "capbench.commands.bench", "single"],
                env={**ENV, "RESULTS_DIR": str(tmp_path), "QUICK": "1", "QUICK_WARMUP_S": "0", "START_RATE": "800",
                     "LEVEL": "16",
                     "MAX_STEPS": "2", "LOADGEN": driver, "MONITOR": "off"}, timeout=600, check=False)

@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
+from capbench.rundata import hlog
 from conftest import IT_ENV as ENV, PROJECT, it_up, run
-from rundata import hlog
 
 pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
 TWO = {"LOAD_HOSTS": "2"}
@@ -31,7 +31,7 @@ def two_load_hosts():
 
 
 def selfcheck(results, rate: str):
-    done = run([sys.executable, "-m", "commands.bench", "selfcheck"],
+    done = run([sys.executable, "-m", "capbench.commands.bench", "selfcheck"],
                env={**ENV, **TWO, "RESULTS_DIR": str(results), "SELFCHECK_RATE": rate, "STEP_S": "8",
                     "LOADGEN": "oha"}, timeout=300, check=False)
     [run_dir] = [p for p in results.iterdir() if p.is_dir()]

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from capbench.hosts.topology import NODES, load_host_names
 from conftest import ROOT, SEARCH_FOR_TESTS, assert_capacity_from_the_steps, run
-from hosts.topology import NODES, load_host_names
 
 LAB = "capbench-it-lab"
 STACK = "capbench-it-swarm"
@@ -48,16 +48,16 @@ def lab(tmp_path_factory):
     env = {"LAB_NAME": LAB, "SWARM_HOSTS": str(hosts_file), "COMPOSE_PROJECT_NAME": STACK, "BACKEND": "swarm",
            "BENCH_NET_PREFIX": "10.89.4", "STATS_PORT": "0", **SEARCH_FOR_TESTS, "PROFILE": "homogeneous",
            "LOAD_HOSTS": str(len(LOADS))}
-    run(["python3", "-m", "hosts.swarm_lab", "down"], env=env, check=False)  # what a killed session left
+    run(["python3", "-m", "capbench.hosts.swarm_lab", "down"], env=env, check=False)  # what a killed session left
     try:
-        run(["python3", "-m", "hosts.swarm_lab", "up", str(ENGINES)], env=env, timeout=900)
+        run(["python3", "-m", "capbench.hosts.swarm_lab", "up", str(ENGINES)], env=env, timeout=900)
         yield env
     finally:
         make("down", env, timeout=300, check=False)
         left_in_swarm = docker_on(env, 1, "service", "ls", "--quiet", check=False) + " ".join(
             n for n in docker_on(env, 1, "network", "ls", "--format", "{{.Name}}", check=False).split()
             if n.startswith(f"{STACK}_"))
-        run(["python3", "-m", "hosts.swarm_lab", "down"], env=env, check=False)
+        run(["python3", "-m", "capbench.hosts.swarm_lab", "down"], env=env, check=False)
         left_here = run(["docker", "ps", "--all", "--quiet", "--filter", f"label=capbench.lab={LAB}"]).stdout + \
             run(["docker", "volume", "ls", "--quiet", "--filter", f"label=capbench.lab={LAB}"]).stdout + \
             " ".join(n for n in run(["docker", "network", "ls", "--format", "{{.Name}}"]).stdout.split() if n == LAB)

@@ -21,8 +21,8 @@ import time
 
 import pytest
 
+from capbench.hosts.topology import HOSTS, NODES
 from conftest import ROOT, assert_capacity_from_the_steps, run
-from hosts.topology import HOSTS, NODES
 
 BOX = "debian/bookworm64"
 

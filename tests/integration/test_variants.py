@@ -8,9 +8,9 @@ import json
 
 import pytest
 
+from capbench.hosts.topology import NODES
+from capbench.kinds.variants import EVIDENCE_MIN_S
 from conftest import SEARCH_FOR_TESTS, assert_capacity_from_the_steps, only_run, run, steps_of
-from hosts.topology import NODES
-from kinds.variants import EVIDENCE_MIN_S
 
 
 def test_quick_bench_usl_sweeps_closed_loops_and_fits(second_cluster, tmp_path):

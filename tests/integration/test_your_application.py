@@ -96,7 +96,7 @@ def test_quick_bench_sessions_measures_node1_and_its_heap_on_the_application_wit
     figures = at_capacity["node1"]
     [step] = [s for s in steps if s["step"] == at_capacity["step"]]
     # At the capacity, the application's servlets counted every response the client had (and the health checks,
-    # about 3 a second), the Grinder's none. Counted from the samples around the step (metrics/counts.py): the
+    # about 3 a second), the Grinder's none. Counted from the samples around the step (capbench/metrics/counts.py): the
     # per-second mean (app_requests_per_s) is only a rough rate over a QUICK step's 4 s, whose first and last
     # seconds the scrapes of a saturated JVM straddle (CI saw 1218.76/s at 1400/s offered, 1388.75 achieved).
     check = at_capacity["requests_cross_check"]["node1"]

@@ -1,11 +1,11 @@
-"""bench-cluster's summary and console: E and X_cluster / X_node1, and E's caveat (analysis/efficiency.py) in
+"""bench-cluster's summary and console: E and X_cluster / X_node1, and E's caveat (capbench/analysis/efficiency.py) in
 summary.json and on the console for the cluster and each balancing choice."""
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from analysis import efficiency
-from kinds.cluster import KIND, ClusterFindings
+from capbench.analysis import efficiency
+from capbench.kinds.cluster import KIND, ClusterFindings
 
 
 def target(capacity):

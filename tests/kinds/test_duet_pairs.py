@@ -1,4 +1,4 @@
-"""What a duet does before each pair (kinds/duet.py's Duet.run): the slots routed after their nodes are
+"""What a duet does before each pair (capbench/kinds/duet.py's Duet.run): the slots routed after their nodes are
 re-created, and warmed up whenever a slot's settings changed, its CPU quota alone included."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from duet.builds import TUNABLE_KEYS, build
-from duet.findings import DuetFindings
-from kinds import duet as duet_kind
+from capbench.duet.builds import TUNABLE_KEYS, build
+from capbench.duet.findings import DuetFindings
+from capbench.kinds import duet as duet_kind
 
 CLUSTER = {"NODE1_CPUS": "0.5", "NODE1_MEM": "768m", "NODE1_HEAP": "320m", "NODE1_GC": "auto", "NODE1_MAXCONN": "0",
            "NODE2_CPUS": "0.5", "NODE2_MEM": "768m", "NODE2_HEAP": "320m", "NODE2_GC": "auto", "NODE2_MAXCONN": "0",
@@ -92,7 +92,7 @@ def test_the_same_build_on_both_slots_is_placed_and_warmed_once(monkeypatch):
 def test_a_warm_up_with_both_capacities_known_holds_at_most_max_windows(monkeypatch):
     # A slot on a small CPU quota is throttled in bursts: its mean time per request jumps between windows (3-14 ms
     # at 57/s on 0.15 of a core, 2026-11-27) and two windows in a row may never agree.
-    from engine.warmup import MAX_WINDOWS
+    from capbench.engine.warmup import MAX_WINDOWS
     windows = []
 
     def together(bench, found, number, assignment, asks, duration_s=None):

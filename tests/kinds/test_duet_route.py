@@ -1,4 +1,4 @@
-"""The duet's route check (kinds/duet.py's Duet.route): each slot's own port answered by its node alone; a
+"""The duet's route check (capbench/kinds/duet.py's Duet.route): each slot's own port answered by its node alone; a
 slot HAProxy took down just after it looked UP (re-created, its address being learnt) is asked again, and a route
 that stays wrong ends the run naming what answered."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from hosts.backend import ClusterError
-from kinds import duet
+from capbench.hosts.backend import ClusterError
+from capbench.kinds import duet
 
 
 def routed(monkeypatch, answers: list[dict]) -> list[str]:

@@ -1,10 +1,10 @@
-"""Where a duet's two searches start (kinds/duet.py's grid_starts): each near its own build's capacity, on one
+"""Where a duet's two searches start (capbench/kinds/duet.py's grid_starts): each near its own build's capacity, on one
 grid for both builds, so that one pair's ratio is not handed on to the next."""
 from __future__ import annotations
 
 import pytest
 
-from kinds.duet import grid_starts
+from capbench.kinds.duet import grid_starts
 
 
 def test_each_build_starts_at_the_grid_point_nearest_below_its_own_capacity():

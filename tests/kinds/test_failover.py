@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from hosts import haproxy_log
-from hosts.backend import Delay
-from kinds import failover, read_settings
-from settings.bench import SettingsError
+from capbench.hosts import haproxy_log
+from capbench.hosts.backend import Delay
+from capbench.kinds import failover, read_settings
+from capbench.settings.bench import SettingsError
 
 T0 = 1_800_000_000.0
 

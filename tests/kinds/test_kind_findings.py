@@ -1,12 +1,12 @@
-"""Each kind's findings as summary.json carries them (rundata/findings.py, kinds/): read back as the kind's type,
+"""Each kind's findings as summary.json carries them (capbench/rundata/findings.py, kinds/): read back as the kind's type,
 and where a summary written before kinds had sections of their own kept them."""
 from __future__ import annotations
 
-from kinds import KINDS
-from kinds.cluster import BalancingChoice, ClusterFindings
-from kinds.usl import UslFindings
-from kinds.variants import VariantsFindings
-from rundata.summary import Summary
+from capbench.kinds import KINDS
+from capbench.kinds.cluster import BalancingChoice, ClusterFindings
+from capbench.kinds.usl import UslFindings
+from capbench.kinds.variants import VariantsFindings
+from capbench.rundata.summary import Summary
 
 
 def test_a_kinds_findings_are_read_back_as_its_type_and_other_entries_kept():

@@ -1,7 +1,7 @@
 """bench-overhead's ratio: capacity with monitoring over capacity without it."""
 from __future__ import annotations
 
-from kinds.overhead import overhead_ratio
+from capbench.kinds.overhead import overhead_ratio
 
 
 def test_overhead_ratio_is_with_over_without_monitoring():

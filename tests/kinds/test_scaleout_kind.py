@@ -8,12 +8,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from analysis import scaling
-from kinds import scaleout as kind
-from kinds.scaleout import CURVE, KIND, next_guess
-from report import build
-from rundata.records import LoadHostUsage
-from rundata.summary import Summary
+from capbench.analysis import scaling
+from capbench.kinds import scaleout as kind
+from capbench.kinds.scaleout import CURVE, KIND, next_guess
+from capbench.report import build
+from capbench.rundata.records import LoadHostUsage
+from capbench.rundata.summary import Summary
 from step_records import a_step
 
 

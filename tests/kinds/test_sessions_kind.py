@@ -1,8 +1,8 @@
-"""make bench-sessions' figures per session size (kinds/sessions.py): the most node1's JVM held over a size's
+"""make bench-sessions' figures per session size (capbench/kinds/sessions.py): the most node1's JVM held over a size's
 steps, and the table that says where the heap ran out."""
 from __future__ import annotations
 
-from kinds import sessions
+from capbench.kinds import sessions
 from step_records import a_step
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hosts import haproxy_log
-from kinds import stress
+from capbench.hosts import haproxy_log
+from capbench.kinds import stress
 
 T0 = 1_800_000_000.0
 CAPACITY = 100.0

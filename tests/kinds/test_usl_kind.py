@@ -2,8 +2,8 @@
 and printed (the points are on disk whatever the fit does)."""
 from __future__ import annotations
 
-from analysis import usl_fit
-from kinds.usl import KIND, UslFindings
+from capbench.analysis import usl_fit
+from capbench.kinds.usl import KIND, UslFindings
 
 POINTS = [{"n": n, "throughput_rps": 100.0 * n / (1 + 0.05 * (n - 1)), "mean_latency_ms": 10.0, "step": i,
            "valid": True} for i, n in enumerate((1, 2, 4, 8), 1)]

@@ -1,13 +1,13 @@
 """bench-variants in rounds: every variant once a round in the order drawn for it, compared within each round
-(analysis/rounds.py) on node1 and on the cluster; on the console and the report."""
+(capbench/analysis/rounds.py) on node1 and on the cluster; on the console and the report."""
 from __future__ import annotations
 
 import json
 import shutil
 from pathlib import Path
 
-from kinds import KINDS
-from kinds.variants import compare_rounds, print_rounds, round_table
+from capbench.kinds import KINDS
+from capbench.kinds.variants import compare_rounds, print_rounds, round_table
 
 ORDERS = [["v3", "v1"], ["v1", "v3"], ["v3", "v1"]]
 # Round 2 ran on a machine a third slower: v3 still beat v1 within it.
@@ -39,7 +39,7 @@ def test_variants_are_compared_within_their_rounds_and_said(capsys):
 
 
 def test_the_report_shows_the_rounds(tmp_path):
-    from report import build
+    from capbench.report import build
     data = Path(__file__).parents[1] / "report" / "data"
     source = next(p for p in data.iterdir() if p.is_dir())
     run = tmp_path / source.name

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.step import generator_problem
-from load.drivers import DriverError, Envelope, StepPlan
-from load.drivers.oha import OhaDriver, classify_error, parse_run, schedule_lags
-from load.drivers.wrk2 import Wrk2Driver, thread_count
-from rundata.records import SPECTRUM_PERCENTILES, Tool
-from settings.bench import Slo
+from capbench.engine.step import generator_problem
+from capbench.load.drivers import DriverError, Envelope, StepPlan
+from capbench.load.drivers.oha import OhaDriver, classify_error, parse_run, schedule_lags
+from capbench.load.drivers.wrk2 import Wrk2Driver, thread_count
+from capbench.rundata.records import SPECTRUM_PERCENTILES, Tool
+from capbench.settings.bench import Slo
 
 DATA = Path(__file__).parent / "data"
 SLO = Slo(failure_pct=1, p99_ms=500, achieved_pct=95)

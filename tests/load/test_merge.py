@@ -1,4 +1,4 @@
-"""Several load hosts' parts of one step merged into one result (load/drivers/merge.py), on real output of two
+"""Several load hosts' parts of one step merged into one result (capbench/load/drivers/merge.py), on real output of two
 generators started at one instant (tests/load/data/README.md: the `*-pair-*` folders): the merged percentiles
 are those of all their requests taken together, not the average of each generator's."""
 from __future__ import annotations
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.step import generator_problem
-from load.drivers import Envelope, StepPlan
-from load.drivers.latency import new_histogram, record_ms, unanswered_ages_ms
-from load.drivers.merge import combine, shares
-from load.drivers.oha import OhaDriver, schedule_lags
-from load.drivers.wrk2 import Wrk2Driver
-from rundata.records import LoadHostUsage, StepRecord
-from settings.bench import Slo
+from capbench.engine.step import generator_problem
+from capbench.load.drivers import Envelope, StepPlan
+from capbench.load.drivers.latency import new_histogram, record_ms, unanswered_ages_ms
+from capbench.load.drivers.merge import combine, shares
+from capbench.load.drivers.oha import OhaDriver, schedule_lags
+from capbench.load.drivers.wrk2 import Wrk2Driver
+from capbench.rundata.records import LoadHostUsage, StepRecord
+from capbench.settings.bench import Slo
 
 DATA = Path(__file__).parent / "data"
 HOSTS = ["load", "load2"]

@@ -1,5 +1,5 @@
 """load/run-step, the wrapper each step's generator runs under on a load host, run here as a load host runs it:
-the harness archives the step's folder the moment it returns (load/loadhost.py), so nothing it started may
+the harness archives the step's folder the moment it returns (capbench/load/loadhost.py), so nothing it started may
 change that folder afterwards."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from load.drivers import Envelope
+from capbench.load.drivers import Envelope
 
 RUN_STEP = Path(__file__).resolve().parents[2] / "load" / "run-step"
 

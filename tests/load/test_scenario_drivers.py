@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from capbench.load.drivers import DriverError, Envelope, StepPlan
+from capbench.load.drivers.oha import OhaDriver, failed_statuses
+from capbench.load.drivers.wrk2 import Wrk2Driver, lua_string, parse_run as wrk2_parse_run, scenario_table
+from capbench.rundata.records import Tool
+from capbench.settings import scenario_file as user_scenario
 from conftest import ROOT
-from load.drivers import DriverError, Envelope, StepPlan
-from load.drivers.oha import OhaDriver, failed_statuses
-from load.drivers.wrk2 import Wrk2Driver, lua_string, parse_run as wrk2_parse_run, scenario_table
-from rundata.records import Tool
-from settings import scenario_file as user_scenario
 
 DATA = Path(__file__).parent / "data"
 SCRIPT = ROOT / "load/wrk2/capbench.lua"

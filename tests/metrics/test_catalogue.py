@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from metrics.catalogue import NODE, Window
+from capbench.metrics.catalogue import NODE, Window
 
 
 def figure(name: str, series) -> float | None:

@@ -1,11 +1,11 @@
-"""Each window's CSVs cut from the whole run's pmrep export (metrics/cut.py), what the host's archives say about
-where a cut is exact (metrics/archives.py), and the choice between a cut and pmrep over the window alone
-(metrics/pmrep.py), on small hand-made exports; the export of real archives is test_export.py's."""
+"""Each window's CSVs cut from the whole run's pmrep export (capbench/metrics/cut.py), what the host's archives say about
+where a cut is exact (capbench/metrics/archives.py), and the choice between a cut and pmrep over the window alone
+(capbench/metrics/pmrep.py), on small hand-made exports; the export of real archives is test_export.py's."""
 from __future__ import annotations
 
 from decimal import Decimal
 
-from metrics import archives, cut, pmrep
+from capbench.metrics import archives, cut, pmrep
 
 # 2026-11-26 06:42:30 UTC
 T = 1795675350

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from metrics import export, pmrep
-from metrics.catalogue import JAVA, MB, node_figures
-from metrics.counts import RawRows, count_over, cross_check
-from metrics.series import labels, process_name
+from capbench.metrics import export, pmrep
+from capbench.metrics.catalogue import JAVA, MB, node_figures
+from capbench.metrics.counts import RawRows, count_over, cross_check
+from capbench.metrics.series import labels, process_name
 
 DATA = Path(__file__).parent / "data"
 EXPECTED = DATA / "expected"

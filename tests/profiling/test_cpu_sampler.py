@@ -1,6 +1,6 @@
 """The CPU profile tells the truth: a small program (Hot.java) whose time goes to one named method doing what v3
-does, sampled by async-profiler as hosts/cpu_profiler.py does on a node (the JDK's jcmd loads the agent here, as
-jattach does there), then read into the tables (profiling/stacks.py)."""
+does, sampled by async-profiler as capbench/hosts/cpu_profiler.py does on a node (the JDK's jcmd loads the agent here, as
+jattach does there), then read into the tables (capbench/profiling/stacks.py)."""
 from __future__ import annotations
 
 import subprocess
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from analysis import profile_facts
-from hosts import cpu_profiler
-from profiling import stacks
-from profiling.names import own_prefixes
-from rundata.layout import ROOT
+from capbench.analysis import profile_facts
+from capbench.hosts import cpu_profiler
+from capbench.profiling import stacks
+from capbench.profiling.names import own_prefixes
+from capbench.rundata.layout import ROOT
 
 PROGRAM = Path(__file__).resolve().parent / "Hot.java"
 LIBRARY = ROOT / ".capbench" / "tools" / "async-profiler" / "libasyncProfiler.so"  # the Makefile's

@@ -1,5 +1,5 @@
 """The profile's reading of a real recording: a small program (Contended.java) recorded by the JDK's own Flight
-Recorder, started and written by hosts/jfr.py as on a node, then read by JfrSummary.java and drawn by the
+Recorder, started and written by capbench/hosts/jfr.py as on a node, then read by JfrSummary.java and drawn by the
 converter."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hosts import jfr
-from profiling import summary
+from capbench.hosts import jfr
+from capbench.profiling import summary
 
 PROGRAM = Path(__file__).resolve().parent / "Contended.java"
 
@@ -20,7 +20,7 @@ WHOLE = (0.0, 4e9)  # epoch seconds: any event of the recording
 
 class ThisMachine:
     """The backend's exec, run here: the JDK's jcmd for jattach (both send the JVM the same diagnostic command),
-    so that hosts/jfr.py starts and stops the recording as it does on a node."""
+    so that capbench/hosts/jfr.py starts and stops the recording as it does on a node."""
 
     def exec(self, node, argv, check=True, timeout=None):
         if argv[0] == "jattach":

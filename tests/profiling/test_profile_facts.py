@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import profile_facts
-from analysis.hints import Hint
-from engine import profile_step
-from kinds import KINDS
-from profiling.record import Profile
-from report.profiles import cited
-from rundata.findings import from_json
-from settings.bench import load_settings
-from settings.fields import SettingsError
+from capbench.analysis import profile_facts
+from capbench.analysis.hints import Hint
+from capbench.engine import profile_step
+from capbench.kinds import KINDS
+from capbench.profiling.record import Profile
+from capbench.report.profiles import cited
+from capbench.rundata.findings import from_json
+from capbench.settings.bench import load_settings
+from capbench.settings.fields import SettingsError
 
 TABLES = {"cpu_samples": 400, "cpu_self": [{"name": "capbench.grinder.Grinder.grind", "count": 284, "total": 284}],
           "cpu_application": [{"name": "capbench.web.GrindServlet.doGet", "count": 360, "total": 360}],

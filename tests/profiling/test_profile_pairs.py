@@ -1,11 +1,11 @@
-"""The profile's pairs of steps (engine/profile_step.py's profile), their recordings' handling stood in for: which
+"""The profile's pairs of steps (capbench/engine/profile_step.py's profile), their recordings' handling stood in for: which
 steps are recorded, which recordings are read or discarded, and what each label's findings say, for one target
 and for a duet's two builds measured at once."""
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from engine import profile_step
+from capbench.engine import profile_step
 
 
 def profiled(monkeypatch, nodes_of: dict[str, tuple[str, ...]], pairs: int, refusing: tuple[str, ...] = ()):

@@ -1,11 +1,11 @@
-"""The step's thread time from two readings of the kernel's per-thread accounting (profiling/thread_time.py)."""
+"""The step's thread time from two readings of the kernel's per-thread accounting (capbench/profiling/thread_time.py)."""
 import os
 import subprocess
 import threading
 import time
 
-from hosts import thread_times
-from profiling import thread_time
+from capbench.hosts import thread_times
+from capbench.profiling import thread_time
 
 BEFORE = """/proc/7/task/7/comm:java
 /proc/7/task/7/schedstat:1000000 0 3
@@ -66,7 +66,7 @@ def test_a_tid_reused_by_another_thread_counts_from_zero_and_a_jvm_without_tomca
 
 
 def test_this_machines_kernel_counts_a_busy_threads_cpu_time_between_two_readings(monkeypatch):
-    """hosts/thread_times.py's command run here on this test's own process: a thread named as a request thread
+    """capbench/hosts/thread_times.py's command run here on this test's own process: a thread named as a request thread
     that spins 0.3 s of CPU is found with that time (and the readings parse as the kernel writes them)."""
     class ThisMachine:
         def exec(self, node, argv, check=True, timeout=None):

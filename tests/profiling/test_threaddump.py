@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling import threaddump
+from capbench.profiling import threaddump
 
 DATA = Path(__file__).parent / "data"
 

@@ -13,11 +13,11 @@ import pytest
 from markupsafe import escape
 from PIL import Image
 
-from analysis import efficiency, usl_fit
-from kinds import KINDS
-from report import build
-from report.__main__ import main as report_main
-from rundata.summary import Summary
+from capbench.analysis import efficiency, usl_fit
+from capbench.kinds import KINDS
+from capbench.report import build
+from capbench.report.__main__ import main as report_main
+from capbench.rundata.summary import Summary
 
 DATA = Path(__file__).parent / "data"
 CLUSTER = KINDS["cluster"].section  # the run's kind
@@ -221,7 +221,7 @@ def test_a_duets_section_shows_its_pairs_what_the_same_instants_allowed_and_the_
 def test_the_step_behind_a_median_no_step_ran_at_is_the_nearest_passed_rate():
     from dataclasses import replace
 
-    from rundata.summary import TargetSummary
+    from capbench.rundata.summary import TargetSummary
     from step_records import a_step
     records = [a_step(1, "node1", 747.0, True), a_step(2, "node2", 751.0, True), a_step(3, "node1", 780.0, False),
                a_step(4, "node2", 800.0, True, phase="evidence")]
@@ -276,9 +276,9 @@ LAB3_LOST = {"what": "machine lost", "machine": "lab3", "roles": ["node2"], "hos
 
 @pytest.mark.parametrize("how", ["interrupted", "node lost", "machine lost"])
 def test_a_partial_run_or_a_lost_node_or_machine_shows_why_a_figure_is_missing_never_none(tmp_path, capsys, how):
-    from analysis import history, not_measured
-    from rundata import events
-    from rundata.run import RunRecord
+    from capbench.analysis import history, not_measured
+    from capbench.rundata import events
+    from capbench.rundata.run import RunRecord
     run = tmp_path / RUN.name
     shutil.copytree(RUN, run)
     data = json.loads((run / "summary.json").read_text())
@@ -300,7 +300,7 @@ def test_a_partial_run_or_a_lost_node_or_machine_shows_why_a_figure_is_missing_n
         del data["targets"]["cluster"]
         lost = f"node2&#39;s machine lab3 was lost at {events.clock(LAB3_LOST['epoch'])}"
         expected = [f"not measured: {lost}", f'<p class="banner status-degraded">Degraded: {lost} (it ran node2; ']
-    from kinds.cluster import FIGURE_LABELS as sums
+    from capbench.kinds.cluster import FIGURE_LABELS as sums
     cluster = data["cluster"]
     for key, labels in sums.items():
         if any(not (data["targets"].get(label) or {}).get("capacity_rps") for label in labels):
@@ -344,10 +344,10 @@ def test_a_sessions_run_on_a_scenario_names_it_and_says_a_capacity_its_heap_does
 
 
 def test_the_spectrum_comes_from_the_steps_histogram_log_where_the_run_kept_one(tmp_path):
-    from load.drivers.latency import StepLatency, record_ms
-    from rundata import hlog
-    from rundata.layout import RunPaths
-    from rundata.records import read_steps
+    from capbench.load.drivers.latency import StepLatency, record_ms
+    from capbench.rundata import hlog
+    from capbench.rundata.layout import RunPaths
+    from capbench.rundata.records import read_steps
 
     run = tmp_path / RUN.name
     shutil.copytree(RUN, run)

@@ -9,11 +9,11 @@ import xml.etree.ElementTree as ElementTree
 import xmlschema
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from analysis import gate_verdict
+from capbench.analysis import gate_verdict
+from capbench.report import pipeline
+from capbench.rundata.layout import GatePaths
+from capbench.rundata.summary import Summary
 from conftest import ROOT
-from report import pipeline
-from rundata.layout import GatePaths
-from rundata.summary import Summary
 from step_records import a_step
 
 XSD = ROOT / ".capbench" / "tools" / "junit" / "junit-10.xsd"
@@ -88,7 +88,7 @@ def test_prometheus_text_for_the_textfile_collector_parses_too(tmp_path):
 
 
 def test_a_duet_gates_metrics_carry_each_pair_the_interval_and_the_common_rates_ratios():
-    from commands import gate_duet as duet_gate
+    from capbench.commands import gate_duet as duet_gate
 
     def pair(n, a_slot, b_slot, a, b):
         return {"pair": n, "a_slot": a_slot, "b_slot": b_slot, "a_rps": a, "b_rps": b,

@@ -1,8 +1,8 @@
 """The study's investigation told from a bench-variants summary: what bound each variant, each of the study's
 claims against our ratio and noise band, the scale-out."""
-from kinds.variants import VariantsFindings
-from report import story
-from rundata.summary import Summary
+from capbench.kinds.variants import VariantsFindings
+from capbench.report import story
+from capbench.rundata.summary import Summary
 
 
 def summary():

@@ -1,7 +1,7 @@
 """make tune's analysis: the best setting and its margin against the noise band, the effect against the
 baseline, Little's law in the recommendation, the figure (bars, heatmap) and the page."""
-from report import tune_report
-from rundata.tune import TuneRecord, TuneRow
+from capbench.report import tune_report
+from capbench.rundata.tune import TuneRecord, TuneRow
 from step_records import a_step
 
 

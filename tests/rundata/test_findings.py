@@ -1,4 +1,4 @@
-"""A findings record's JSON (rundata/findings.py): nested records rebuilt by their declared types, a field a record
+"""A findings record's JSON (capbench/rundata/findings.py): nested records rebuilt by their declared types, a field a record
 predates taking its default, entries no field names dropped, and update() refusing a field the record lacks."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from rundata.findings import Findings
+from capbench.rundata.findings import Findings
 
 
 @dataclass

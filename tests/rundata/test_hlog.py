@@ -1,4 +1,4 @@
-"""A step's latency kept as an HdrHistogram interval log (rundata/hlog.py), from real captured output of both
+"""A step's latency kept as an HdrHistogram interval log (capbench/rundata/hlog.py), from real captured output of both
 tools (tests/load/data/): read back with hdrh's own HistogramLogReader, its untagged intervals give the step's
 recorded percentiles, its ramp is tagged apart, and two load hosts' parts add up to the merged step."""
 from __future__ import annotations
@@ -9,12 +9,12 @@ from pathlib import Path
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 
-from load.drivers import Envelope, StepPlan
-from load.drivers.merge import combine
-from load.drivers.oha import OhaDriver
-from load.drivers.wrk2 import Wrk2Driver
-from rundata import hlog
-from rundata.layout import RunPaths
+from capbench.load.drivers import Envelope, StepPlan
+from capbench.load.drivers.merge import combine
+from capbench.load.drivers.oha import OhaDriver
+from capbench.load.drivers.wrk2 import Wrk2Driver
+from capbench.rundata import hlog
+from capbench.rundata.layout import RunPaths
 
 DATA = Path(__file__).parent.parent / "load" / "data"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 
-from rundata import jsonl
+from capbench.rundata import jsonl
 
 
 def _append_many(args) -> None:

@@ -1,7 +1,7 @@
 """What a run's record says about its nodes: the cores each may use, with a CPU quota or without one."""
 from __future__ import annotations
 
-from rundata.run import RunRecord, node_cpus
+from capbench.rundata.run import RunRecord, node_cpus
 
 
 def _run(cpus: dict[str, str], processors: dict[str, int]) -> RunRecord:

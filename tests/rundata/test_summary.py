@@ -1,8 +1,8 @@
 """summary.json's rules: the host figures at a target's capacity, and which steps belong to a search."""
 from __future__ import annotations
 
-from metrics.series import application_deployed
-from rundata.summary import metrics_at, of_label, serving_nodes
+from capbench.metrics.series import application_deployed
+from capbench.rundata.summary import metrics_at, of_label, serving_nodes
 from step_records import a_step
 
 

@@ -1,12 +1,12 @@
-"""Searches stepped together (search/lockstep.py) against simulated slots: each slot's search finds what it would
+"""Searches stepped together (capbench/search/lockstep.py) against simulated slots: each slot's search finds what it would
 alone, every set of steps is measured at once, and a slot whose search ended keeps its load until the other's
 ends."""
 from __future__ import annotations
 
 import pytest
 
-from search.capacity import find_capacity
-from search.lockstep import COMPANION, REOPEN_START, REOPENS, SearchPlan, companion_rate, search_together
+from capbench.search.capacity import find_capacity
+from capbench.search.lockstep import COMPANION, REOPEN_START, REOPENS, SearchPlan, companion_rate, search_together
 from step_records import Verdict
 
 

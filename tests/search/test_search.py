@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from rundata.summary import capacity_of
-from search.capacity import MIN_RATE, find_capacity
+from capbench.rundata.summary import capacity_of
+from capbench.search.capacity import MIN_RATE, find_capacity
 from step_records import Verdict
 
 

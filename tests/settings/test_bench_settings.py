@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from commands.bench import checked, choose_driver
+from capbench.commands.bench import checked, choose_driver
+from capbench.kinds import KINDS, MODULES, read_settings
+from capbench.settings.bench import SettingsError, check_for_driver
 from conftest import ROOT
-from kinds import KINDS, MODULES, read_settings
-from settings.bench import SettingsError, check_for_driver
 
 
 def settings(**env: str):
@@ -91,7 +91,7 @@ def test_the_wrk2_make_wrk2_built_is_used_when_wrk2_is_asked_for_not_by_auto(tmp
     built = tmp_path / "tools" / "wrk2"
     built.write_text("#!/bin/sh\n")
     built.chmod(0o755)
-    monkeypatch.setattr("load.drivers.BUILT_WRK2", built)
+    monkeypatch.setattr("capbench.load.drivers.BUILT_WRK2", built)
     assert choose_driver(settings(LOADGEN="wrk2"), {})[1] == built
     assert choose_driver(settings(), {})[0].name == "oha"
 
@@ -105,7 +105,7 @@ def test_wrk2_steps_must_outlast_its_calibration():
 
 def test_driver_choice(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))  # no wrk2 on PATH
-    monkeypatch.setattr("load.drivers.BUILT_WRK2", tmp_path / "wrk2")  # nor one make wrk2 built
+    monkeypatch.setattr("capbench.load.drivers.BUILT_WRK2", tmp_path / "wrk2")  # nor one make wrk2 built
     assert choose_driver(settings(), {})[0].name == "oha"
     with pytest.raises(SettingsError, match="LOADGEN='wrk2' but no wrk2 binary"):
         choose_driver(settings(LOADGEN="wrk2"), {})
@@ -131,7 +131,7 @@ def test_usl_levels():
 
 
 def bench(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "commands.bench", *args], cwd=ROOT, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "capbench.commands.bench", *args], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, **env}, timeout=120)
 
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from capbench.kinds import read_settings
+from capbench.settings import scenario_file as user_scenario
+from capbench.settings.bench import SettingsError, check_for_driver
+from capbench.settings.scenario_file import ScenarioError
 from conftest import ROOT
-from kinds import read_settings
-from settings import scenario_file as user_scenario
-from settings.bench import SettingsError, check_for_driver
-from settings.scenario_file import ScenarioError
 
 EXAMPLE = ROOT / "examples/scenarios/tomcat-examples.yaml"
 EXAMPLES = sorted((ROOT / "examples/scenarios").glob("*.yaml"))

@@ -1,0 +1,122 @@
+"""python -m commands.bench KIND (make bench-KIND): a capacity bench from the load host, through HAProxy, with every
+host logged by PCP (MONITOR=on, the default). The kinds are in kinds/ (--help lists them).
+
+Everything is checked first (the bench settings: capbench/settings/bench.py and each kind's own, the cluster's settings, the driver) and the
+cluster's one-bench lock taken; a bad value or a running bench is refused before anything starts. Every run
+writes results/<run-id>/ as it goes; interrupted or failed runs keep their steps and are marked partial.
+Exit status: 0 done, 1 failed, 2 bad settings or cluster not up, 130 interrupted."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from capbench.engine.progress import say
+from capbench.engine.runner import Bench
+from capbench.engine.session import in_session, measured, refuse
+from capbench.hosts.cluster_settings import NO_GRINDER, SettingsRefused, cluster_settings
+from capbench.hosts.topology import LOAD_HOSTS
+from capbench.kinds import KINDS, read_settings
+from capbench.load.drivers import find_wrk2
+from capbench.load.drivers.oha import OhaDriver
+from capbench.load.drivers.wrk2 import Wrk2Driver
+from capbench.load.scenario import workload_name
+from capbench.rundata.layout import RunPaths, new_run
+from capbench.settings.bench import SettingsError, check_for_driver
+
+
+def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False):
+    """The driver LOADGEN asks for, and the user's wrk2 binary when that is the one; SettingsError if absent.
+    A closed loop (bench-usl) needs oha: wrk2 always paces its requests at a rate."""
+    if closed_loop:
+        if settings.loadgen == "wrk2":
+            raise SettingsError("LOADGEN='wrk2' cannot run make bench-usl: its steps are closed loops (each "
+                                "connection sends when answered) and wrk2 always paces at a rate; use LOADGEN=oha "
+                                "or auto")
+        levels = settings.kinds["usl"].usl_levels
+        if len(LOAD_HOSTS) > min(levels):
+            raise SettingsError(f"LOAD_HOSTS='{len(LOAD_HOSTS)}' cannot run make bench-usl with USL_LEVELS "
+                                f"starting at {min(levels)}: each load host needs a connection of "
+                                f"every level; use LOAD_HOSTS=1, or levels of at least {len(LOAD_HOSTS)} connections")
+        return OhaDriver(), None
+    wrk2 = find_wrk2(environ.get("WRK2"), built=settings.loadgen == "wrk2")
+    if environ.get("WRK2") and not (wrk2.is_file() and os.access(wrk2, os.X_OK)):
+        raise SettingsError(f"WRK2='{environ['WRK2']}' is not an executable file: give the path of a wrk2 "
+                            "binary (DEVELOPERS.md says how to build one), or unset it to use oha")
+    if settings.loadgen == "wrk2" and wrk2 is None:
+        raise SettingsError("LOADGEN='wrk2' but no wrk2 binary: run make wrk2, set WRK2=/path/to/wrk2 or put "
+                            "wrk2 on PATH (DEVELOPERS.md), or use LOADGEN=oha or auto")
+    if settings.loadgen == "wrk2" or (settings.loadgen == "auto" and wrk2 is not None):
+        return Wrk2Driver(), wrk2
+    return OhaDriver(), None
+
+
+def refuse_what_the_kind_cannot_run(kind, settings) -> None:
+    """A kind bound to one WORKLOAD runs no other, and no SCENARIO_FILE unless it takes one in its place."""
+    if kind.workload is None or (kind.takes_scenario_file and settings.user_scenario is not None):
+        return
+    if settings.workload != kind.workload:
+        raise SettingsError(f"WORKLOAD='{settings.workload}' cannot run make bench-{kind.name}: it {kind.compares}; "
+                            f"use WORKLOAD={kind.workload}"
+                            + (" or a SCENARIO_FILE of your application's requests" if kind.takes_scenario_file else ""))
+    if settings.user_scenario is not None:
+        raise SettingsError(f"SCENARIO_FILE='{settings.scenario_file}' cannot run make bench-{kind.name}: it "
+                            f"{kind.compares} on WORKLOAD={kind.workload}'s requests; leave SCENARIO_FILE empty")
+
+
+def checked(closed_loop: bool = False, environ: dict[str, str] | None = None, kind=None):
+    """The bench settings, the driver and the user's wrk2 binary, every setting checked (the cluster's too, and
+    what the kind allows); SettingsError or SettingsRefused naming each problem."""
+    environ = dict(os.environ) if environ is None else environ
+    settings = read_settings(environ)
+    if kind is not None:
+        refuse_what_the_kind_cannot_run(kind, settings)
+    cluster = cluster_settings()
+    if cluster.get("GRINDER_PATH") == NO_GRINDER and settings.user_scenario is None:
+        raise SettingsError(f"WORKLOAD='{settings.workload}' cannot run on nodes that run an executable JAR "
+                            f"(APP_JAR='{cluster.get('APP_JAR')}'): its requests ask the Grinder, which they do not "
+                            "have; give your application's requests in a SCENARIO_FILE")
+    driver, wrk2_local = choose_driver(settings, environ, closed_loop)
+    return check_for_driver(settings, driver.name), driver, wrk2_local
+
+
+def run(kind, settings, driver, wrk2_local, command: str, check_only: bool = False,
+        after=None) -> tuple[int, RunPaths | None]:
+    """The kind's run on the cluster in a bench session (capbench/engine/session.py), to the end (tables, history line,
+    report): its exit status and results folder (none with check_only: the lock is only tried). `after(bench)`
+    measures more once the kind's run is done (make gate's thresholds), inside the same run."""
+    def bench_run() -> tuple[int, RunPaths]:
+        run_id, paths = new_run(kind.name)
+        bench = Bench(kind, settings, driver, wrk2_local, run_id, paths)
+        say(f"run {run_id}: {kind.name} with {driver.name}, {workload_name(settings)}, "
+            f"{settings.scenario} scenario, steps of {settings.step_s} s → {paths.root}")
+
+        def body():
+            outcome = kind.run(bench, bench.found)
+            if after is not None:
+                after(bench)
+            return outcome
+        return measured(bench, body)[1], paths
+    return in_session(command, check_only, bench_run, lambda: kind.refusal(settings))
+
+
+def main(argv: list[str] | None = None) -> int:
+    kinds = "\n".join(f"  {kind.name:<10} {kind.description}" for kind in KINDS.values())
+    parser = argparse.ArgumentParser(prog="python -m commands.bench", description=__doc__.split("\n\n")[0],
+                                     epilog=f"kinds:\n{kinds}", formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("kind", help="what to measure (see below)")
+    parser.add_argument("--check-only", action="store_true", help="check the settings and the driver, run nothing")
+    args = parser.parse_args(argv)
+    if args.kind not in KINDS:
+        return refuse(ValueError(f"'bench-{args.kind}' is not a bench: use one of "
+                                 + ", ".join(f"bench-{name}" for name in KINDS)))
+    kind = KINDS[args.kind]
+    try:
+        settings, driver, wrk2_local = checked(kind.closed_loop, kind=kind)
+    except (SettingsError, SettingsRefused) as problem:
+        return refuse(problem)
+    return run(kind, settings, driver, wrk2_local, f"make bench-{kind.name}", args.check_only)[0]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
