@@ -91,6 +91,7 @@ if [ "$DB_MAX_CONNECTIONS" -gt 960 ]; then
         "pool(s) each: the database would hold $DB_MAX_CONNECTIONS connections, a process each; at most 960 in all"
 fi
 settings_report || exit 2
+export_start_windows "${CAPBENCH_NODES[@]}"
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     [ "${1:-}" = print ] || { echo "usage: $0 print  (or source it)" >&2; exit 2; }

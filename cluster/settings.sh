@@ -301,6 +301,20 @@ start_s() {
     awk -v s="${APP_START_S:-90}" -v c="$1" 'BEGIN { if (c > 0 && c < 0.5) s = s * 0.5 / c; printf "%d\n", s + 0.5 }'
 }
 
+# export_start_windows NODE...: each node's start window, NODEn_START_S (start_s of its quota), which every
+# backend's health check honours (Compose's and Swarm's start period, the VMs' wait), and the longest of them,
+# CAPBENCH_START_S, which is how long a bring-up waits for the nodes at least.
+export_start_windows() {
+    local node key cpus longest=0
+    for node in "$@"; do
+        key=${node^^}_START_S cpus=${node^^}_CPUS
+        printf -v "$key" '%s' "$(start_s "${!cpus}")"
+        export "${key?}"
+        [ "${!key}" -le "$longest" ] || longest=${!key}
+    done
+    export CAPBENCH_START_S=$longest
+}
+
 # tomcat_doing LOG_LINES SECONDS: what a Tomcat that has not answered yet was doing, in one sentence, from its log:
 # still deploying an archive (deployment started, not finished), deployed but its connector not open, or serving.
 tomcat_doing() {

@@ -24,6 +24,7 @@ What Swarm ignores or needs, and what is done about it:
   check (HEALTH_RETRIES)."""
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 
 from capbench.hosts.swarm_hosts import SwarmHosts
@@ -35,6 +36,27 @@ STACK_FORMAT = "3.9"
 # overloaded node would be killed the same way. The checks stay (make up waits until each passes once), with
 # more retries than any run lasts (3 s apart: about a month).
 HEALTH_RETRIES = 1_000_000
+# A Go duration as `docker compose config` writes one ("6m15s", "1h0m0s", "500ms").
+GO_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|us|µs|ns|m|s)")
+GO_UNIT_S = {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def duration_s(text: str) -> float:
+    """A Go duration in seconds; a bare number is seconds."""
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    parts = GO_DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError(f"'{text}' is not a duration")
+    return sum(float(number) * GO_UNIT_S[unit] for number, unit in parts)
+
+
+def start_window_s(rendered: dict) -> float:
+    """The longest start period of the nodes' health checks (each node's start window, cluster/compose/compose.sh):
+    how long a bring-up waits for them at least."""
+    periods = [duration_s(str(service["healthcheck"]["start_period"])) for name, service in rendered["services"].items()
+               if name in NODES and "start_period" in service.get("healthcheck", {})]
+    return max(periods, default=0.0)
 LABEL_PREFIX = "capbench."
 # The shared database and the network that joins the nodes to it: left out where no machine runs the database.
 WITH_DATABASE = (DATABASE, "data")

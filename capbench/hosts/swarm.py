@@ -148,9 +148,11 @@ class Swarm:
             rendered = self._rendered(os.environ)
             swarm_images.distribute(self.hosts, rendered, swarm_images.registry())
             self._deploy(rendered)
-            self._wait_updated(float(os.environ.get("UP_TIMEOUT", "300")))
+            # At least the nodes' longest start window (APP_START_S for each quota), which their checks honour.
+            timeout = max(float(os.environ.get("UP_TIMEOUT", "300")), stack.start_window_s(rendered))
+            self._wait_updated(timeout)
             self._restart_ended(NODES)
-            self._wait_healthy(self.hosts.roles, float(os.environ.get("UP_TIMEOUT", "300")))
+            self._wait_healthy(self.hosts.roles, timeout)
         except ClusterError as problem:
             print(f"capbench: {problem}", flush=True)
             return 1
@@ -242,7 +244,8 @@ class Swarm:
                                    "{{.Node}} {{.CurrentState}} {{.Error}}", self._service(host), check=False)
                     print(f"---- {host}: {states.get(host, 'no container')}\n{tasks.stdout.decode()[:800]}",
                           flush=True)
-                raise ClusterError(f"not healthy within {timeout:.0f} s: {', '.join(waiting)}")
+                raise ClusterError(f"not healthy after {time.monotonic() - started:.0f} s (the wait: {timeout:.0f} s, "
+                                   f"at least the nodes' longest start window): {', '.join(waiting)}")
             time.sleep(2)
 
     def recreate(self, hosts: tuple[str, ...], settings: dict[str, str], fresh: bool = False) -> None:

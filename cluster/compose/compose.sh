@@ -30,6 +30,9 @@ render_nodes() {
     hostname: $node
     cpus: \${${upper}_CPUS:?}
     mem_limit: \${${upper}_MEM:?}
+    healthcheck:
+      # Its start window (cluster/settings.sh's export_start_windows): Docker counts no failed check before it.
+      start_period: \${${upper}_START_S:?}s
     environment:
       NODE_NAME: $node
       JVM_HEAP: \${${upper}_HEAP:?}

@@ -9,13 +9,11 @@ compose=$here/compose.sh
 timeout=${UP_TIMEOUT:-300}
 # shellcheck source=cluster/load-settings.sh
 source "$here/../load-settings.sh"
-# The nodes may take APP_START_S each, scaled for the smallest quota (cluster/settings.sh's start_s), if longer.
-node_timeout=$timeout
-for node in "${CAPBENCH_NODES[@]}"; do
-    cpus_var=${node^^}_CPUS
-    node_start=$(start_s "${!cpus_var}")
-    [ "$node_start" -le "$node_timeout" ] || node_timeout=$node_start
-done
+# The nodes may take their start windows (cluster/settings.sh's export_start_windows: APP_START_S for each quota),
+# which their health checks honour as Compose's start period; and then the three failed checks (3 s apart) that
+# make Docker call one unhealthy, so that Docker's verdict on a node that never answers comes first.
+node_timeout=$(( CAPBENCH_START_S + 15 ))
+[ "$node_timeout" -ge "$timeout" ] || node_timeout=$timeout
 
 # A user's application (APP_WAR): its node image built and tried on a trial node before any node is re-created
 # with it; refused (exit 2) with its Tomcat log lines, the cluster untouched. Nothing without one.
@@ -47,9 +45,11 @@ recreate_nodes() {
         "$compose" up --detach --no-build --no-deps "$node" || return 1
     done
 }
+waited=
 if "$compose" up --detach --no-build --no-deps db \
     && recreate_nodes \
-    && "$compose" up --detach --no-build --no-deps --wait --wait-timeout "$node_timeout" "${CAPBENCH_NODES[@]}" \
+    && { nodes_started=$(date +%s); "$compose" up --detach --no-build --no-deps --wait --wait-timeout "$node_timeout" \
+        "${CAPBENCH_NODES[@]}" || { waited=$(( $(date +%s) - nodes_started )); false; }; } \
     && "$compose" up --detach --no-build --remove-orphans --wait --wait-timeout "$timeout"; then
     echo "capbench: all services healthy in $(( $(date +%s) - started )) s"
     exit 0
@@ -62,13 +62,14 @@ for service in $("$compose" ps --all --format '{{.Service}} {{.Health}} {{.State
     "$compose" logs --no-color --tail 30 "$service" >&2 || true
     if [[ " ${CAPBENCH_NODES[*]} " == *" $service "* ]]; then
         cpus_var=${service^^}_CPUS
-        starting+=("$service ($(tomcat_doing "$("$compose" logs --no-color "$service" 2>&1)" "$node_timeout"), its" \
-            "CPU quota ${!cpus_var})")
+        start_var=${service^^}_START_S
+        starting+=("$service ($(tomcat_doing "$("$compose" logs --no-color "$service" 2>&1)" "${waited:-$node_timeout}")," \
+            "its CPU quota ${!cpus_var}, its start window ${!start_var} s)")
     fi
 done
 if [ ${#starting[@]} -gt 0 ]; then
-    echo "capbench: not healthy within $node_timeout s: ${starting[*]}; give the nodes longer with APP_START_S" \
-        "(now $APP_START_S s for half a core), then make up again" >&2
+    echo "capbench: not healthy after ${waited:-$node_timeout} s: ${starting[*]}; give the nodes longer with" \
+        "APP_START_S (now ${APP_START_S:-90} s for half a core), then make up again" >&2
     exit 2
 fi
 echo "capbench: the cluster did not become healthy within $timeout s" >&2

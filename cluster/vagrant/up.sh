@@ -11,6 +11,8 @@ source "$here/../load-settings.sh"
 # An emulated CPU (the qemu driver, where KVM cannot boot guests) starts a JVM in a 0.3-CPU quota in minutes.
 driver=${VAGRANT_LIBVIRT_DRIVER:-$(cat "$here/../../.capbench/vagrant/libvirt-driver" 2>/dev/null || echo kvm)}
 timeout=${UP_TIMEOUT:-$([ "$driver" = qemu ] && echo 1200 || echo 300)}
+# At least the nodes' longest start window (cluster/settings.sh's export_start_windows: APP_START_S for each quota).
+[ "$timeout" -ge "$CAPBENCH_START_S" ] || timeout=$CAPBENCH_START_S
 vm() { "$here/vm.sh" exec "$@"; }
 say() { echo "capbench: $*" >&2; }
 
@@ -104,7 +106,7 @@ waiting=("${hosts[@]}")
 [ $# -gt 0 ] || waiting+=(controller)
 while ! left=$("$here/vm.sh" unhealthy "${waiting[@]}"); do
     if [ $(( $(date +%s) - started )) -ge "$timeout" ]; then
-        say "not healthy within $timeout s: $left"
+        say "not healthy after $(( $(date +%s) - started )) s (the wait: $timeout s): $left"
         for host in $left; do
             [ "$host" = controller ] && continue
             echo "---- $host: last 30 lines of capbench-${host%[0-9]}" >&2

@@ -106,6 +106,22 @@ def test_hosts_profile_sets_no_cpu_quota():
     assert all(services[n].get("mem_limit") for n in nodes), "memory stays bounded"
 
 
+
+@pytest.mark.docker
+def test_each_nodes_start_window_is_its_health_checks_start_period_on_compose_and_swarm():
+    """APP_START_S for half a core, scaled below it (0.4 → 1.25 ×, 0.3 → 1.67 ×), is each node's start period,
+    in Compose's file and in the Swarm stack made from it, which waits as long as the longest; PROFILE=hosts
+    (no quota) keeps APP_START_S for every node."""
+    from capbench.hosts import stack
+
+    config = json.loads(compose("config", "--format", "json", env={"APP_START_S": "300"}).stdout)
+    periods = {n: config["services"][n]["healthcheck"]["start_period"] for n in ("node1", "node2", "node3")}
+    assert {n: stack.duration_s(p) for n, p in periods.items()} == {"node1": 300, "node2": 375, "node3": 500}
+    assert stack.start_window_s(config) == 500
+    assert config["services"]["lb"]["healthcheck"]["start_period"] == "30s"
+    hosts = json.loads(compose("config", "--format", "json", env={"PROFILE": "hosts"}).stdout)
+    assert stack.start_window_s(hosts) == 90
+
 @pytest.mark.parametrize(("settings", "message"), [
     ({"PROFILE": "huge"}, "PROFILE='huge' is not a profile: use one of homogeneous, hosts, lab, small"),
     ({"NODES": "0"}, "NODES='0' is not allowed: use a number of nodes from 1 to 16"),

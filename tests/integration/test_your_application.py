@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
+from pathlib import Path
 
 import pytest
 
+from capbench.hosts.stack import duration_s
 from conftest import ROOT, assert_capacity_from_the_steps, compose, only_run, run, steps_of
 
 EXAMPLES = {"APP_CONTEXT": "examples", "APP_HEALTH": "/examples/index.html"}
@@ -44,6 +47,79 @@ def test_an_application_that_refuses_the_balancer_is_refused_on_a_trial_node_and
     assert "APP_HEALTH=/examples/index.html answered 403, not 200, on a trial node" in done.stderr, done.stderr
     assert "the cluster was not touched" in done.stderr
     assert node_containers(second_cluster) == before
+
+
+SLOW_START_S = 70
+SLOW_LISTENER = """package capbench.slow;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import jakarta.servlet.ServletContextEvent;
+import jakarta.servlet.ServletContextListener;
+
+/** Deploys slowly on a cluster's node (its hostname is nodeN), quickly on the trial node (a container id). */
+public class SlowStart implements ServletContextListener {
+    @Override
+    public void contextInitialized(ServletContextEvent event) {
+        try {
+            if (Files.readString(Path.of("/etc/hostname")).trim().matches("node[0-9]+")) {
+                Thread.sleep(%d * 1000L);
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
+""" % SLOW_START_S
+SLOW_WEB_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0" metadata-complete="true">
+  <listener><listener-class>capbench.slow.SlowStart</listener-class></listener>
+</web-app>
+"""
+
+
+@pytest.fixture(scope="module")
+def slow_war(tmp_path_factory):
+    """A WAR whose deployment takes SLOW_START_S on every node of a cluster (a listener that sleeps), and none on
+    the trial node: the nodes' own start windows, not the trial's, are what it tries."""
+    folder = tmp_path_factory.mktemp("slow")
+    api = sorted(Path.home().glob(".m2/repository/jakarta/servlet/jakarta.servlet-api/6.*/jakarta.servlet-api-*.jar"))
+    assert api, "no Jakarta Servlet API in ~/.m2: the webapp's build (make test-unit) fetches it"
+    source = folder / "src" / "capbench" / "slow" / "SlowStart.java"
+    source.parent.mkdir(parents=True)
+    source.write_text(SLOW_LISTENER)
+    classes = folder / "war" / "WEB-INF" / "classes"
+    run(["javac", "--release", "17", "-cp", str(api[-1]), "-d", str(classes), str(source)], timeout=120)
+    (folder / "war" / "WEB-INF" / "web.xml").write_text(SLOW_WEB_XML)
+    (folder / "war" / "index.html").write_text("<p>slow to start</p>\n")
+    war = folder / "slow.war"
+    with zipfile.ZipFile(war, "w") as archive:
+        for path in sorted((folder / "war").rglob("*")):
+            archive.write(path, path.relative_to(folder / "war").as_posix())
+    return war
+
+
+def test_a_nodes_start_window_reaches_its_health_check_and_a_window_run_out_says_what_was_waited(
+        second_cluster, slow_war):
+    """node1 alone re-created (NODES=1: the others keep running until the next test brings the cluster to its
+    application), with 40 s for half a core: its trial node's window too (it answered in 19 s here). Docker holds
+    the window as node1's start period, a deployment of the JVM's start and 70 s more outlasts it, Docker calls the
+    node unhealthy three failed checks after it and make up says so then, with the seconds it waited. With the
+    fixed start period of 180 s Docker had before, this bring-up would have passed. (Each quota's window:
+    config/test_settings.py; an application that takes 250 s passing with APP_START_S=300: docs/findings.md.)"""
+    slow = {**second_cluster, "APP_WAR": str(slow_war), "APP_CONTEXT": "slow", "APP_HEALTH": "/slow/index.html",
+            "NODES": "1", "APP_START_S": "40"}
+    short = run(["make", "--no-print-directory", "up"], check=False, timeout=600, env=slow)
+    assert short.returncode == 2, short.stdout + short.stderr
+    [node1] = compose("ps", "-q", "node1", env=second_cluster).stdout.split()
+    period = run(["docker", "inspect", "--format", "{{.Config.Healthcheck.StartPeriod}}", node1]).stdout.strip()
+    assert duration_s(period) == 40, period
+    [line] = [x for x in short.stderr.splitlines() if x.startswith("capbench: not healthy after ")]
+    waited = int(line.split("not healthy after ")[1].split(" s")[0])
+    assert 40 <= waited < 180, line
+    assert re.search(r"node1 \(its Tomcat was .* after \d+ s, its CPU quota 0\.5, its start window 40 s\)", line), line
+    assert "APP_START_S (now 40 s for half a core)" in line, line
 
 
 def session_example(env: dict[str, str], query: str = "") -> str:
