@@ -122,6 +122,15 @@ def command_help(name: str, arguments: list[str]) -> str:
     return "\n".join(lines)
 
 
+def refused_names(settings: dict[str, str]) -> None:
+    """Every name the user gave (these words, and make's command line) that is not a setting, refused at once."""
+    from capbench.commands import setting_names
+
+    named = [*settings, *setting_names.make_line(os.environ.get("MAKEFLAGS"))]
+    if lines := setting_names.unknown(named):
+        raise UsageError("\ncapbench: ".join(lines))
+
+
 def built_and_up() -> int:
     """What the hosts run built (a no-op when it is) and the cluster brought to the settings (a no-op when it is)."""
     from capbench.hosts.__main__ import main as hosts
@@ -154,11 +163,14 @@ def dispatch(name: str, arguments: list[str], flags: list[str]) -> int:
 
         if len(arguments) != 1:
             raise UsageError("capbench bench takes one KIND, e.g. capbench bench cluster (--help lists them)")
-        from capbench.kinds import KINDS
 
-        if arguments[0] not in KINDS:  # refused before any make or cluster is asked
-            return bench.main(arguments)
-        return checked_then_run(lambda f: bench.main([*arguments, *f]), flags)
+        # Checked once: the settings read, the check and the run share them.
+        ready = bench.prepared(arguments[0])
+        if isinstance(ready, int):  # refused before any make or cluster is asked
+            return ready
+        kind, settings, driver, wrk2_local = ready
+        return checked_then_run(lambda f: bench.run(kind, settings, driver, wrk2_local, f"make bench-{kind.name}",
+                                                    check_only="--check-only" in f)[0], flags)
     if name == "tune":
         from capbench.commands import tune
 
@@ -197,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         if (missing := no_checkout(os.environ.get("CAPBENCH_HOME"))) and not {"-h", "--help"} & set(words):
             raise UsageError(missing)
         settings, arguments, flags = split_words(words)
+        refused_names(settings)
         os.environ.update(settings)
         arguments += [os.environ[key] for key in ARGUMENT_KEYS.get(name, ())[len(arguments):]
                       if os.environ.get(key)]

@@ -103,7 +103,9 @@ def settings_page() -> str:
     parts = [GENERATED, "# Settings",
              "Every setting is given on the make line (`make bench-cluster STEP_S=10`) or in the environment, "
              "and checked before anything starts: a bad value is refused with a line naming it and what is "
-             "allowed. The bench settings below belong to the harness; the cluster's are read by `make up` and "
+             "allowed, and a name on the make line or the `capbench` command's that is none of these is refused "
+             "with the closest ones (a typo such as STEPS_S=10 is told \"STEPS_S is not a setting: did you mean "
+             "STEP_S?\"). The bench settings below belong to the harness; the cluster's are read by `make up` and "
              "recorded with every run.",
              "## Bench settings every kind shares", table(setting_rows(BenchSettings), settings[1])]
     for name, kind in KINDS.items():

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from capbench.commands.cli import COMMANDS
+from conftest import ROOT
 
 CAPBENCH = Path(sys.executable).parent / "capbench"
 
@@ -52,6 +53,10 @@ BAD = [
     (("tune", "MAXTHREADS=0"), "TOMCAT_MAX_THREADS='0' is not allowed: use an integer from 1 to 10000"),
     (("status", "BACKEND=kubernetes"), "BACKEND='kubernetes' is not allowed: use compose, vagrant or swarm"),
     (("benchmark",), "'benchmark' is not a command: use one of bench, tune, gate"),
+    (("bench", "cluster", "STEPS_S=10", "--check-only"), "STEPS_S is not a setting: did you mean STEP_S?"),
+    (("tune", "MAXTHREAD=4,16"), "MAXTHREAD is not a setting: did you mean MAXTHREADS or THREADS?"),
+    (("report", "RUNS=x"), "RUNS is not a setting: did you mean RUN?"),
+    (("gate", "GATE_FROB=1"), "GATE_FROB is not a setting: capbench COMMAND --help lists a command's settings"),
 ]
 
 
@@ -62,3 +67,28 @@ def test_bad_words_are_refused_in_one_line_before_anything_starts(words, message
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("capbench: ") and message in lines[0], done.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_every_unknown_name_is_refused_at_once_each_with_its_suggestion(tmp_path):
+    done = capbench("bench", "cluster", "STEPS_S=10", "HOLD_SS=5", "NODE2_CPU=0.3", "--check-only", tmp_path=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == ["capbench: STEPS_S is not a setting: did you mean STEP_S?",
+                                        "capbench: HOLD_SS is not a setting: did you mean HOLD_S?",
+                                        "capbench: NODE2_CPU is not a setting: did you mean NODE2_CPUS or NODE_CPUS?"]
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_typo_on_makes_command_line_is_refused_as_on_capbenchs(tmp_path):
+    """make hands its command line's variables down in MAKEFLAGS; a known name there passes, an unknown one is
+    refused before make builds or brings up anything."""
+    env = {**os.environ, "RESULTS_DIR": str(tmp_path / "results"), "BACKEND": "compose"}
+    done = subprocess.run(["make", "--no-print-directory", "bench-cluster", "STEPS_S=10", "QUICK=1"], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0] == "capbench: STEPS_S is not a setting: did you mean STEP_S?", done.stderr
+    # What every node's key and every other name the commands read look like passes the same check.
+    for words in (["NODE7_CPUS=0.2", "NODES=7"], ["NODE1_TOMCAT_MAX_THREADS=8"], ["COMPOSE_PROJECT_NAME=x"]):
+        named = {**env, "MAKEFLAGS": " -- " + " ".join(words)}
+        check = subprocess.run([str(CAPBENCH), "bench", "cluster", "--check-only"], cwd=tmp_path, env=named,
+                               capture_output=True, text=True, timeout=120)
+        assert "is not a setting" not in check.stderr, (words, check.stderr)
