@@ -100,6 +100,19 @@ def run(kind, settings, driver, wrk2_local, command: str, check_only: bool = Fal
     return in_session(command, check_only, bench_run, lambda: kind.refusal(settings))
 
 
+def prepared(kind_name: str):
+    """(kind, settings, driver, wrk2) for `make bench-KIND`, every setting checked; else the refusal's exit status.
+    The capbench command checks with it once, then runs what it returned (capbench/commands/cli.py)."""
+    if kind_name not in KINDS:
+        return refuse(ValueError(f"'bench-{kind_name}' is not a bench: use one of "
+                                 + ", ".join(f"bench-{name}" for name in KINDS)))
+    kind = KINDS[kind_name]
+    try:
+        return (kind, *checked(kind.closed_loop, kind=kind))
+    except (SettingsError, SettingsRefused) as problem:
+        return refuse(problem)
+
+
 def main(argv: list[str] | None = None) -> int:
     kinds = "\n".join(f"  {kind.name:<10} {kind.description}" for kind in KINDS.values())
     parser = argparse.ArgumentParser(prog="python -m commands.bench", description=__doc__.split("\n\n")[0],
@@ -107,14 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("kind", help="what to measure (see below)")
     parser.add_argument("--check-only", action="store_true", help="check the settings and the driver, run nothing")
     args = parser.parse_args(argv)
-    if args.kind not in KINDS:
-        return refuse(ValueError(f"'bench-{args.kind}' is not a bench: use one of "
-                                 + ", ".join(f"bench-{name}" for name in KINDS)))
-    kind = KINDS[args.kind]
-    try:
-        settings, driver, wrk2_local = checked(kind.closed_loop, kind=kind)
-    except (SettingsError, SettingsRefused) as problem:
-        return refuse(problem)
+    ready = prepared(args.kind)
+    if isinstance(ready, int):
+        return ready
+    kind, settings, driver, wrk2_local = ready
     return run(kind, settings, driver, wrk2_local, f"make bench-{kind.name}", args.check_only)[0]
 
 

@@ -19,13 +19,19 @@ class SettingsRefused(ValueError):
 
 
 def cluster_settings(overrides: dict[str, str] | None = None) -> dict[str, str]:
-    """KEY → value as the cluster runs with them (this process's environment, and `overrides` over it)."""
-    done = subprocess.run(["bash", str(LOAD_SETTINGS), "print"], env={**os.environ, **(overrides or {})},
+    """KEY → value as the cluster runs with them (this process's environment, and `overrides` over it). The shell
+    resolves them once for each environment a process asks with: the same environment gives the same settings."""
+    return dict(_resolved(frozenset({**os.environ, **(overrides or {})}.items())))
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(environment: frozenset[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    done = subprocess.run(["bash", str(LOAD_SETTINGS), "print"], env=dict(environment),
                           capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         lines = [line.removeprefix("capbench: ") for line in done.stderr.splitlines() if line.strip()]
         raise SettingsRefused("\n".join(lines) or f"cluster/load-settings.sh exited {done.returncode}")
-    return dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    return tuple(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
 
 
 def war_sha256(path: str) -> str:
