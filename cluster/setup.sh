@@ -45,16 +45,24 @@ mkdir -p .capbench
 oha_log=.capbench/oha-build.log
 load/install-oha.sh >"$oha_log" 2>&1 &
 oha_build=$!
-# A failed or interrupted setup does not leave the build running behind it.
-trap 'kill "$oha_build" 2>/dev/null || true' EXIT
+# The harness's venv (downloads, mostly) beside the engine's install and Compose's build, waited for at step 3.
+venv_log=.capbench/venv-build.log
+make --no-print-directory --silent .venv/.installed >"$venv_log" 2>&1 &
+venv_build=$!
+# A failed or interrupted setup does not leave the builds running behind it.
+trap 'kill "$oha_build" "$venv_build" 2>/dev/null || true' EXIT
 
-step "[1/5] Docker engine and Compose (oha builds meanwhile: $oha_log)"
+step "[1/5] Docker engine and Compose (oha and the venv build meanwhile: $oha_log, $venv_log)"
 cluster/engine.sh ensure
 step "[2/5] base image debian:bookworm-slim"
 cluster/base-image.sh
 step "[3/5] generated secrets and the harness (.venv)"
 cluster/secrets.sh >/dev/null
-make --no-print-directory --silent .venv/.installed
+if ! wait "$venv_build"; then
+    say "installing the harness into .venv failed; its log ($venv_log) ends:" >&2
+    sed 's/\x1b\[0m//g' "$venv_log" | tail -n 20 >&2
+    exit 1
+fi
 step "[4/5] webapp, JMX agent and the node, lb, db and controller images"
 # (Debian's Maven 3.8 prints colour resets on both streams even when quiet: dropped, its messages kept.)
 make --no-print-directory --silent webapp/target/grinder.war .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar \
