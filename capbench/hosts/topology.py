@@ -1,5 +1,6 @@
-"""The hosts of a bench and their roles, from cluster/topology.env (the one place: the shell scripts and the
-Vagrantfile read the same file): NODES nodes named node1 … nodeN (NODES in the environment, or the file's
+"""The hosts of a bench and their roles, from cluster/topology.env, by the one rule written here: the shell
+scripts (cluster/topology.sh) and the Vagrantfile ask it (`python3 -m capbench.hosts.topology` prints the nodes,
+then the load hosts, a line each; a bad count is refused, exit 2): NODES nodes named node1 … nodeN (NODES in the environment, or the file's
 default), lb, LOAD_HOSTS load hosts named load, load2 … loadN (the same way), and controller. A node's profile
 keys are its name in capitals: node2's CPU quota is NODE2_CPUS."""
 from __future__ import annotations
@@ -103,3 +104,8 @@ def role(host: str) -> str:
 def profile_key(node: str, field: str) -> str:
     """The profile's key for one of a node's settings: profile_key("node2", "CPUS") == "NODE2_CPUS"."""
     return f"{node.upper()}_{field}"
+
+
+if __name__ == "__main__":
+    print(" ".join(NODES))
+    print(" ".join(LOAD_HOSTS))
