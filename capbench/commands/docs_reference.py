@@ -41,6 +41,8 @@ VARIABLES = {
     "TUNE_ROUNDS": "make tune: rounds (default 3), each measuring every point once in a random order",
     "RESUME": "make tune: a sweep's results folder whose measured points are kept and not measured again",
     "RESULTS_DIR": "where results/ is (default: results/ in the checkout)",
+    "CAPBENCH_HOME": "the checkout the capbench command drives (default: the source tree it runs from, else the "
+                     "working folder or the nearest one above it that is a checkout: capbench/checkout.py)",
     "STATS_PORT": "the port of HAProxy's stats page on 127.0.0.1",
     "UP_TIMEOUT": "make up: seconds to wait for every service to be healthy",
     "SWARM_HOSTS": "BACKEND=swarm: the hosts file that places the roles on the swarm's machines",
