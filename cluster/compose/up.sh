@@ -55,6 +55,8 @@ if "$compose" up --detach --no-build --no-deps db \
     exit 0
 fi
 
+# What was waited for the nodes (from their start: their own step), else since the bring-up began.
+waited=${waited:-$(( $(date +%s) - started ))}
 starting=()
 for service in $("$compose" ps --all --format '{{.Service}} {{.Health}} {{.State}}' \
         | awk '$2 != "healthy" {print $1}'); do
@@ -63,12 +65,12 @@ for service in $("$compose" ps --all --format '{{.Service}} {{.Health}} {{.State
     if [[ " ${CAPBENCH_NODES[*]} " == *" $service "* ]]; then
         cpus_var=${service^^}_CPUS
         start_var=${service^^}_START_S
-        starting+=("$service ($(tomcat_doing "$("$compose" logs --no-color "$service" 2>&1)" "${waited:-$node_timeout}")," \
+        starting+=("$service ($(tomcat_doing "$("$compose" logs --no-color "$service" 2>&1)" "$waited")," \
             "its CPU quota ${!cpus_var}, its start window ${!start_var} s)")
     fi
 done
 if [ ${#starting[@]} -gt 0 ]; then
-    echo "capbench: not healthy after ${waited:-$node_timeout} s: ${starting[*]}; give the nodes longer with" \
+    echo "capbench: not healthy after $waited s: ${starting[*]}; give the nodes longer with" \
         "APP_START_S (now ${APP_START_S:-90} s for half a core), then make up again" >&2
     exit 2
 fi
