@@ -1,4 +1,4 @@
-"""python -m commands.bench KIND (make bench-KIND): a capacity bench from the load host, through HAProxy, with every
+"""python -m capbench.commands.bench KIND (make bench-KIND): a capacity bench from the load host, through HAProxy, with every
 host logged by PCP (MONITOR=on, the default). The kinds are in kinds/ (--help lists them).
 
 Everything is checked first (the bench settings: capbench/settings/bench.py and each kind's own, the cluster's settings, the driver) and the
@@ -115,7 +115,7 @@ def prepared(kind_name: str):
 
 def main(argv: list[str] | None = None) -> int:
     kinds = "\n".join(f"  {kind.name:<10} {kind.description}" for kind in KINDS.values())
-    parser = argparse.ArgumentParser(prog="python -m commands.bench", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="python -m capbench.commands.bench", description=__doc__.split("\n\n")[0],
                                      epilog=f"kinds:\n{kinds}", formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("kind", help="what to measure (see below)")
     parser.add_argument("--check-only", action="store_true", help="check the settings and the driver, run nothing")

@@ -1,4 +1,4 @@
-"""python -m commands.docs_reference (make docs): docs/reference/ written from the code's own tables, so the reference
+"""python -m capbench.commands.docs_reference (make docs): docs/reference/ written from the code's own tables, so the reference
 cannot drift from what runs: the bench settings (capbench/settings/bench.py and each kind's own), the cluster's settings
 (tomcat-conf/tunables.env, cluster/app.env, cluster/topology.env, cluster/profiles/*.env), the variables the commands read, make
 tune's sweep parameters, the make targets (the Makefile's `##` lines and the bench kinds), and the record fields

@@ -1,4 +1,4 @@
-"""python -m commands.gate (make gate): measure the build as it is now with a bench that searches capacities
+"""python -m capbench.commands.gate (make gate): measure the build as it is now with a bench that searches capacities
 (GATE_BENCH, default cluster; GATE_REPEATS=3 repeats unless REPEATS is given; capbench/settings/bench.py), measure the p99
 thresholds (GATE_P99_MS), and judge it against the baseline (capbench/analysis/gate_verdict.py, capbench/analysis/baselines.py).
 GATE_MODE=duet (and --aa, make gate-aa) measures the baseline build and the candidate together instead
@@ -53,7 +53,7 @@ def print_gate(result: gate_verdict.Gate, folder: GatePaths) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m commands.gate", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m capbench.commands.gate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check-only", action="store_true", help="check the settings and the baseline, run nothing")
     parser.add_argument("--aa", action="store_true", help="an A/A duet: DUET_A against itself (make gate-aa)")
     parser.add_argument("--calibrate", action="store_true",

@@ -1,4 +1,4 @@
-"""make gate-calibrate (python -m commands.gate --calibrate): what a duet gate can call on this machine with these
+"""make gate-calibrate (python -m capbench.commands.gate --calibrate): what a duet gate can call on this machine with these
 settings (capbench/analysis/gate_power.py says how it is computed). CALIBRATE_ROUNDS rounds; in each, in an order drawn at
 random, an A/A duet (DUET_A on both slots) and one duet of each known 5 % drop from DUET_A: its slot's CPU quota
 5 % smaller, and, where the nodes run the Grinder, 5 % more work per request (WORK_PCT=105). Each is a whole

@@ -1,4 +1,4 @@
-"""python -m commands.report build RUN | compare [A B] | history | baseline [RUN] [--tag TAG] (make report,
+"""python -m capbench.commands.report build RUN | compare [A B] | history | baseline [RUN] [--tag TAG] (make report,
 compare, history, baseline): report/'s command with each run's own report section, which its kind declares, and
 the build an accepted baseline stands for in a duet gate (the kinds and the duet are layers above report/)."""
 from __future__ import annotations

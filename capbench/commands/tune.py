@@ -67,7 +67,7 @@ def finished(folder: Path) -> dict | None:
 
 
 def bring_up(label: str, env: dict[str, str]) -> None:
-    """make up with the point's settings `env` over this process's environment (python -m hosts up, as make does:
+    """make up with the point's settings `env` over this process's environment (python -m capbench.hosts up, as make does:
     this process's own environment stays as it was given)."""
     say(f"{label}: bringing the cluster to these settings (make up; nodes re-created, no image rebuilt)")
     if subprocess.run([sys.executable, "-m", "capbench.hosts", "up"], cwd=ROOT, env={**os.environ, **env}).returncode != 0:
@@ -117,7 +117,7 @@ def run_point(point: Point, folder: Path, point_id: str, target: str, settings, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m commands.tune", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m capbench.commands.tune", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check-only", action="store_true", help="check the sweep and the settings, run nothing")
     args = parser.parse_args(argv)
     # The sweep's names are not bench settings (WEIGHTS means something else to bench-cluster).

@@ -1,4 +1,4 @@
-"""python -m hosts VERB: the cluster's hosts for make and the shell scripts, on whichever backend runs them.
+"""python -m capbench.hosts VERB: the cluster's hosts for make and the shell scripts, on whichever backend runs them.
 Standard library only (it runs before the harness's virtual environment exists). Exit status: 0 done, 1 failed,
 2 bad input."""
 from __future__ import annotations
@@ -18,7 +18,7 @@ def print_states() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hosts", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m capbench.hosts", description=__doc__.split("\n")[0])
     verbs = parser.add_subparsers(dest="verb", required=True)
     verbs.add_parser("backend", help="the backend's name: BACKEND, or the one whose hosts run (compose otherwise)")
     verbs.add_parser("built", help="the make target that builds what the backend's hosts run")

@@ -3,8 +3,8 @@ cluster/images/engine.Dockerfile) on one internal network, joined into a swarm, 
 the roles on them. Each engine's socket sits in a folder of this checkout, so the harness reaches every engine
 as it reaches a real machine's: by its DOCKER_HOST.
 
-    python3 -m hosts.swarm_lab up N      (make swarm-lab HOSTS=N)     N engines, the swarm, the hosts file
-    python3 -m hosts.swarm_lab down      (make swarm-lab-down)        engines, volumes, network, hosts file gone
+    python3 -m capbench.hosts.swarm_lab up N      (make swarm-lab HOSTS=N)     N engines, the swarm, the hosts file
+    python3 -m capbench.hosts.swarm_lab down      (make swarm-lab-down)        engines, volumes, network, hosts file gone
 
 The join token travels in an API request's body, never on a command line. LAB_NAME names the lab (the
 tests run their own beside a user's); roles: the first engine is the manager with the controller, each node
@@ -195,7 +195,7 @@ def down() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m hosts.swarm_lab", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python3 -m capbench.hosts.swarm_lab", description=__doc__.split("\n")[0])
     verbs = parser.add_subparsers(dest="verb", required=True)
     up_verb = verbs.add_parser("up")
     up_verb.add_argument("count", help=f"engines, 1 to {MAX_ENGINES}")

@@ -1,6 +1,6 @@
 """The bench kinds, one module each (capbench/engine/kind.py says what a kind is). `make bench-<name>` runs the kind of
 that name; a new kind is its module (its settings and report section included) plus one line below.
-`python -m kinds` lists them for make help."""
+`python -m capbench.kinds` lists them for make help."""
 from __future__ import annotations
 
 import importlib

@@ -1,4 +1,4 @@
-"""python -m report build RUN | compare [A B] | history | baseline [RUN] [--tag TAG] — the report, run
+"""python -m capbench.report build RUN | compare [A B] | history | baseline [RUN] [--tag TAG] — the report, run
 comparison, capacity history and make gate's accepted baselines, from the results folder alone (no cluster
 needed). Exit status: 0 done, 2 bad input (what was wrong is said)."""
 from __future__ import annotations
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None,
     """section_of: the report section of the kind a run's folder holds; accepted_build: the build of an accepted
     run's folder as a duet gate runs it, ValueError when it cannot be kept (the kinds and the duet are layers
     above report/; capbench/commands/report.py passes both)."""
-    parser = argparse.ArgumentParser(prog="python -m report", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m capbench.report", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("build", help="write results/<run>/report.html").add_argument("run")
     cmp = sub.add_parser("compare", help="capacity change between two runs, with its noise band")

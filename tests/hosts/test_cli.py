@@ -1,4 +1,4 @@
-"""python -m hosts, as make and the shell scripts run it: with the machine's own Python and the standard library
+"""python -m capbench.hosts, as make and the shell scripts run it: with the machine's own Python and the standard library
 alone (before the harness's venv exists), each backend's make targets, and bad names refused in one line."""
 from __future__ import annotations
 

@@ -130,7 +130,7 @@ def test_a_pool_too_small_for_the_concurrency_holds_threads_in_its_borrow_and_re
         text=True)
     time.sleep(3)
     dumps = run([str(ROOT / ".venv" / "bin" / "python"), "-c",
-                 "from hosts import jvm\npid = jvm.java_pid('node1')\n"
+                 "from capbench.hosts import jvm\npid = jvm.java_pid('node1')\n"
                  "print('\\n\\x00\\n'.join(jvm.thread_dump('node1', pid) for _ in range(3)))"],
                 env=ENV, timeout=120).stdout.split("\n\x00\n")
     # Asked again and again beside the burst, until one is refused (most are, not every one).

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (te
 
 @pytest.fixture(autouse=True)
 def cluster_up() -> None:
-    """The benches here start from commands.bench, which refuses a cluster that is not up (make would bring it
+    """The benches here start from capbench.commands.bench, which refuses a cluster that is not up (make would bring it
     up): an earlier test may have left a node down or the cluster at other settings."""
     it_up()
 LOAD_CONTAINER = f"{PROJECT}-load-1"
