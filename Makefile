@@ -11,7 +11,7 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 # The harness's one way in (capbench/commands/cli.py); the targets below call it.
 CAPBENCH := $(VENV)/bin/capbench
-# The hosts' access layer (hosts/): standard library only, so it runs before the venv exists.
+# The hosts' access layer (capbench/hosts/): standard library only, so it runs before the venv exists.
 HOSTCTL := python3 -m capbench.hosts
 OHA := .capbench/tools/oha/bin/oha
 # The Prometheus JMX exporter java agent the nodes load (JVM and Tomcat metrics for PCP), from Maven Central.
