@@ -17,10 +17,6 @@ MARKERS = ("compose.yaml", "cluster/topology.env", "tomcat-conf/tunables.env")
 SOURCE_TREE = Path(__file__).resolve().parent.parent
 
 
-class NotACheckout(RuntimeError):
-    """No capbench checkout was found for a command that needs one."""
-
-
 def is_checkout(folder: Path) -> bool:
     return all((folder / marker).is_file() for marker in MARKERS)
 

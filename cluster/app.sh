@@ -25,10 +25,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/load-settings.sh"
 
 staged=$APP_STAGED
 BASE_IMAGE=capbench-node:latest
-# How long a trial node (node1's quota) may take to deploy the application and answer: APP_START_S, scaled for a
-# quota under half a core (cluster/settings.sh's start_s). A JVM, Tomcat and the Grinder start in about 15 s within
+# How long a trial node (node1's quota) may take to deploy the application and answer: node1's start window
+# (cluster/settings.sh's export_start_windows: APP_START_S, scaled for a quota under half a core), the one its
+# health check honours in the cluster. A JVM, Tomcat and the Grinder start in about 15 s within
 # the smallest node's quota here; the rest is the application's.
-TRIAL_S=$(start_s "$NODE1_CPUS")
+TRIAL_S=$NODE1_START_S
 # How long the application may answer other than 200 once Tomcat is serving (an application that starts lazily).
 SETTLE_S=10
 say() { echo "capbench: $*" >&2; }
