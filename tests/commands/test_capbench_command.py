@@ -4,6 +4,7 @@ exit 2 in one line before anything starts, with no cluster at all."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -85,8 +86,9 @@ def test_a_typo_on_makes_command_line_is_refused_as_on_capbenchs(tmp_path):
     done = subprocess.run(["make", "--no-print-directory", "bench-cluster", "STEPS_S=10", "QUICK=1"], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
-    # (make's own lines may come first: a tool it fetches for the venv when the Makefile is newer than it.)
-    said = [line for line in done.stderr.splitlines() if line.startswith("capbench: ")]
+    # (make's own lines may come first: a tool it fetches for the venv when the Makefile is newer than it, Maven
+    # leaving its colour resets in front of the next line.)
+    said = [line for line in re.sub(r"\x1b\[[0-9;]*m", "", done.stderr).splitlines() if line.startswith("capbench: ")]
     assert said == ["capbench: STEPS_S is not a setting: did you mean STEP_S?"], done.stderr
     # What every node's key and every other name the commands read look like passes the same check.
     for words in (["NODE7_CPUS=0.2", "NODES=7"], ["NODE1_TOMCAT_MAX_THREADS=8"], ["COMPOSE_PROJECT_NAME=x"]):
