@@ -29,8 +29,11 @@ JAKARTA_MIGRATION_VERSION := 1.0.12
 JAKARTA_MIGRATION := .capbench/tools/jakartaee-migration/jakartaee-migration.jar
 # Where the cluster runs: compose (containers here), vagrant (VMs, see Vagrantfile) or swarm (a stack on a
 # Docker Swarm of several machines, placed by the hosts file: capbench/hosts/swarm_hosts.py). Unset, the one whose hosts
-# are running (a VM of the Vagrantfile, or the stack on the swarm), else compose; everything below gets it.
-override BACKEND := $(shell BACKEND='$(BACKEND)' $(HOSTCTL) backend)
+# are running (a VM of the Vagrantfile, or the stack on the swarm), else compose; everything below gets it. Only
+# what the user named counts (capbench/commands/configuration.py): BACKEND= on make's line or CAPBENCH_BACKEND, not
+# a BACKEND the shell happens to hold.
+GIVEN_BACKEND := $(if $(filter command line,$(origin BACKEND)),$(BACKEND),$(CAPBENCH_BACKEND))
+override BACKEND := $(shell BACKEND='$(GIVEN_BACKEND)' $(HOSTCTL) backend)
 $(if $(BACKEND),,$(error the backend could not be chosen: see the line above))
 export BACKEND
 # What a bench needs built first: the images, or on VMs the artifacts that `vagrant up` copies to them.
@@ -137,14 +140,14 @@ $(IMAGES_BUILT): $(IMAGE_INPUTS) $(WAR) $(OHA) $(JMX_AGENT) $(ASYNC_PROFILER)
 	@APP_WAR= APP_JAR= $(COMPOSE) --progress quiet build
 	@touch $@
 
-up: ## start the cluster with the current settings and wait until every service is healthy
-	@$(HOSTCTL) up
+up: $(VENV)/.installed ## start the cluster with the current settings and wait until every service is healthy
+	@$(CAPBENCH) up
 
-down: ## stop the cluster (containers and networks removed; VMs halted); results/ and the images stay
-	@$(HOSTCTL) down
+down: $(VENV)/.installed ## stop the cluster (containers and networks removed; VMs halted); results/ and the images stay
+	@$(CAPBENCH) down
 
-status: ## one row per host: state, health, CPU quota, memory, heap, GC in use, balancer weight and status
-	@$(HOSTCTL) status
+status: $(VENV)/.installed ## one row per host: state, health, CPU quota, memory, heap, GC in use, balancer weight and status
+	@$(CAPBENCH) status
 
 stats: ## the HAProxy stats page on 127.0.0.1:STATS_PORT (on Swarm and VMs a tunnel, while this runs)
 	@$(HOSTCTL) stats

@@ -1,6 +1,4 @@
 """python -m capbench: the capbench command (capbench/commands/cli.py)."""
-import sys
+from capbench.commands.cli import entry
 
-from capbench.commands.cli import main
-
-sys.exit(main())
+entry()

@@ -38,12 +38,22 @@ IT_ENV = {"COMPOSE_PROJECT_NAME": PROJECT, "STATS_PORT": "0", "BENCH_NET_PREFIX"
 
 def run(args: list[str], env: dict[str, str] | None = None, timeout: float = 600,
         check: bool = True) -> subprocess.CompletedProcess:
-    """Runs a command from the repository root with extra environment; raises with its output on failure."""
-    full_env = {**os.environ, **(env or {})}
+    """Runs a command from the repository root with extra environment; raises with its output on failure. Each
+    setting in env is given twice: as a user gives it to make or capbench (CAPBENCH_KEY: a plain variable of the
+    environment changes nothing there, capbench/commands/configuration.py) and plain, as the scripts the tests run
+    directly read it (cluster/compose/up.sh, compose.sh)."""
+    full_env = {**os.environ, **named(env or {})}
     done = subprocess.run(args, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=timeout)
     if check and done.returncode != 0:
         raise AssertionError(f"{' '.join(args)} exited {done.returncode}\n{done.stdout}\n{done.stderr}")
     return done
+
+
+def named(env: dict[str, str]) -> dict[str, str]:
+    """env with each setting also spelt CAPBENCH_KEY."""
+    from capbench.commands.configuration import PREFIX, is_setting
+
+    return {**env, **{PREFIX + key: value for key, value in env.items() if is_setting(key)}}
 
 
 def compose(*args: str, env: dict[str, str] | None = None, timeout: float = 600,

@@ -100,15 +100,16 @@ def run(kind, settings, driver, wrk2_local, command: str, check_only: bool = Fal
     return in_session(command, check_only, bench_run, lambda: kind.refusal(settings))
 
 
-def prepared(kind_name: str):
-    """(kind, settings, driver, wrk2) for `make bench-KIND`, every setting checked; else the refusal's exit status.
-    The capbench command checks with it once, then runs what it returned (capbench/commands/cli.py)."""
+def prepared(kind_name: str, environ: dict[str, str] | None = None):
+    """(kind, settings, driver, wrk2) for `make bench-KIND`, every setting checked (read from environ, by default
+    the process's); else the refusal's exit status. The capbench command checks with it once, with its
+    configuration's environment, then runs what it returned (capbench/commands/cli.py)."""
     if kind_name not in KINDS:
         return refuse(ValueError(f"'bench-{kind_name}' is not a bench: use one of "
                                  + ", ".join(f"bench-{name}" for name in KINDS)))
     kind = KINDS[kind_name]
     try:
-        return (kind, *checked(kind.closed_loop, kind=kind))
+        return (kind, *checked(kind.closed_loop, environ, kind=kind))
     except (SettingsError, SettingsRefused) as problem:
         return refuse(problem)
 

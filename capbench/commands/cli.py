@@ -1,12 +1,14 @@
 """capbench COMMAND [KEY=VALUE ...]: the testbed's one way in; the make targets call it.
 
-Settings are KEY=VALUE words, as on a make line (or in the environment). A command that measures checks every
-setting first, then builds what the hosts run (make's file rules), brings the cluster up and runs. The exit
-status is the command's own, unchanged (make turns every failure into 2): 0 done, 1 failed, 2 bad input or the
-cluster not up, 130 interrupted; `capbench gate`: 3 capacity fell, 4 cannot tell, 5 a p99 threshold broken.
+Settings are KEY=VALUE words, as on a make line; or make's line itself, CAPBENCH_KEY variables and a
+SETTINGS_FILE (capbench/commands/configuration.py): a plain variable of the shell changes nothing. A command that
+measures checks every setting first, then builds what the hosts run (make's file rules), brings the cluster up and
+runs. The exit status is the command's own, unchanged (make turns every failure into 2): 0 done, 1 failed, 2 bad
+input or the cluster not up, 130 interrupted; `capbench gate`: 3 capacity fell, 4 cannot tell, 5 a p99 threshold
+broken.
 
-Only the standard library is imported before the words are in the environment: the harness's modules read
-some settings (the hosts' counts) when they are imported."""
+The command restarts itself once in the environment its configuration gives (entry()), before the harness's
+modules are imported: they, and every process they start, see what the user named and nothing else."""
 from __future__ import annotations
 
 import os
@@ -122,15 +124,6 @@ def command_help(name: str, arguments: list[str]) -> str:
     return "\n".join(lines)
 
 
-def refused_names(settings: dict[str, str]) -> None:
-    """Every name the user gave (these words, and make's command line) that is not a setting, refused at once."""
-    from capbench.commands import setting_names
-
-    named = [*settings, *setting_names.make_line(os.environ.get("MAKEFLAGS"))]
-    if lines := setting_names.unknown(named):
-        raise UsageError("\ncapbench: ".join(lines))
-
-
 def built_and_up() -> int:
     """What the hosts run built (a no-op when it is) and the cluster brought to the settings (a no-op when it is)."""
     from capbench.hosts.__main__ import main as hosts
@@ -157,7 +150,7 @@ def checked_then_run(run, flags: list[str]) -> int:
     return run(flags)
 
 
-def dispatch(name: str, arguments: list[str], flags: list[str]) -> int:
+def dispatch(name: str, arguments: list[str], flags: list[str], config) -> int:
     if name == "bench":
         from capbench.commands import bench
 
@@ -165,7 +158,7 @@ def dispatch(name: str, arguments: list[str], flags: list[str]) -> int:
             raise UsageError("capbench bench takes one KIND, e.g. capbench bench cluster (--help lists them)")
 
         # Checked once: the settings read, the check and the run share them.
-        ready = bench.prepared(arguments[0])
+        ready = bench.prepared(arguments[0], dict(config.environ))
         if isinstance(ready, int):  # refused before any make or cluster is asked
             return ready
         kind, settings, driver, wrk2_local = ready
@@ -186,7 +179,7 @@ def dispatch(name: str, arguments: list[str], flags: list[str]) -> int:
         if name == "report" and not arguments:
             arguments = [""]  # refused by report's own check, naming RUN, as make report without it is
         tag = [f.split("=", 1)[1] for f in flags if f.startswith("--tag=")] or \
-            ([os.environ["TAG"]] if name == "baseline" and os.environ.get("TAG") else [])
+            ([config.named["TAG"]] if name == "baseline" and config.named.get("TAG") else [])
         return report.run([verb, *arguments, *(["--tag", tag[0]] if tag else [])])
     if name in ("status", "up", "down"):
         from capbench.hosts.__main__ import main as hosts
@@ -197,7 +190,25 @@ def dispatch(name: str, arguments: list[str], flags: list[str]) -> int:
     return docs_reference.main()
 
 
-def main(argv: list[str] | None = None) -> int:
+def configured(words: dict[str, str]):
+    """The command's configuration (capbench/commands/configuration.py); UsageError naming every wrong name."""
+    from capbench.commands.configuration import NamedWrongly, resolve
+
+    try:
+        return resolve(words, os.environ)
+    except NamedWrongly as wrong:
+        raise UsageError("\ncapbench: ".join(wrong.lines)) from None
+
+
+def named_line(config) -> str:
+    """What the user named and where, for --check-only: what a shell's variable did not change is not in it."""
+    given = [f"{key}={value} ({config.source[key]})" for key, value in config.named.items()]
+    return "the settings named: " + ", ".join(given) if given else "no setting named: every one at its default"
+
+
+def main(argv: list[str] | None = None, restart: bool = False) -> int:
+    """The command; with restart, first started again in its configuration's environment when this one differs
+    (a setting not named, a CAPBENCH_ twin missing): once, since that environment resolves to itself."""
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(usage())
@@ -209,10 +220,9 @@ def main(argv: list[str] | None = None) -> int:
         if (missing := no_checkout(os.environ.get("CAPBENCH_HOME"))) and not {"-h", "--help"} & set(words):
             raise UsageError(missing)
         settings, arguments, flags = split_words(words)
-        refused_names(settings)
-        os.environ.update(settings)
-        arguments += [os.environ[key] for key in ARGUMENT_KEYS.get(name, ())[len(arguments):]
-                      if os.environ.get(key)]
+        config = configured(settings)
+        arguments += [config.named[key] for key in ARGUMENT_KEYS.get(name, ())[len(arguments):]
+                      if config.named.get(key)]
         if "-h" in flags or "--help" in flags:
             print(command_help(name, arguments))
             return 0
@@ -227,11 +237,18 @@ def main(argv: list[str] | None = None) -> int:
         if name in ("bench", "tune", "gate", "status", "up", "down"):
             from capbench.hosts.backend import BackendError, detect
 
-            try:
-                os.environ["BACKEND"] = detect()  # one choice for every process this command starts, as make's
+            try:  # one choice for every process this command starts, as make's
+                chosen = detect(config.named.get("BACKEND", ""))
             except BackendError as problem:
                 raise UsageError(str(problem)) from None
-        return dispatch(name, arguments, flags)
+            if chosen != config.named.get("BACKEND"):
+                config = config.with_setting("BACKEND", chosen, "chosen: the one running, else the default")
+        if restart and dict(os.environ) != dict(config.environ):
+            os.execve(sys.executable, [sys.executable, "-m", "capbench", *argv], dict(config.environ))
+        code = dispatch(name, arguments, flags, config)
+        if code == 0 and "--check-only" in flags:
+            print(f"capbench: checked; {named_line(config)}")
+        return code
     except UsageError as problem:
         print(f"capbench: {problem}", file=sys.stderr)
         return BAD_INPUT
@@ -239,5 +256,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def entry() -> None:
+    """The console script (and python -m capbench)."""
+    sys.exit(main(restart=True))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

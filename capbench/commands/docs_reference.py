@@ -41,6 +41,8 @@ VARIABLES = {
     "TUNE_ROUNDS": "make tune: rounds (default 3), each measuring every point once in a random order",
     "RESUME": "make tune: a sweep's results folder whose measured points are kept and not measured again",
     "RESULTS_DIR": "where results/ is (default: results/ in the checkout)",
+    "SETTINGS_FILE": "a file of KEY=VALUE lines (# comments) read before the environment's CAPBENCH_ names, make's "
+                     "line and the command's words, each over the one before: capbench/commands/configuration.py",
     "CAPBENCH_HOME": "the checkout the capbench command drives (default: the source tree it runs from, else the "
                      "working folder or the nearest one above it that is a checkout: capbench/checkout.py)",
     "STATS_PORT": "the port of HAProxy's stats page on 127.0.0.1",
@@ -103,11 +105,16 @@ def profiles_table() -> tuple[str, str]:
 def settings_page() -> str:
     settings = ("Keys", ("key", "default", "allowed", "what it does"))
     parts = [GENERATED, "# Settings",
-             "Every setting is given on the make line (`make bench-cluster STEP_S=10`) or in the environment, "
-             "and checked before anything starts: a bad value is refused with a line naming it and what is "
-             "allowed, and a name on the make line or the `capbench` command's that is none of these is refused "
+             "A setting is given on the make line (`make bench-cluster STEP_S=10`), as the `capbench` command's "
+             "KEY=VALUE word, in an environment variable spelt with the prefix (`CAPBENCH_STEP_S=10`) or in a "
+             "file of KEY=VALUE lines named by `SETTINGS_FILE=` — each over the one before (the command's word "
+             "over make's line over the environment's over the file's). A variable that merely exists in your "
+             "shell (`USERS=5`, exported for another tool) changes nothing. `--check-only` says what was named "
+             "and where. Every setting is checked before anything starts: a bad value is refused with a line "
+             "naming it and what is allowed, and a name that is none of these is refused, wherever it was given, "
              "with the closest ones (a typo such as STEPS_S=10 is told \"STEPS_S is not a setting: did you mean "
-             "STEP_S?\"). The bench settings below belong to the harness; the cluster's are read by `make up` and "
+             "STEP_S?\"; in a file, with its line number). `CAPBENCH_HOME` and `COMPOSE_PROJECT_NAME` are read "
+             "as spelt. The bench settings below belong to the harness; the cluster's are read by `make up` and "
              "recorded with every run.",
              "## Bench settings every kind shares", table(setting_rows(BenchSettings), settings[1])]
     for name, kind in KINDS.items():

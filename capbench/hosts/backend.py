@@ -139,10 +139,10 @@ class Backend(Protocol):
         to it that serves until interrupted (capbench/hosts/stats_tunnel.py)."""
 
 
-def detect() -> str:
-    """BACKEND when set; else the first backend (in table order, after the default) whose hosts are running,
-    else the default."""
-    name = os.environ.get("BACKEND", "").strip()
+def detect(given: str | None = None) -> str:
+    """The backend given (by default the environment's BACKEND) when it is set; else the first backend (in table
+    order, after the default) whose hosts are running, else the default."""
+    name = (os.environ.get("BACKEND", "") if given is None else given).strip()
     if name:
         if name not in BACKENDS:
             allowed = ", ".join(list(BACKENDS)[:-1]) + " or " + list(BACKENDS)[-1]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, named
 
 MALFORMED_YAML = "grid:\n  MAXTHREADS: [4, 16\n"
 WRONG_SHAPE_YAML = "- MAXTHREADS\n- 4\n"
@@ -158,7 +158,7 @@ def test_bad_input_is_refused_in_one_line_before_anything_starts(what, env, mess
     for key in ("MAXTHREADS", "PROTOCOL", "SWEEP", "TUNE_TARGET"):  # only what the row gives
         if key not in env:
             full_env.pop(key, None)
-    done = subprocess.run(command(what), cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(command(what), cwd=ROOT, env=named(full_env), capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
     lines = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("make")]
     assert any(message in line for line in lines), done.stderr

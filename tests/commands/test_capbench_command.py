@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from capbench.commands.cli import COMMANDS
-from conftest import ROOT
+from conftest import ROOT, named
 
 CAPBENCH = Path(sys.executable).parent / "capbench"
 
 
 def capbench(*words: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "RESULTS_DIR": str(tmp_path / "results"), "BACKEND": "compose",
+    env = {**os.environ, **named({"RESULTS_DIR": str(tmp_path / "results"), "BACKEND": "compose"}),
            "COMPOSE_PROJECT_NAME": "capbench-cli-test"}
     return subprocess.run([str(CAPBENCH), *words], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=120)
@@ -82,7 +82,7 @@ def test_every_unknown_name_is_refused_at_once_each_with_its_suggestion(tmp_path
 def test_a_typo_on_makes_command_line_is_refused_as_on_capbenchs(tmp_path):
     """make hands its command line's variables down in MAKEFLAGS; a known name there passes, an unknown one is
     refused before make builds or brings up anything."""
-    env = {**os.environ, "RESULTS_DIR": str(tmp_path / "results"), "BACKEND": "compose"}
+    env = {**os.environ, **named({"RESULTS_DIR": str(tmp_path / "results"), "BACKEND": "compose"})}
     done = subprocess.run(["make", "--no-print-directory", "bench-cluster", "STEPS_S=10", "QUICK=1"], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
@@ -92,7 +92,7 @@ def test_a_typo_on_makes_command_line_is_refused_as_on_capbenchs(tmp_path):
     assert said == ["capbench: STEPS_S is not a setting: did you mean STEP_S?"], done.stderr
     # What every node's key and every other name the commands read look like passes the same check.
     for words in (["NODE7_CPUS=0.2", "NODES=7"], ["NODE1_TOMCAT_MAX_THREADS=8"], ["COMPOSE_PROJECT_NAME=x"]):
-        named = {**env, "MAKEFLAGS": " -- " + " ".join(words)}
-        check = subprocess.run([str(CAPBENCH), "bench", "cluster", "--check-only"], cwd=tmp_path, env=named,
+        on_the_line = {**env, "MAKEFLAGS": " -- " + " ".join(words)}
+        check = subprocess.run([str(CAPBENCH), "bench", "cluster", "--check-only"], cwd=tmp_path, env=on_the_line,
                                capture_output=True, text=True, timeout=120)
         assert "is not a setting" not in check.stderr, (words, check.stderr)
