@@ -1,6 +1,6 @@
 """make tune's sweep: which settings to measure, from the make line (MAXTHREADS=4,16,64,200, a grid when several
 parameters are given) or a sweep file (SWEEP=sweeps/threads.yaml: a grid, or a list of points), each
-point's settings resolved (WEIGHTS=capacity from the last complete bench-cluster in the history) and checked
+point's settings resolved (NODEWEIGHTS=capacity from the last complete bench-cluster in the history) and checked
 by the cluster's own rules before anything starts, and the baseline (nothing changed) measured too."""
 from __future__ import annotations
 
@@ -31,10 +31,11 @@ PARAMETERS = {
     "CACHESIZE": "DB_CACHE_SIZE",  # the node's cache of reads (WORKLOAD=query)
     "CACHETTL": "DB_CACHE_TTL_S",
     "BALANCE": "LB_BALANCE",
-    "WEIGHTS": " ".join(profile_key(node, "WEIGHT") for node in NODES),  # equal | profile | capacity | a:b:c
+    # Each node's NODEn_WEIGHT (not WEIGHTS, bench-cluster's choice of balancings): equal | profile | capacity | a:b:c
+    "NODEWEIGHTS": " ".join(profile_key(node, "WEIGHT") for node in NODES),
     "SERVERMAXCONN": " ".join(profile_key(node, "MAXCONN") for node in NODES),  # the same maxconn on each node
 }
-BALANCER = ("BALANCE", "WEIGHTS", "SERVERMAXCONN")
+BALANCER = ("BALANCE", "NODEWEIGHTS", "SERVERMAXCONN")
 TARGETS = ("node1", "cluster")
 MAX_POINTS = 64
 DEFAULT_ROUNDS, MAX_ROUNDS = 3, 10
@@ -145,8 +146,8 @@ def _read_file(path: Path, target: str | None) -> tuple[dict | None, list | None
 
 
 def weights_for(value: str, base: dict[str, str]) -> dict[str, str]:
-    """WEIGHTS=equal | profile | capacity (from the last complete cluster run's node capacities) | a:b:c."""
-    keys = PARAMETERS["WEIGHTS"].split()
+    """NODEWEIGHTS=equal | profile | capacity (from the last complete cluster run's node capacities) | a:b:c."""
+    keys = PARAMETERS["NODEWEIGHTS"].split()
     if value == "equal":
         return {k: "1" for k in keys}
     if value == "profile":
@@ -154,13 +155,13 @@ def weights_for(value: str, base: dict[str, str]) -> dict[str, str]:
     if value == "capacity":
         caps = last_node_capacities()
         if caps is None:
-            raise SweepError("WEIGHTS='capacity' needs the node capacities of a complete make bench-cluster run in "
+            raise SweepError("NODEWEIGHTS='capacity' needs the node capacities of a complete make bench-cluster run in "
                              "results/history.jsonl: run one first, or give weights as a:b:c")
         return {k: str(w) for k, w in zip(keys, capacity_weights(caps).values())}
     if re.fullmatch(r"[1-9][0-9]{0,2}:[1-9][0-9]{0,2}:[1-9][0-9]{0,2}", value) and all(
             int(w) <= 256 for w in value.split(":")):
         return dict(zip(keys, value.split(":")))
-    raise SweepError(f"WEIGHTS='{value}' is not allowed: use equal, profile, capacity or three weights 1..256 as a:b:c")
+    raise SweepError(f"NODEWEIGHTS='{value}' is not allowed: use equal, profile, capacity or three weights 1..256 as a:b:c")
 
 
 def last_node_capacities() -> dict[str, float] | None:
@@ -177,7 +178,7 @@ def resolve(sweep: Sweep, base: dict[str, str]) -> None:
     does not contain it."""
     for point in sweep.points:
         for name, value in point.values.items():
-            if name == "WEIGHTS":
+            if name == "NODEWEIGHTS":
                 point.env.update(weights_for(value, base))
             elif name == "SERVERMAXCONN":
                 point.env.update({k: value for k in PARAMETERS[name].split()})

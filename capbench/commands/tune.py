@@ -29,7 +29,7 @@ from pathlib import Path
 
 from capbench.analysis.rounds import draw_orders
 from capbench.commands.bench import checked
-from capbench.commands.sweep import PARAMETERS, Point, Sweep, SweepError, check_points, read_sweep, resolve
+from capbench.commands.sweep import Point, Sweep, SweepError, check_points, read_sweep, resolve
 from capbench.engine.progress import mmss, say
 from capbench.engine.runner import Bench
 from capbench.engine.session import in_session, measured, refuse
@@ -120,10 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m capbench.commands.tune", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check-only", action="store_true", help="check the sweep and the settings, run nothing")
     args = parser.parse_args(argv)
-    # The sweep's names are not bench settings (WEIGHTS means something else to bench-cluster).
-    environ = {k: v for k, v in os.environ.items() if k not in PARAMETERS}
     try:
-        settings, driver, wrk2_local = checked(environ=environ)
+        if "WEIGHTS" in os.environ:  # one name, one meaning: bench-cluster's
+            raise SweepError(f"WEIGHTS='{os.environ['WEIGHTS']}' is bench-cluster's choice of balancings: make tune "
+                             "sweeps the nodes' weights as NODEWEIGHTS=equal,profile,capacity or a:b:c")
+        settings, driver, wrk2_local = checked()
         sweep = read_sweep(dict(os.environ))
         resolve(sweep, cluster_settings())
         check_points(sweep)

@@ -75,6 +75,8 @@ BAD = [
     ("bench cluster", {"PROFILE": "huge"},
      "PROFILE='huge' is not a profile: use one of homogeneous, hosts, lab, small"),
     ("bench cluster", {"PROFILE": "../../etc/passwd"}, "PROFILE='../../etc/passwd' is not a profile"),
+    ("tune", {"WEIGHTS": "equal,profile"}, "WEIGHTS='equal,profile' is bench-cluster's choice of balancings: make "
+     "tune sweeps the nodes' weights as NODEWEIGHTS="),
     ("tune", {"MAXTHREADS": "0"}, "TOMCAT_MAX_THREADS='0' is not allowed: use an integer from 1 to 10000"),
     ("tune", {"MAXTHREADS": "4,x"}, "MAXTHREADS"),
     ("tune", {"PROTOCOL": "apr"}, "TOMCAT_PROTOCOL='apr' is not allowed: use one of nio nio2"),

@@ -40,15 +40,15 @@ def test_a_grid_without_the_defaults_gets_a_baseline_point_first():
 
 
 def test_balancer_settings_make_the_cluster_the_target_and_weights_resolve():
-    sweep = read_sweep({"BALANCE": "roundrobin,leastconn", "WEIGHTS": "equal,profile,9:3:1", "SERVERMAXCONN": "8"})
+    sweep = read_sweep({"BALANCE": "roundrobin,leastconn", "NODEWEIGHTS": "equal,profile,9:3:1", "SERVERMAXCONN": "8"})
     resolve(sweep, BASE)
     assert sweep.target == "cluster"
     envs = {p.label: p.env for p in sweep.points}
-    assert envs["BALANCE=leastconn WEIGHTS=equal SERVERMAXCONN=8"] == {
+    assert envs["BALANCE=leastconn NODEWEIGHTS=equal SERVERMAXCONN=8"] == {
         "LB_BALANCE": "leastconn", "NODE1_WEIGHT": "1", "NODE2_WEIGHT": "1", "NODE3_WEIGHT": "1",
         "NODE1_MAXCONN": "8", "NODE2_MAXCONN": "8", "NODE3_MAXCONN": "8"}
-    assert envs["BALANCE=roundrobin WEIGHTS=9:3:1 SERVERMAXCONN=8"]["NODE1_WEIGHT"] == "9"
-    assert envs["BALANCE=roundrobin WEIGHTS=profile SERVERMAXCONN=8"]["NODE2_WEIGHT"] == "4"
+    assert envs["BALANCE=roundrobin NODEWEIGHTS=9:3:1 SERVERMAXCONN=8"]["NODE1_WEIGHT"] == "9"
+    assert envs["BALANCE=roundrobin NODEWEIGHTS=profile SERVERMAXCONN=8"]["NODE2_WEIGHT"] == "4"
 
 
 def test_capacity_weights_come_from_the_last_complete_cluster_run(tmp_path, monkeypatch):
@@ -119,5 +119,5 @@ def test_bad_sweep_files_are_refused(tmp_path, text, message):
 
 @pytest.mark.parametrize("value", ["unequal", "1:2", "0:1:1", "1:2:300", "a:b:c"])
 def test_bad_weights_are_refused(value):
-    with pytest.raises(SweepError, match=f"WEIGHTS='{value}' is not allowed: use equal, profile, capacity"):
+    with pytest.raises(SweepError, match=f"NODEWEIGHTS='{value}' is not allowed: use equal, profile, capacity"):
         tune.weights_for(value, BASE)
