@@ -25,6 +25,8 @@ HOLDS, FELL, CANNOT_TELL, ABOVE = "holds", "fell", "cannot tell", "above thresho
 # The exit status per verdict; the gate's is the first of these its checks reach.
 EXIT = {FELL: 3, ABOVE: 5, CANNOT_TELL: 4, HOLDS: 0}
 DEFAULT_BENCH = "cluster"
+# GATE_BENCH: the benches that search capacities (the kinds marked gated: tests/commands/test_gate_keys.py)
+BENCHES = ("single", "cluster")
 # GATE_MODE: duet measures the baseline build and the candidate together (capbench/commands/gate_duet.py); history judges the
 # run against an accepted baseline's history line, measured on another day's machine.
 MODES = ("history", "duet")
@@ -58,64 +60,6 @@ class GateSettings:
     repeats: int = significance.MIN_REPEATS  # REPEATS, when the user gives none
     mode: str = DEFAULT_MODE
     rounds: int = 5  # make gate-calibrate's
-
-
-def gate_settings(raw: dict[str, str], benches: dict[str, tuple[str, ...]]) -> GateSettings:
-    """From the bench settings as given (the environment, over capbench/settings/bench.py's defaults): GATE_BENCH (one of `benches`,
-    bench name → its targets), BASELINE, GATE_DROP_PCT, GATE_REPEATS and GATE_P99_MS ([TARGET:]MS@RATE, several separated
-    by spaces or commas; TARGET defaults to the bench's last, the cluster in bench-cluster); GateSettingsError
-    naming every problem."""
-    problems = []
-    bench = raw.get("GATE_BENCH") or DEFAULT_BENCH
-    if bench not in benches:
-        problems.append(f"GATE_BENCH='{bench}' is not allowed: use one of {', '.join(benches)} (the benches "
-                        "that search capacities)")
-    targets = benches.get(bench, ())
-    drop_text = raw.get("GATE_DROP_PCT") or f"{DEFAULT_DROP_PCT:g}"
-    try:
-        drop = float(drop_text)
-        if not 0 <= drop < 100:
-            raise ValueError
-    except ValueError:
-        problems.append(f"GATE_DROP_PCT='{drop_text}' is not allowed: a number from 0 to below 100 (the % of "
-                        "capacity a build may lose before the gate says it fell)")
-        drop = DEFAULT_DROP_PCT
-    repeats_text = raw.get("GATE_REPEATS") or str(significance.MIN_REPEATS)
-    if not (repeats_text.isdigit() and 1 <= int(repeats_text) <= 20):
-        problems.append(f"GATE_REPEATS='{repeats_text}' is not allowed: an integer from 1 to 20 (REPEATS, when "
-                        "given, overrides it)")
-        repeats_text = str(significance.MIN_REPEATS)
-    thresholds = []
-    for item in re.split(r"[\s,]+", raw.get("GATE_P99_MS", "").strip()):
-        if not item:
-            continue
-        match = P99_ITEM.fullmatch(item)
-        try:
-            ms, rate = (float(match["ms"]), float(match["rate"])) if match else (0.0, 0.0)
-        except ValueError:
-            ms, rate = 0.0, 0.0
-        target = (match["target"] if match else None) or (targets[-1] if targets else "")
-        if not (ms > 0 and rate > 0) or (targets and target not in targets):
-            problems.append(f"GATE_P99_MS item '{item}' is not allowed: [TARGET:]MS@RATE with MS and RATE > 0, "
-                            f"e.g. 250@800 or node1:250@400; TARGET one of {', '.join(targets) or 'the bench targets'}")
-            continue
-        thresholds.append(P99Threshold(target, ms, rate))
-    mode = raw.get("GATE_MODE") or DEFAULT_MODE
-    if mode not in MODES:
-        problems.append(f"GATE_MODE='{mode}' is not allowed: use history (against an accepted baseline) or duet "
-                        "(DUET_A and DUET_B measured together)")
-    elif mode == "duet" and thresholds:
-        problems.append("GATE_P99_MS cannot be judged with GATE_MODE=duet (a duet searches capacities only): use "
-                        "GATE_MODE=history for p99 thresholds")
-    rounds_text = raw.get("CALIBRATE_ROUNDS") or "5"
-    if not (rounds_text.isdigit() and 1 <= int(rounds_text) <= 10):
-        problems.append(f"CALIBRATE_ROUNDS='{rounds_text}' is not allowed: an integer from 1 to 10 (make "
-                        "gate-calibrate's rounds)")
-        rounds_text = "5"
-    if problems:
-        raise GateSettingsError("\n".join(problems))
-    return GateSettings(bench, raw.get("BASELINE") or None, drop, tuple(thresholds), int(repeats_text), mode,
-                        int(rounds_text))
 
 
 def let_through(gate: Gate, environ: dict[str, str]) -> None:

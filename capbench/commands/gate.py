@@ -27,7 +27,7 @@ from capbench.rundata.layout import GatePaths, gate_latest_dir, history_path
 from capbench.rundata.records import read_steps
 from capbench.rundata.run import RunRecord
 from capbench.rundata.summary import Summary
-from capbench.settings.bench import SettingsError, raw_settings
+from capbench.settings.bench import SettingsError, gate_settings, raw_settings
 
 INTERRUPTED = 130
 
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     benches = {kind.name: kind.targets for kind in KINDS.values() if kind.gated}
     try:
-        chosen = gate_verdict.gate_settings(raw_settings(), benches)
+        chosen = gate_settings(raw_settings(), benches)
         if args.calibrate:
             return gate_calibration.run(chosen, dict(os.environ), args.check_only)
         if chosen.mode == "duet" or args.aa:

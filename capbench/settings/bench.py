@@ -4,12 +4,14 @@ gives one line naming it and what is allowed."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from capbench.analysis import gate_verdict, significance
+from capbench.analysis import baselines, gate_verdict, significance
 from capbench.settings import scenario_file as scenarios
 from capbench.settings.fields import (
+    Rule,
     SettingsError,
     auto_or,
     choice,
@@ -21,7 +23,6 @@ from capbench.settings.fields import (
     read,
     setting,
     switch,
-    text,
 )
 
 VARIANTS = ("v1", "v1-nosync", "v2", "v3")
@@ -188,26 +189,75 @@ class BenchSettings:
         return shared | {name: value for kind in self.kinds.values() for name, value in asdict(kind).items()}
 
 
+def p99_thresholds() -> Rule:
+    """[TARGET:]MS@RATE items separated by spaces or commas, each (target or None, ms, rate)."""
+    def parse(text: str) -> tuple:
+        items = []
+        for item in re.split(r"[\s,]+", text.strip()):
+            match = gate_verdict.P99_ITEM.fullmatch(item) if item else None
+            if item and not (match and float(match["ms"]) > 0 and float(match["rate"]) > 0):
+                raise ValueError(item)
+            if match:
+                items.append((match["target"], float(match["ms"]), float(match["rate"])))
+        return tuple(items)
+    return Rule("empty, or [TARGET:]MS@RATE items separated by spaces, MS and RATE above 0 (e.g. 250@800 or "
+                "node1:250@400)", parse)
+
+
+def baseline_name() -> Rule:
+    def parse(text: str) -> str:
+        if text and not baselines.TAG.fullmatch(text):
+            raise ValueError(text)
+        return text
+    return Rule("empty, or a baseline's tag or a run id (1 to 64 letters, digits, '.', '_' or '-')", parse)
+
+
 @dataclass(frozen=True)
 class GateKeys:
-    """make gate's settings: capbench/analysis/gate_verdict.py checks them together, as their rules depend on the bench's targets."""
-    mode: str = setting("GATE_MODE", gate_verdict.DEFAULT_MODE, text(),
+    """make gate's settings, each by its own rule; gate_settings() then checks what depends on the bench (a p99
+    threshold's target) and on the mode."""
+    mode: str = setting("GATE_MODE", gate_verdict.DEFAULT_MODE, choice(gate_verdict.MODES),
                         "duet: DUET_A (baseline; by default the accepted baseline's build) and DUET_B (candidate; "
                         "by default this build) measured together on twin slots; history: the run against an "
                         "accepted baseline's stored capacities")
-    bench: str = setting("GATE_BENCH", gate_verdict.DEFAULT_BENCH, text(),
-                         "GATE_MODE=history: the bench the gate measures: cluster or single")
-    repeats: str = setting("GATE_REPEATS", str(significance.MIN_REPEATS), text(), "its searches' repeats, unless REPEATS is given (1..20)")
-    drop_pct: str = setting("GATE_DROP_PCT", f"{gate_verdict.DEFAULT_DROP_PCT:g}", text(),
-                            "the capacity fell when lower than the baseline's by more than this % at the "
-                            "interval's confidence (0..<100)")
-    p99_ms: str = setting("GATE_P99_MS", "", text(),
-                          "p99 thresholds measured after the searches: [TARGET:]MS@RATE, several separated by spaces")
-    rounds: str = setting("CALIBRATE_ROUNDS", "5", text(),
+    bench: str = setting("GATE_BENCH", gate_verdict.DEFAULT_BENCH, choice(gate_verdict.BENCHES),
+                         "GATE_MODE=history: the bench the gate measures (the benches that search capacities)")
+    repeats: int = setting("GATE_REPEATS", str(significance.MIN_REPEATS), integer(1, 20),
+                           "its searches' repeats, unless REPEATS is given")
+    drop_pct: float = setting("GATE_DROP_PCT", f"{gate_verdict.DEFAULT_DROP_PCT:g}", number(0, 100, high_open=True),
+                              "the capacity fell when lower than the baseline's by more than this % at the "
+                              "interval's confidence")
+    p99: tuple = setting("GATE_P99_MS", "", p99_thresholds(),
+                         "p99 thresholds measured after the searches (GATE_MODE=history); TARGET defaults to the "
+                         "bench's last, the cluster in bench-cluster")
+    rounds: int = setting("CALIBRATE_ROUNDS", "5", integer(1, 10),
                           "make gate-calibrate: rounds, each an A/A duet and one of every known 5 % drop, in an "
-                          "order drawn at random (1..10)")
-    baseline: str = setting("BASELINE", "", text(),
+                          "order drawn at random")
+    baseline: str = setting("BASELINE", "", baseline_name(),
                             "a tag or run id of an accepted baseline; empty: the last accepted run of the same bench")
+
+
+def gate_settings(raw: dict[str, str], benches: dict[str, tuple[str, ...]]) -> gate_verdict.GateSettings:
+    """make gate's settings from the raw values (raw_settings()): each key by its rule, then a p99 threshold's
+    target among the bench's (`benches`: bench name → its targets) and no p99 threshold in a duet;
+    GateSettingsError naming every problem."""
+    problems: list[str] = []
+    keys = read(GateKeys, {**defaults(GateKeys), **{k: v for k, v in raw.items() if v}}, False, problems)
+    targets = benches.get(keys.bench or "", ())
+    thresholds = []
+    for target, ms, rate in keys.p99 or ():
+        target = target or (targets[-1] if targets else "")
+        if targets and target not in targets:
+            problems.append(f"GATE_P99_MS's target '{target}' is not one of {keys.bench}'s: use "
+                            f"{', '.join(targets)} (or none: the {targets[-1]})")
+        thresholds.append(gate_verdict.P99Threshold(target, ms, rate))
+    if keys.mode == "duet" and thresholds:
+        problems.append("GATE_P99_MS cannot be judged with GATE_MODE=duet (a duet searches capacities only): use "
+                        "GATE_MODE=history for p99 thresholds")
+    if problems:
+        raise gate_verdict.GateSettingsError("\n".join(problems))
+    return gate_verdict.GateSettings(keys.bench, keys.baseline or None, keys.drop_pct, tuple(thresholds),
+                                     keys.repeats, keys.mode, keys.rounds)
 
 
 def raw_settings(environ: dict[str, str] | None = None, kinds: dict[str, type] | None = None) -> dict[str, str]:

@@ -95,14 +95,15 @@ def integer(low: int, high: int) -> Rule:
     return Rule(f"an integer from {low} to {high}", parse)
 
 
-def number(low: float, high: float, low_open: bool = False) -> Rule:
+def number(low: float, high: float, low_open: bool = False, high_open: bool = False) -> Rule:
     def parse(text: str) -> float:
         value = float(text) if re.fullmatch(r"[0-9]{1,9}(\.[0-9]+)?", text) else None
-        if value is None or (value <= low if low_open else value < low) or value > high:
+        if value is None or (value <= low if low_open else value < low) or (value >= high if high_open else
+                                                                            value > high):
             raise ValueError(text)
         return value
     bound = f"above {low:.10g}" if low_open else f"from {low:.10g}"
-    return Rule(f"a number {bound} to {high:.10g}", parse)
+    return Rule(f"a number {bound} to {'below ' if high_open else ''}{high:.10g}", parse)
 
 
 def auto_or(rule: Rule) -> Rule:
@@ -156,11 +157,6 @@ def sizes(high: int) -> Rule:
             raise ValueError(text)
         return values
     return Rule(f"one or more rising integers from 0 to {high}, space-separated (e.g. '0 16 32 64')", parse)
-
-
-def text() -> Rule:
-    """Anything: checked where it is used (make gate's settings, whose rules depend on the bench)."""
-    return Rule("any text", lambda value: value)
 
 
 def file_path() -> Rule:

@@ -155,22 +155,6 @@ def test_p99_threshold_from_the_gate_steps():
     assert invalid.checks[1].verdict == gate_verdict.CANNOT_TELL and "step 7: load behind" in invalid.checks[1].message
 
 
-def test_settings_defaults_and_refusals():
-    benches = {"single": ("node1",), "cluster": ("node1", "node2", "node3", "cluster")}
-    assert gate_verdict.gate_settings({}, benches).mode == "duet"  # the baseline's build and this one, together
-    chosen = gate_verdict.gate_settings({"GATE_MODE": "history", "GATE_P99_MS": "250@800, node1:300@400"}, benches)
-    assert chosen.bench == "cluster" and chosen.drop_pct == 10.0 and chosen.baseline is None
-    assert chosen.p99 == (gate_verdict.P99Threshold("cluster", 250, 800), gate_verdict.P99Threshold("node1", 300, 400))
-    with pytest.raises(gate_verdict.GateSettingsError) as refused:
-        gate_verdict.gate_settings({"GATE_BENCH": "usl", "GATE_DROP_PCT": "-1", "GATE_P99_MS": "250"}, benches)
-    lines = str(refused.value).splitlines()
-    assert lines[0].startswith("GATE_BENCH='usl' is not allowed: use one of single, cluster")
-    assert lines[1].startswith("GATE_DROP_PCT='-1' is not allowed: a number from 0 to below 100")
-    assert lines[2].startswith("GATE_P99_MS item '250' is not allowed: [TARGET:]MS@RATE")
-    with pytest.raises(gate_verdict.GateSettingsError, match="node9:1@2"):
-        gate_verdict.gate_settings({"GATE_P99_MS": "node9:1@2"}, benches)
-
-
 def test_baselines_are_marks_in_the_history_found_by_tag_id_or_bench_and_machine(tmp_path):
     elsewhere = {**RUN, "calibration": {**CALIBRATION, "machine": "other"}}
     lines = [line("r1-single", [1000, 1050, 1100]), line("r2-single", [990, 1000, 1010], run=elsewhere),

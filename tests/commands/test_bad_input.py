@@ -112,15 +112,15 @@ BAD = [
     ("bench cluster", {"NODE2_WEIGHT": "0"}, "NODE2_WEIGHT='0' is not allowed: use an integer from 1 to 256"),
     # make gate
     ("gate", {"GATE_BENCH": "usl"}, "GATE_BENCH='usl' is not allowed: use one of single, cluster"),
-    ("gate", {"GATE_DROP_PCT": "100"}, "GATE_DROP_PCT='100' is not allowed: a number from 0 to below 100"),
-    ("gate", {"GATE_P99_MS": "250ms"}, "GATE_P99_MS item '250ms' is not allowed: [TARGET:]MS@RATE"),
-    ("gate", {"GATE_BENCH": "single", "GATE_P99_MS": "cluster:250@800"}, "TARGET one of node1"),
+    ("gate", {"GATE_DROP_PCT": "100"}, "GATE_DROP_PCT='100' is not allowed: use a number from 0 to below 100"),
+    ("gate", {"GATE_P99_MS": "250ms"}, "GATE_P99_MS='250ms' is not allowed: use empty, or [TARGET:]MS@RATE"),
+    ("gate", {"GATE_BENCH": "single", "GATE_P99_MS": "cluster:250@800"}, "GATE_P99_MS's target 'cluster' is not one of single's: use node1"),
     ("gate", {"GATE_MODE": "history", "BASELINE": "release-9"},
      "BASELINE='release-9' is neither a baseline tag (tags: none) nor a run"),
     ("gate", {"BASELINE": "release-9"}, "BASELINE='release-9' is not a baseline whose build was kept"),
     ("gate", {"GATE_P99_MS": "250@800"}, "GATE_P99_MS cannot be judged with GATE_MODE=duet"),
     ("gate", {"REPEATS": "0"}, "REPEATS='0' is not allowed: use an integer from 1 to 20"),
-    ("gate", {"GATE_REPEATS": "three"}, "GATE_REPEATS='three' is not allowed: an integer from 1 to 20"),
+    ("gate", {"GATE_REPEATS": "three"}, "GATE_REPEATS='three' is not allowed: use an integer from 1 to 20"),
 ]
 
 
