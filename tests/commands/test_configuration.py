@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from capbench.commands.configuration import NamedWrongly, resolve
+from conftest import ROOT
 
 CAPBENCH = Path(sys.executable).parent / "capbench"
 SHELL = {"PATH": "/usr/bin:/bin", "HOME": "/root"}
@@ -97,3 +98,17 @@ def test_the_command_reads_a_settings_file_and_says_where_a_wrong_line_is(tmp_pa
     assert wrong.returncode == 2
     assert wrong.stderr.strip() == "capbench: typo.env:2: STEPS_S is not a setting: did you mean STEP_S?"
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("given, refused", [({"BACKEND": "kubernetes"}, False), ({"CAPBENCH_BACKEND": "kubernetes"}, True),
+                                            ({"words": "BACKEND=kubernetes"}, True)])
+def test_makes_backend_is_the_one_named_not_the_shells(given, refused):
+    """The Makefile chooses the backend when it is read: from its line or CAPBENCH_BACKEND, never a BACKEND the
+    shell holds (make -n: nothing runs)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "BACKEND", "CAPBENCH_BACKEND")}
+    given = dict(given)
+    words = given.pop("words", "").split()
+    done = subprocess.run(["make", "--no-print-directory", "-n", "status", *words], cwd=ROOT, env={**env, **given},
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode != 0) == refused, done.stderr
+    assert ("BACKEND='kubernetes' is not allowed" in done.stderr) == refused, done.stderr
