@@ -29,7 +29,8 @@ from capbench.load.loadhost import WORK_DIR
 from capbench.metrics.monitor import Monitor
 from capbench.rundata import jsonl
 from capbench.rundata.layout import RunPaths, git_sha
-from capbench.rundata.run import RUN_SCHEMA
+from capbench.rundata.run import RunRecord
+from capbench.rundata.summary import Summary
 from capbench.settings.bench import BenchSettings
 
 
@@ -113,20 +114,19 @@ class Bench:
         if self.kind.reports:  # the benches whose figures a reader takes for the application's
             self.ceiling_check = ceiling_probe.ensure(self)
 
-    def run_json(self) -> dict:
+    def run_record(self) -> RunRecord:
+        """run.json: what this run is, as it starts."""
         chosen = backend()
-        return {"schema": RUN_SCHEMA, "run_id": self.run_id, "kind": self.kind.name,
-                "settings": self.settings.as_dict(),
-                "driver": {"name": self.driver.name, "version": self.version,
-                           "binary": str(self.wrk2_local) if self.wrk2_local else None},
-                "load_hosts": self.loads.versions_of(self.driver),
-                "profile": profile_name(), "cluster_settings": with_application(self.cluster_settings()),
-                "backend": chosen.name, "backend_version": chosen.version(),
-                "targets": list(self.kind.targets),
-                "harness": {"python": platform.python_version(), "host": platform.node()},
-                "git_sha": git_sha(), "nodes": {node: jvm.node_info(node) for node in NODES},
-                "calibration": self.calibration, "testbed_ceiling": self.ceiling_check,
-                "started_epoch": time.time()}
+        return RunRecord(
+            run_id=self.run_id, kind=self.kind.name, settings=self.settings.as_dict(),
+            driver={"name": self.driver.name, "version": self.version,
+                    "binary": str(self.wrk2_local) if self.wrk2_local else None},
+            load_hosts=self.loads.versions_of(self.driver),
+            profile=profile_name(), cluster_settings=with_application(self.cluster_settings()),
+            backend=chosen.name, backend_version=chosen.version(), targets=list(self.kind.targets),
+            harness={"python": platform.python_version(), "host": platform.node()},
+            git_sha=git_sha(), nodes={node: jvm.node_info(node) for node in NODES},
+            calibration=self.calibration, testbed_ceiling=self.ceiling_check, started_epoch=time.time())
 
 
 def execute(bench: Bench, body=None, extra: dict | None = None) -> tuple[dict, int]:
@@ -139,7 +139,7 @@ def execute(bench: Bench, body=None, extra: dict | None = None) -> tuple[dict, i
     status, error, code = "complete", None, 0
     try:
         bench.prepare()
-        jsonl.write_json(paths.run_json, bench.run_json())
+        jsonl.write_json(paths.run_json, bench.run_record().to_json())
         if bench.monitoring.monitor is not None and kind.logs_whole_run:
             bench.monitoring.start()
         outcome = body() if body is not None else kind.run(bench, bench.found)
@@ -171,9 +171,9 @@ def execute(bench: Bench, body=None, extra: dict | None = None) -> tuple[dict, i
         except (ClusterError, OSError, KeyboardInterrupt) as problem:
             say(f"warning: monitoring did not finish cleanly: {problem or 'interrupted'}")
         if not paths.run_json.exists():
-            jsonl.write_json(paths.run_json, bench.run_json())
+            jsonl.write_json(paths.run_json, bench.run_record().to_json())
         bench.lb_events.collect()
-        summary = {**summarize(bench, status, error, started), **(extra or {})}
+        summary = Summary.from_json({**summarize(bench, status, error, started), **(extra or {})}).to_json()
         jsonl.write_json(paths.summary, summary)
         if status != "partial":
             paths.partial_marker.unlink()

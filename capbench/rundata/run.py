@@ -3,7 +3,7 @@ values), in one place. A node's profile keys are its name in capitals (node2's C
 cluster_settings)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from capbench.rundata import jsonl
@@ -44,6 +44,13 @@ class RunRecord:
     @classmethod
     def from_json(cls, data: dict) -> RunRecord:
         return cls(**known(cls, data))
+
+    def to_json(self) -> dict:
+        """run.json as written: the schema, then the fields (compose_version only in the runs that had it)."""
+        data = asdict(self)
+        if data["compose_version"] is None:
+            del data["compose_version"]
+        return {"schema": RUN_SCHEMA, **data}
 
     @classmethod
     def read(cls, path: Path) -> RunRecord:

@@ -3,7 +3,7 @@ to a search, the capacities its repeats found, and the host figures at a capacit
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, TypeVar
 
 from capbench.rundata import workload
@@ -11,6 +11,8 @@ from capbench.rundata.findings import Findings
 from capbench.rundata.records import AT_CAPACITY_PHASES, StepRecord, doc, known
 
 SUMMARY_SCHEMA = "capbench-summary/1"
+# Written even when empty (None): the rest of the optional fields only where the run has them.
+ALWAYS_WRITTEN = ("error", "calibration")
 F = TypeVar("F", bound=Findings)
 
 
@@ -111,6 +113,14 @@ class Summary:
         named = known(cls, data)
         return cls(**{**named, "targets": targets_of(data),
                       "others": {k: v for k, v in data.items() if k not in named and k not in ("schema", "others")}})
+
+    def to_json(self) -> dict:
+        """summary.json as written: the schema, the fields (an optional one only where the run has it), the
+        targets through their own type, then the kind's findings and earlier entries (others) at the top level."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("targets", "others")}
+        data = {k: v for k, v in data.items() if v is not None or k in ALWAYS_WRITTEN}
+        targets = {label: target.to_json() for label, target in self.targets.items()}
+        return {"schema": SUMMARY_SCHEMA, **data, "targets": targets, **self.others}
 
     def findings(self, cls: type[F]) -> F:
         """A kind's findings (a rundata.findings.Findings class) as the run wrote them; empty when it found

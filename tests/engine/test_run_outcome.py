@@ -13,6 +13,7 @@ from capbench.engine import losses, runner
 from capbench.hosts.backend import ClusterError, LostMachine
 from capbench.hosts.topology import HOSTS
 from capbench.rundata.layout import RunPaths
+from capbench.rundata.run import RunRecord
 
 LAB3 = LostMachine("lab3", ("node2", "load2"), "its engine unix:///lab3.sock did not answer (connection refused)")
 
@@ -27,7 +28,7 @@ def bench_whose_run_raises(tmp_path, problem: BaseException | None, before=None)
     kind = SimpleNamespace(logs_whole_run=False, restores_rotation=False, run=run)
     return SimpleNamespace(paths=RunPaths(tmp_path), kind=kind, found=None, prepare=lambda: None,
                            monitoring=SimpleNamespace(monitor=None, finish=lambda: None),
-                           run_json=lambda: {"schema": "test"}, lb_events=SimpleNamespace(collect=lambda: None),
+                           run_record=lambda: RunRecord(run_id="test"), lb_events=SimpleNamespace(collect=lambda: None),
                            searcher=SimpleNamespace(losses=losses.Losses()))
 
 
@@ -35,7 +36,7 @@ def bench_whose_run_raises(tmp_path, problem: BaseException | None, before=None)
 def summary_of_the_outcome(monkeypatch):
     machines_lost(monkeypatch)  # every machine answers, unless a test says otherwise
     monkeypatch.setattr(runner, "summarize", lambda bench, status, error, started: {
-        "status": status, "error": error, **({"events": bench.searcher.losses.as_json(started, [])}
+        "run_id": "test", "kind": "single", "targets": {}, "status": status, "error": error, **({"events": bench.searcher.losses.as_json(started, [])}
                                              if bench.searcher.losses.events else {})})
 
 
@@ -62,7 +63,7 @@ def test_an_unforeseen_failure_is_recorded_as_partial_then_raised(tmp_path):
     with pytest.raises(ValueError):
         runner.execute(bench)
     written = json.loads(bench.paths.summary.read_text())
-    assert written == {"status": "partial", "error": "ValueError: Expecting value: line 1 column 1 (char 0)"}
+    assert (written["status"], written["error"]) == ("partial", "ValueError: Expecting value: line 1 column 1 (char 0)")
     assert bench.paths.partial_marker.exists() and bench.paths.run_json.exists()
 
 

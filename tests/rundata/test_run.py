@@ -1,4 +1,5 @@
-"""What a run's record says about its nodes: the cores each may use, with a CPU quota or without one."""
+"""What a run's record is (written from its type, read back the same) and what it says about its nodes: the cores
+each may use, with a CPU quota or without one."""
 from __future__ import annotations
 
 from capbench.rundata.run import RunRecord, node_cpus
@@ -24,3 +25,15 @@ def test_a_node_with_neither_is_left_out():
     run = _run({"node1": "0", "node2": "0.4"}, {"node2": 1})
     run.nodes["node1"] = {}
     assert node_cpus(run) == {"node2": 0.4}
+
+
+def test_run_json_is_written_from_its_type_and_reads_back_the_same():
+    """One shape, declared once: what the run writes is RunRecord's fields under the schema, and reads back equal."""
+    from capbench.rundata.run import RUN_SCHEMA
+
+    record = _run({"node1": "0.5"}, {"node1": 1})
+    record.run_id, record.kind, record.targets = "20261202T100000Z-abc-cluster", "cluster", ["node1", "cluster"]
+    written = record.to_json()
+    assert written["schema"] == RUN_SCHEMA and "compose_version" not in written
+    assert RunRecord.from_json(written) == record
+    assert set(written) - {"schema"} == {f for f in RunRecord.__dataclass_fields__} - {"compose_version"}

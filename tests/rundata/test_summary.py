@@ -56,3 +56,27 @@ def test_a_jars_embedded_tomcat_is_an_application_and_the_grinder_alone_is_not()
     grinder = {(metric, '0 module:/ servlet:grind'): [1.0], (metric, '1 module:/ servlet:health'): [1.0]}
     beside = {**spring, (metric, '2 module:/capbench servlet:grind'): [1.0]}
     assert [application_deployed(s, metric) for s in (spring, grinder, beside, {})] == [True, False, True, False]
+
+
+def test_summary_json_is_written_through_its_type_and_loses_nothing_it_was_given():
+    """The run's summary goes through Summary (and each target through TargetSummary) on its way to the file: what
+    it held is written back, the kind's findings and earlier entries at the top level, and writing it again gives
+    the same."""
+    import json
+    from pathlib import Path
+
+    from capbench.rundata.summary import SUMMARY_SCHEMA, Summary, target_summary
+
+    given = json.loads((Path(__file__).parent.parent / "report" / "data" / "20261122T145620Z-f876294-dirty-cluster"
+                        / "summary.json").read_text())
+    given["targets"]["node1"] = target_summary(given["targets"]["node1"]["searches"])
+    written = Summary.from_json(given).to_json()
+    assert written["schema"] == SUMMARY_SCHEMA
+    for key, value in given.items():
+        if key != "targets":
+            assert written[key] == value, key
+    for label, target in given["targets"].items():
+        assert {k: written["targets"][label][k] for k in target} == target, label
+    assert written["targets"]["node1"] == given["targets"]["node1"]  # a target of today's shape, whole
+    assert Summary.from_json(written).to_json() == written
+    assert "events" not in written and written["error"] is None  # optional fields only where a run has them
