@@ -7,8 +7,10 @@ runs. The exit status is the command's own, unchanged (make turns every failure 
 input or the cluster not up, 130 interrupted; `capbench gate`: 3 capacity fell, 4 cannot tell, 5 a p99 threshold
 broken.
 
-The command restarts itself once in the environment its configuration gives (entry()), before the harness's
-modules are imported: they, and every process they start, see what the user named and nothing else."""
+The command restarts itself once in the environment its configuration gives (entry()), before it runs
+anything: the run, and every process it starts, see what the user named and nothing else. (The first process
+imports the modules that know the setting names, and capbench/hosts/topology.py still reads NODES at import
+there: a shell's NODES that is not a count is still refused, one that is changes nothing.)"""
 from __future__ import annotations
 
 import os
