@@ -3,7 +3,7 @@ skipped because its node was down, a search that ended without a capacity. The c
 these where a figure would be, never a bare None."""
 from __future__ import annotations
 
-from capbench.hosts.topology import IN_ROTATION
+from capbench.hosts import topology
 from capbench.rundata import events
 
 
@@ -17,7 +17,7 @@ def why_no_capacity(summary: dict, label: str) -> str:
     target = (summary.get("targets") or {}).get(label)
     skipped = (summary.get("skipped") or {}).get(label)
     ended = not target or not target.get("capacity_rps")
-    lost = events.touching(summary.get("events"), IN_ROTATION.get(label.split()[0], ()))
+    lost = events.touching(summary.get("events"), topology.IN_ROTATION.get(label.split()[0], ()))
     if ended and lost and (skipped or target is None or any(
             s.get("status") == "node-down" for s in target.get("searches") or [])):
         return f"not measured: {events.short(lost[0])}"

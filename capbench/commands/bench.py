@@ -14,8 +14,8 @@ import sys
 from capbench.engine.progress import say
 from capbench.engine.runner import Bench
 from capbench.engine.session import in_session, measured, refuse
+from capbench.hosts import topology
 from capbench.hosts.cluster_settings import NO_GRINDER, SettingsRefused, cluster_settings
-from capbench.hosts.topology import LOAD_HOSTS
 from capbench.kinds import KINDS, read_settings
 from capbench.load.drivers import find_wrk2
 from capbench.load.drivers.oha import OhaDriver
@@ -34,10 +34,10 @@ def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False):
                                 "connection sends when answered) and wrk2 always paces at a rate; use LOADGEN=oha "
                                 "or auto")
         levels = settings.kinds["usl"].usl_levels
-        if len(LOAD_HOSTS) > min(levels):
-            raise SettingsError(f"LOAD_HOSTS='{len(LOAD_HOSTS)}' cannot run make bench-usl with USL_LEVELS "
+        if len(topology.LOAD_HOSTS) > min(levels):
+            raise SettingsError(f"LOAD_HOSTS='{len(topology.LOAD_HOSTS)}' cannot run make bench-usl with USL_LEVELS "
                                 f"starting at {min(levels)}: each load host needs a connection of "
-                                f"every level; use LOAD_HOSTS=1, or levels of at least {len(LOAD_HOSTS)} connections")
+                                f"every level; use LOAD_HOSTS=1, or levels of at least {len(topology.LOAD_HOSTS)} connections")
         return OhaDriver(), None
     wrk2 = find_wrk2(environ.get("WRK2"), built=settings.loadgen == "wrk2")
     if environ.get("WRK2") and not (wrk2.is_file() and os.access(wrk2, os.X_OK)):

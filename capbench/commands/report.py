@@ -7,16 +7,24 @@ import sys
 from pathlib import Path
 
 from capbench.duet.baseline import accepted_build
+from capbench.hosts import topology
 from capbench.kinds import KINDS
 from capbench.report.__main__ import main
 from capbench.report.sections import ReportSection
 from capbench.rundata.layout import RunPaths
-from capbench.rundata.run import RunRecord
+from capbench.rundata.run import RunRecord, nodes_of
+
+
+def run_topology(run: RunRecord) -> topology.Topology:
+    """The hosts the run had, as its run.json recorded them (not today's NODES and LOAD_HOSTS)."""
+    return topology.Topology(nodes_of(run), tuple(run.load_hosts or ()) or ("load",))
 
 
 def section_of(folder: Path) -> ReportSection | None:
-    """The report section of the kind the run in the folder was."""
-    kind = KINDS.get(RunRecord.read(RunPaths(folder).run_json).kind)
+    """The report section of the kind the run in the folder was, which reads that run's hosts."""
+    run = RunRecord.read(RunPaths(folder).run_json)
+    topology.adopt(run_topology(run))
+    kind = KINDS.get(run.kind)
     return kind.section if kind else None
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import yaml
 
 from capbench.analysis.balance import capacity_weights
+from capbench.hosts import topology
 from capbench.hosts.cluster_settings import SettingsRefused, cluster_settings
-from capbench.hosts.topology import NODES, profile_key
+from capbench.hosts.topology import profile_key
 from capbench.rundata import jsonl
 from capbench.rundata.layout import history_path
 
@@ -32,9 +33,18 @@ PARAMETERS = {
     "CACHETTL": "DB_CACHE_TTL_S",
     "BALANCE": "LB_BALANCE",
     # Each node's NODEn_WEIGHT (not WEIGHTS, bench-cluster's choice of balancings): equal | profile | capacity | a:b:c
-    "NODEWEIGHTS": " ".join(profile_key(node, "WEIGHT") for node in NODES),
-    "SERVERMAXCONN": " ".join(profile_key(node, "MAXCONN") for node in NODES),  # the same maxconn on each node
+    "NODEWEIGHTS": "NODEn_WEIGHT",
+    "SERVERMAXCONN": "NODEn_MAXCONN",  # the same maxconn on each node
 }
+EACH_NODE = "NODEn_"  # a setting of every node of the bench: NODE1_WEIGHT, NODE2_WEIGHT, ...
+
+
+def settings_of(name: str) -> list[str]:
+    """The settings a parameter sets, a per-node one for each node of the bench (known when the command runs)."""
+    setting = PARAMETERS[name]
+    if setting.startswith(EACH_NODE):
+        return [profile_key(node, setting.removeprefix(EACH_NODE)) for node in topology.NODES]
+    return [setting]
 BALANCER = ("BALANCE", "NODEWEIGHTS", "SERVERMAXCONN")
 TARGETS = ("node1", "cluster")
 MAX_POINTS = 64
@@ -147,7 +157,7 @@ def _read_file(path: Path, target: str | None) -> tuple[dict | None, list | None
 
 def weights_for(value: str, base: dict[str, str]) -> dict[str, str]:
     """NODEWEIGHTS=equal | profile | capacity (from the last complete cluster run's node capacities) | a:b:c."""
-    keys = PARAMETERS["NODEWEIGHTS"].split()
+    keys = settings_of("NODEWEIGHTS")
     if value == "equal":
         return {k: "1" for k in keys}
     if value == "profile":
@@ -167,7 +177,7 @@ def weights_for(value: str, base: dict[str, str]) -> dict[str, str]:
 def last_node_capacities() -> dict[str, float] | None:
     """Each node's capacity in the last complete make bench-cluster of the history."""
     for line in reversed(jsonl.read(history_path())):
-        caps = {n: (line.get("capacities") or {}).get(n) for n in NODES}
+        caps = {n: (line.get("capacities") or {}).get(n) for n in topology.NODES}
         if line.get("kind") == "cluster" and line.get("status") == "complete" and all(caps.values()):
             return caps
     return None
@@ -180,10 +190,8 @@ def resolve(sweep: Sweep, base: dict[str, str]) -> None:
         for name, value in point.values.items():
             if name == "NODEWEIGHTS":
                 point.env.update(weights_for(value, base))
-            elif name == "SERVERMAXCONN":
-                point.env.update({k: value for k in PARAMETERS[name].split()})
             else:
-                point.env[PARAMETERS[name]] = value
+                point.env.update({k: value for k in settings_of(name)})
         point.baseline = all(base.get(k) == v for k, v in point.env.items())
     if not any(p.baseline for p in sweep.points):
         sweep.points.insert(0, Point("baseline", {}, {}, baseline=True))

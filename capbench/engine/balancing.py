@@ -7,10 +7,9 @@ import subprocess
 
 from capbench.engine.monitoring import Monitoring
 from capbench.engine.progress import say
-from capbench.hosts import haproxy, haproxy_log
+from capbench.hosts import haproxy, haproxy_log, topology
 from capbench.hosts.backend import ClusterError, backend
 from capbench.hosts.cluster_settings import cluster_settings
-from capbench.hosts.topology import NODES
 from capbench.rundata.run import node_values
 
 DEFAULT_BALANCE = "roundrobin"
@@ -74,7 +73,7 @@ class Balancer:
         profile_balance = settings.get("LB_BALANCE", DEFAULT_BALANCE)
         if self.running() != profile_balance:
             self._recreate({"LB_BALANCE": profile_balance})
-        haproxy.set_weights({node: int(w) for node, w in node_values(settings, "WEIGHT", NODES).items()})
+        haproxy.set_weights({node: int(w) for node, w in node_values(settings, "WEIGHT", topology.NODES).items()})
         self.choices["restored"] = {"balance": profile_balance}
 
     def with_request_log(self, action):

@@ -17,10 +17,9 @@ from capbench.analysis.testbed_ceiling import HarnessMachines, on_machines
 from capbench.engine.calibration_probe import machine
 from capbench.engine.measuring import StepRunner
 from capbench.engine.progress import say
-from capbench.hosts import process_cpu
+from capbench.hosts import process_cpu, topology
 from capbench.hosts.backend import ClusterError, backend
 from capbench.hosts.shared_cores import machines as shared_machines
-from capbench.hosts.topology import LOAD_HOSTS, NODES
 from capbench.rundata import jsonl
 from capbench.rundata.layout import testbed_ceiling_path
 from capbench.rundata.run import node_numbers
@@ -28,14 +27,15 @@ from capbench.rundata.run import node_numbers
 URL = "http://lb:8080/capbench-ceiling"  # the balancer's ceiling backend (haproxy/haproxy.cfg)
 DIRECT_RATES = (1000.0, 2000.0, 4000.0, 8000.0, 16000.0)
 PHASE = "ceiling"
-HARNESS = ("lb", *LOAD_HOSTS)
+def harness() -> tuple[str, ...]:
+    return ("lb", *topology.LOAD_HOSTS)
 
 
 def key(bench, machines: list[dict] | None) -> str:
     """What the check depends on: another machine, backend, generator, number of load hosts or placement of the
     balancer and the load hosts measures anew."""
-    placed = ("; ".join(f"{m['name']} {m['cpus']:g} cpus: {', '.join(h for h in m['hosts'] if h in HARNESS)}"
-                        for m in machines if any(h in HARNESS for h in m["hosts"])) if machines else "not counted")
+    placed = ("; ".join(f"{m['name']} {m['cpus']:g} cpus: {', '.join(h for h in m['hosts'] if h in harness())}"
+                        for m in machines if any(h in harness() for h in m["hosts"])) if machines else "not counted")
     return " | ".join([URL, machine(), backend().name, f"{bench.driver.name} {bench.version}",
                        f"load hosts {len(bench.loads.hosts)}", f"threads {bench.settings.threads}",
                        f"harness on {placed}"])
@@ -98,7 +98,7 @@ def price(check: dict | None, hosts: tuple[str, ...] | None) -> float | None:
     top = held[-1] if held else None
     if not top or not top["achieved_rps"] or top["haproxy_cores"] is None or top["generator_cores"] is None:
         return None
-    share = sum(h in LOAD_HOSTS for h in hosts) / len(LOAD_HOSTS)
+    share = sum(h in topology.LOAD_HOSTS for h in hosts) / len(topology.LOAD_HOSTS)
     cores = (top["haproxy_cores"] if "lb" in hosts else 0.0) + top["generator_cores"] * share
     return round(1000 * cores / top["achieved_rps"], 4)
 
@@ -111,7 +111,7 @@ def machines_of(check: dict | None) -> list[dict] | None:
 def ceiling(check: dict | None, settings: dict[str, str]) -> HarnessMachines:
     """The ceilings beside the nodes by the direct check's cost per request, on the machines of the balancer and
     the load hosts."""
-    return on_machines(machines_of(check), node_numbers(settings, "CPUS", NODES), HARNESS,
+    return on_machines(machines_of(check), node_numbers(settings, "CPUS", topology.NODES), harness(),
                        lambda hosts: price(check, hosts), "the direct check on HAProxy's own answer", carried(check))
 
 
@@ -141,7 +141,7 @@ def ensure(bench) -> dict | None:
     carried = check.get("carried_rps")
     alone = (f"with the nodes idle they carried {'at least ' if check.get('carried_all') else ''}{carried:g}/s"
              if carried else "with the nodes idle not even the lowest rate passed")
-    everyone = ceiling(check, bench.cluster_settings()).beside(NODES)
+    everyone = ceiling(check, bench.cluster_settings()).beside(topology.NODES)
     say(f"testbed ceiling: {everyone.sentence()}; {alone} "
         f"(checked {check.get('measured')})")
     return check

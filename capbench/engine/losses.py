@@ -8,8 +8,9 @@ from __future__ import annotations
 import time
 
 from capbench.engine.progress import say
+from capbench.hosts import topology
 from capbench.hosts.backend import ClusterError, backend
-from capbench.hosts.topology import DATABASE, HOSTS
+from capbench.hosts.topology import DATABASE
 from capbench.rundata.events import HOST_DOWN, MACHINE_LOST, sentence, touching
 
 
@@ -55,7 +56,7 @@ class Losses:
         """Every machine of the bench asked once more (the database's too, where the backend runs one): a machine
         lost without a node HAProxy saw go down (the database's, a load host's) is named all the same."""
         try:
-            hosts = (*HOSTS, *([DATABASE] if self.backend().database else []))
+            hosts = (*topology.HOSTS, *([DATABASE] if self.backend().database else []))
         except (ClusterError, OSError, ValueError) as problem:
             say(f"warning: could not ask the backend which hosts it runs: {problem}")
             return []

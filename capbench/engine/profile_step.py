@@ -14,9 +14,9 @@ from typing import Callable
 
 from capbench.analysis import profile_facts
 from capbench.engine.progress import say
-from capbench.hosts import cpu_profiler, jfr, jvm, thread_times
+from capbench.hosts import cpu_profiler, jfr, jvm, thread_times, topology
 from capbench.hosts.backend import ClusterError
-from capbench.hosts.topology import IN_ROTATION, ROOT
+from capbench.hosts.topology import ROOT
 from capbench.profiling import stacks as cpu_stacks, summary as read, thread_time
 from capbench.profiling.names import own_prefixes
 from capbench.rundata.records import StepRecord
@@ -63,7 +63,7 @@ def profile_at_capacity(bench, target: str, label: str) -> None:
     if not capacity:
         return
     seconds = bench.settings.jfr.seconds
-    profile(bench, capacity, {label: IN_ROTATION[target]}, lambda phase: {
+    profile(bench, capacity, {label: topology.IN_ROTATION[target]}, lambda phase: {
         label: bench.steps.measure(target, 0, capacity, phase, label=label, duration_s=seconds)})
 
 

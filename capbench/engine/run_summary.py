@@ -10,7 +10,7 @@ from capbench.engine import ceiling_probe
 from capbench.engine.profile_step import brief
 from capbench.engine.progress import say
 from capbench.engine.searcher import DOWN_WAIT_S
-from capbench.hosts.topology import IN_ROTATION, NODES
+from capbench.hosts import topology
 from capbench.rundata import jsonl
 from capbench.rundata.generators import load_hosts
 from capbench.rundata.records import SEARCH_PHASES, StepRecord, read_steps
@@ -73,7 +73,7 @@ def state_findings(summary: dict, steps: list, run_json) -> None:
     heap_mb = {node: (info or {}).get("heap_max_bytes", 0) / 2**20 or None for node, info in (nodes or {}).items()}
     for label, target in summary["targets"].items():
         own = [r for r in steps if of_label(r, label)]
-        served = {node for r in own for node in IN_ROTATION.get(r.target, ())}
+        served = {node for r in own for node in topology.IN_ROTATION.get(r.target, ())}
         found = state_drift.diagnose(label, own, heap_mb, tuple(served) or None)
         if found is not None and found["cause"] not in ("unexplained", "unknown"):
             target["status"], target["degraded"] = "degraded", found
@@ -92,7 +92,7 @@ def state_findings(summary: dict, steps: list, run_json) -> None:
     timeouts = session_timeouts(summary["targets"])
     capacities = {node: memory_capacity.of_node(steps, node, heap_mb.get(node), timeouts.get(node),
                                                 memory_capacity.collections_of(summary["targets"], node))
-                  for node in NODES}
+                  for node in topology.NODES}
     capacities = {node: m for node, m in capacities.items() if m is not None}
     if capacities:
         summary["memory_capacity"] = capacities
@@ -120,11 +120,11 @@ def testbed_findings(summary: dict, steps: list[StepRecord], check: dict | None,
     def price(hosts: tuple[str, ...] | None) -> float | None:
         return testbed_ceiling.ms_per_request(searched, direct, hosts)[0]
 
-    quotas = node_numbers(cluster, "CPUS", NODES)
-    machines = (testbed_ceiling.on_machines(ceiling_probe.machines_of(check), quotas, ceiling_probe.HARNESS, price,
+    quotas = node_numbers(cluster, "CPUS", topology.NODES)
+    machines = (testbed_ceiling.on_machines(ceiling_probe.machines_of(check), quotas, ceiling_probe.harness(), price,
                                             f"this run's {used} steps", ceiling_probe.carried(check)) if ms
                 else ceiling_probe.ceiling(check, cluster))
-    ceiling = machines.beside(NODES)
+    ceiling = machines.beside(topology.NODES)
     beside = {}
     for label, target in summary["targets"].items():
         own = [r for r in searched if of_label(r, label)]
@@ -133,8 +133,8 @@ def testbed_findings(summary: dict, steps: list[StepRecord], check: dict | None,
         # A duet's slots are stepped at the same instants: the harness carries both, beside both.
         together = [r for r in searched if at and r.label != label
                     and abs(r.result.start_epoch - at[-1].result.start_epoch) < SAME_INSTANT_S]
-        nodes = tuple(dict.fromkeys(n for r in (own[:1] + together) for n in IN_ROTATION.get(r.target, ())))
-        here = machines.beside(nodes or IN_ROTATION.get(label.split()[0], ()))
+        nodes = tuple(dict.fromkeys(n for r in (own[:1] + together) for n in topology.IN_ROTATION.get(r.target, ())))
+        here = machines.beside(nodes or topology.IN_ROTATION.get(label.split()[0], ()))
         beside[label] = here.rps
         mark = testbed_ceiling.judge(label, capacity, at[-1] if at else None, here,
                                      state_bound=target["status"] == "degraded",
@@ -163,7 +163,7 @@ def session_timeouts(targets: dict) -> dict[str, float]:
     # Every node runs the same applications: a node whose state no search read (not a target's) has the timeout
     # the others read.
     everywhere = max(found.values(), default=(0, None))[1]
-    return {node: timeouts.get(node, everywhere) for node in NODES if timeouts.get(node, everywhere)}
+    return {node: timeouts.get(node, everywhere) for node in topology.NODES if timeouts.get(node, everywhere)}
 
 
 def disturbances(records: list[dict], events: list[dict], until: float) -> tuple[dict, dict]:
@@ -179,7 +179,7 @@ def disturbances(records: list[dict], events: list[dict], until: float) -> tuple
         back = min((e["epoch"] for e in events if e["node"] == event["node"] and e["state"] == "UP"
                     and e["epoch"] > event["epoch"]), default=until)
         hit = {record.get("label") or record["target"] for record in records
-               if event["node"] in IN_ROTATION.get(record["target"], ())
+               if event["node"] in topology.IN_ROTATION.get(record["target"], ())
                and record["start_epoch"] <= back and event["epoch"] <= record["end_epoch"]}
         for label in sorted(hit):
             if back - event["epoch"] >= DOWN_WAIT_S:

@@ -18,10 +18,9 @@ from capbench.engine.monitoring import Monitoring
 from capbench.engine.progress import STEPS_PER_SEARCH_GUESS, Progress, say
 from capbench.engine.run_summary import summarize
 from capbench.engine.searcher import Searcher
-from capbench.hosts import haproxy, jvm
+from capbench.hosts import haproxy, jvm, topology
 from capbench.hosts.backend import ClusterError, backend
 from capbench.hosts.cluster_settings import cluster_settings, profile_name, with_application
-from capbench.hosts.topology import IN_ROTATION, NODES
 from capbench.load.drivers import DriverError
 from capbench.load.drivers.wrk2 import LOADHOST_BINARY
 from capbench.load.load_hosts import LoadHosts
@@ -82,7 +81,7 @@ class Bench:
         """The target's searches; then, when the run profiles (JFR) and `profile`, the profile
         at the capacity found."""
         if profile and self.profiling:
-            profile_step.load_recorders(IN_ROTATION[target])  # before the search: its warm-up absorbs the loading
+            profile_step.load_recorders(topology.IN_ROTATION[target])  # before the search: its warm-up absorbs the loading
         self.searcher.search(target, label, repeats, estimate)
         if profile and self.profiling:
             profile_step.profile_at_capacity(self, target, label or target)
@@ -110,7 +109,7 @@ class Bench:
         self.version = self.loads.record_versions(self.driver)
         if self.kind.users and (self.settings.scenario == "session" or self.settings.user_scenario is not None):
             self.steps.put_dataset()
-        self.calibration = calibrate(self.loads.first, NODES)
+        self.calibration = calibrate(self.loads.first, topology.NODES)
         if self.kind.reports:  # the benches whose figures a reader takes for the application's
             self.ceiling_check = ceiling_probe.ensure(self)
 
@@ -125,7 +124,7 @@ class Bench:
             profile=profile_name(), cluster_settings=with_application(self.cluster_settings()),
             backend=chosen.name, backend_version=chosen.version(), targets=list(self.kind.targets),
             harness={"python": platform.python_version(), "host": platform.node()},
-            git_sha=git_sha(), nodes={node: jvm.node_info(node) for node in NODES},
+            git_sha=git_sha(), nodes={node: jvm.node_info(node) for node in topology.NODES},
             calibration=self.calibration, testbed_ceiling=self.ceiling_check, started_epoch=time.time())
 
 
@@ -163,7 +162,7 @@ def execute(bench: Bench, body=None, extra: dict | None = None) -> tuple[dict, i
     finally:
         if kind.restores_rotation:
             try:
-                haproxy.set_rotation(NODES)  # documented end state: every node in rotation
+                haproxy.set_rotation(topology.NODES)  # documented end state: every node in rotation
             except (ClusterError, OSError) as problem:
                 say(f"could not put every node back in rotation: {problem}")
         try:

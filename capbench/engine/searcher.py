@@ -11,10 +11,10 @@ from capbench.engine.losses import Losses
 from capbench.engine.measuring import StepRunner
 from capbench.engine.progress import Progress, say
 from capbench.engine.warmup import MAX_WINDOWS, expected_rps, run_warm_rate, warm_up
-from capbench.hosts import haproxy
+from capbench.hosts import haproxy, topology
 from capbench.hosts.backend import ClusterError
 from capbench.hosts.cluster_settings import grinder_path, has_grinder, routing_path
-from capbench.hosts.topology import DATABASE, IN_ROTATION, NODES
+from capbench.hosts.topology import DATABASE
 from capbench.load.loadhost import LoadHost
 from capbench.load.scenario import target_url, user_ids
 from capbench.rundata.events import MACHINE_LOST, touching
@@ -84,7 +84,7 @@ class Searcher:
 
     def route(self, target: str) -> None:
         """Puts exactly the target's nodes in rotation and checks that they, and only they, answer."""
-        nodes_in = IN_ROTATION[target]
+        nodes_in = topology.IN_ROTATION[target]
         haproxy.set_rotation(nodes_in)
         haproxy.wait_until_up(nodes_in)
         # One user through first (warm-up), which also shows where HAProxy sends the traffic; beside a user's
@@ -121,8 +121,8 @@ class Searcher:
 
     def nodes_down(self, target: str) -> list[str]:
         """The target's nodes HAProxy's checks do not hold up after DOWN_WAIT_S (put in rotation first)."""
-        haproxy.set_rotation(IN_ROTATION[target])
-        return haproxy.still_down(IN_ROTATION[target], DOWN_WAIT_S)
+        haproxy.set_rotation(topology.IN_ROTATION[target])
+        return haproxy.still_down(topology.IN_ROTATION[target], DOWN_WAIT_S)
 
     def search(self, target: str, label: str | None = None, repeats: int | None = None,
                estimate: float | None = None) -> None:
@@ -142,11 +142,11 @@ class Searcher:
             return
         # The run's first warm-up of every node keeps the order of the nodes' searches from deciding which looks
         # faster; a target started afresh (restart, bench-sessions) is warmed alone until steady instead.
-        afresh = s.state_between == "restart" or set(IN_ROTATION.get(target, ())) <= self.started_afresh
+        afresh = s.state_between == "restart" or set(topology.IN_ROTATION.get(target, ())) <= self.started_afresh
         if target != "lb" and not afresh:
             self.warm_every_node()
         if target != "lb":
-            node_state.before_warmup(s.state_between, label, IN_ROTATION[target], self.recreate)
+            node_state.before_warmup(s.state_between, label, topology.IN_ROTATION[target], self.recreate)
         self.route(target)
         # The routing check's requests end well before the warm-up starts: the request counts of each step
         # (metrics/) run from a sample before it to one after it, and must hold only its traffic.
@@ -157,7 +157,7 @@ class Searcher:
         # a short warm-up at a few requests a second.
         warm_rate = max(s.start_rate, estimate / s.growth) if estimate else s.start_rate
         # QUICK warms for one window, except a JVM started afresh: it warms until steady.
-        cold = self.started_afresh & set(IN_ROTATION[target])
+        cold = self.started_afresh & set(topology.IN_ROTATION[target])
         if s.warmup_s > 0:
             warm_up(self.steps, target, round(warm_rate / 2, 1), label,
                     max_windows=1 if s.quick and not cold else MAX_WINDOWS)
@@ -167,7 +167,7 @@ class Searcher:
             previous = [x["capacity_rps"] for x in done if x["capacity_rps"]]
             guess = previous[-1] if previous else estimate
             start, growth = near_guess(guess, s.start_rate, s.growth)
-            state = node_state.before_search(s.state_between, label, IN_ROTATION[target]) if target != "lb" else None
+            state = node_state.before_search(s.state_between, label, topology.IN_ROTATION[target]) if target != "lb" else None
             try:
                 outcome = find_capacity(lambda rate, phase: self.search_step(target, label, repeat, rate, phase),
                                         start, growth, s.precision_pct, s.max_steps, s.hold_windows, s.step_s)
@@ -178,7 +178,7 @@ class Searcher:
                 self.progress.search_done()
                 say(f"warning: {label}'s search ended: {down}")
                 return
-            after = node_state.after_search(IN_ROTATION[target]) if target != "lb" else None
+            after = node_state.after_search(topology.IN_ROTATION[target]) if target != "lb" else None
             done.append({"repeat": repeat, "start_rps": start, **outcome.as_dict(), "state_before": state,
                          "state_after": after})
             self.progress.search_done()
@@ -196,7 +196,7 @@ class Searcher:
             lost = self.machine_lost_under(target, record)
             if lost is not None:
                 raise lost
-            down = down_after_failed_step(IN_ROTATION[target], record.step)
+            down = down_after_failed_step(topology.IN_ROTATION[target], record.step)
             if down is not None:
                 raise down
         return record
@@ -208,7 +208,7 @@ class Searcher:
         would otherwise step down for minutes, measuring nothing."""
         if record.result.failure_pct < MOSTLY_FAILED_PCT:
             return None
-        needed = (*IN_ROTATION[target], *([DATABASE] if self.steps.settings.workload == "query" else []))
+        needed = (*topology.IN_ROTATION[target], *([DATABASE] if self.steps.settings.workload == "query" else []))
         self.losses.sweep(f"step {record.step} failed {record.result.failure_pct:.0f} % of its requests")
         found = [e for e in touching(self.losses.events, needed) if e["what"] == MACHINE_LOST]
         if not found:
@@ -220,5 +220,5 @@ class Searcher:
         """A first guess to start from: the cluster starts near the sum of its nodes' capacities."""
         if target != "cluster":
             return None
-        caps = [self.capacity(node) for node in NODES]
+        caps = [self.capacity(node) for node in topology.NODES]
         return sum(caps) if all(caps) else None

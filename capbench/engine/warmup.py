@@ -11,7 +11,7 @@ expected capacity sizes the heap and the pools for it, where a few requests a se
 from __future__ import annotations
 
 from capbench.engine.progress import say
-from capbench.hosts.topology import NODES
+from capbench.hosts import topology
 from capbench.load.scenario import workload_name
 from capbench.rundata import jsonl
 from capbench.rundata.layout import history_path
@@ -66,4 +66,4 @@ def warm_up(steps, target: str, rate: float, label: str, max_windows: int = MAX_
 def run_warm_rate(settings) -> float:
     """Every node together, at half the cluster's last capacity for this workload, or at START_RATE per node."""
     expected = expected_rps(settings, "cluster")
-    return round(expected / 2, 1) if expected else settings.start_rate * len(NODES)
+    return round(expected / 2, 1) if expected else settings.start_rate * len(topology.NODES)

@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from capbench.hosts import haproxy
+from capbench.hosts import haproxy, topology
 from capbench.hosts.backend import BackendError, ClusterError, backend, backend_class, detect
-from capbench.hosts.topology import HOSTS, NODES
 
 
 def print_states() -> None:
@@ -29,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     verbs.add_parser("stats", help="the HAProxy stats page on this machine's loopback (a tunnel where needed)")
     verbs.add_parser("unhealthy", help="the hosts that are not running and healthy (exit 1 if any)")
     logs = verbs.add_parser("logs", help="the last 200 log lines of each host, or of one")
-    logs.add_argument("host", nargs="?", choices=HOSTS)
+    logs.add_argument("host", nargs="?", choices=topology.HOSTS)
     logs.add_argument("--follow", action="store_true")
     lb_api = verbs.add_parser("lb-api", help="one command to HAProxy's runtime API, e.g. 'show servers state nodes'")
     lb_api.add_argument("command")
@@ -41,8 +40,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.verb == "backend":
             print(detect())
             return 0
-        if args.verb == "rotation" and args.node not in NODES:
-            raise BackendError(f"NODE='{args.node}' is not a node: use one of {' '.join(NODES)}")
+        if args.verb == "rotation" and args.node not in topology.NODES:
+            raise BackendError(f"NODE='{args.node}' is not a node: use one of {' '.join(topology.NODES)}")
         if args.verb in ("built", "setup"):
             print(getattr(backend_class(), args.verb) or "")
             return 0

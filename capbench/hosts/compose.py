@@ -10,10 +10,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from capbench.hosts import haproxy, jvm, netfault
+from capbench.hosts import haproxy, jvm, netfault, topology
 from capbench.hosts.backend import ClusterError, Delay, Done, paused
 from capbench.hosts.table import print_table
-from capbench.hosts.topology import DATABASE, HOSTS, NODES, ROOT
+from capbench.hosts.topology import DATABASE, ROOT
 
 COMPOSE = str(ROOT / "cluster" / "compose" / "compose.sh")
 UP = str(ROOT / "cluster" / "compose" / "up.sh")
@@ -67,7 +67,8 @@ def _ps() -> dict[str, dict]:
     return {row["Service"]: row for row in rows}
 
 # Every service of compose.yaml that runs: the topology's hosts and the shared database.
-SERVICES = (*HOSTS, DATABASE)
+def services() -> tuple[str, ...]:
+    return (*topology.HOSTS, DATABASE)
 
 class Compose:
     name = "compose"
@@ -100,7 +101,7 @@ class Compose:
 
     def unhealthy(self) -> list[str]:
         rows = _ps()
-        return [h for h in SERVICES if rows.get(h, {}).get("State") != "running"
+        return [h for h in services() if rows.get(h, {}).get("State") != "running"
                 or rows.get(h, {}).get("Health") != "healthy"]
 
     def version(self) -> str:
@@ -206,7 +207,7 @@ class Compose:
         header = ["SERVICE", "STATE", "HEALTH", "CPUS", "MEMORY", "HEAP", "GC", "JVM CPUS", "LB WEIGHT", "LB STATUS",
                   "PUBLISHED"]
         table = [header]
-        for host in SERVICES:
+        for host in services():
             entry = ps.get(host)
             if entry is None:
                 table.append([host, "absent"] + ["-"] * (len(header) - 2))
@@ -215,7 +216,7 @@ class Compose:
             cpus, mem = _limits(container)
             heap = gc = jvm_cpus = "-"
             server = lb.get(host, {})
-            if host in NODES and entry.get("State") == "running":
+            if host in topology.NODES and entry.get("State") == "running":
                 info = jvm.node_info(host)
                 if info:
                     # The -Xmx the node was given, and the part the JVM reports usable (less a survivor space).

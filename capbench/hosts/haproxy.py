@@ -7,8 +7,8 @@ import csv
 import io
 import time
 
+from capbench.hosts import topology
 from capbench.hosts.backend import ClusterError, backend
-from capbench.hosts.topology import NODES
 
 BACKEND = "nodes"  # haproxy.cfg's backend of the Tomcat nodes
 LB_API = "/opt/capbench/bin/lb-api"
@@ -34,7 +34,7 @@ def stat_rows() -> list[dict[str, str]]:
 def server_stats(rows: list[dict[str, str]] | None = None) -> dict[str, dict[str, str]]:
     """Each node's row of `show stat` (weight, status, sessions, queue, ...)."""
     return {row["svname"]: row for row in (rows if rows is not None else stat_rows())
-            if row.get("pxname") == BACKEND and row["svname"] in NODES}
+            if row.get("pxname") == BACKEND and row["svname"] in topology.NODES}
 
 
 def requests_in_nodes(rows: list[dict[str, str]] | None = None) -> int:
@@ -81,7 +81,7 @@ def set_state(node: str, state: str) -> None:
 def set_rotation(nodes_in: tuple[str, ...]) -> None:
     """Puts `nodes_in` in the balancer's rotation and every other node in maintenance, and re-seats the nodes
     of the rotation (_reseat), so the traffic that follows goes by the weights from its first request."""
-    for node in NODES:
+    for node in topology.NODES:
         if node not in nodes_in:
             set_state(node, "maint")
     _reseat(nodes_in)
@@ -91,7 +91,7 @@ def reseat_rotation() -> None:
     """After make up: the nodes in rotation re-seated as set_rotation does, so traffic sent straight after it
     follows the weights; a node in maintenance stays there."""
     states = server_states()
-    _reseat(tuple(node for node in NODES if states.get(node, {}).get("admin") == "ready"))
+    _reseat(tuple(node for node in topology.NODES if states.get(node, {}).get("admin") == "ready"))
 
 
 def _reseat(nodes: tuple[str, ...]) -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from capbench.hosts import topology
 from capbench.hosts.backend import ClusterError, backend
-from capbench.hosts.topology import HOSTS
 
 READ = "cat /proc/sys/kernel/random/boot_id; getconf _NPROCESSORS_ONLN"
 
@@ -56,11 +56,11 @@ def machines() -> list[SharedMachine] | None:
     not answer)."""
     current = backend()
     if current.name == "compose":
-        return [SharedMachine("this machine", float(os.cpu_count() or 1), HOSTS)]
+        return [SharedMachine("this machine", float(os.cpu_count() or 1), topology.HOSTS)]
     if current.name != "swarm":
         return None
     read = {}
-    for host in HOSTS:
+    for host in topology.HOSTS:
         try:
             done = current.exec(host, ["sh", "-c", READ], check=False, timeout=30)
         except ClusterError:
@@ -69,4 +69,4 @@ def machines() -> list[SharedMachine] | None:
         if found is None:
             return None
         read[host] = found
-    return group(read, {host: current.hosts.machine_of(host).name for host in HOSTS})
+    return group(read, {host: current.hosts.machine_of(host).name for host in topology.HOSTS})

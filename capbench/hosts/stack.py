@@ -27,8 +27,9 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from capbench.hosts import topology
 from capbench.hosts.swarm_hosts import SwarmHosts
-from capbench.hosts.topology import DATABASE, NODES
+from capbench.hosts.topology import DATABASE
 
 STACK_FORMAT = "3.9"
 # Swarm replaces a task whose health check fails (Compose only reports it): re-creating the balancer made the
@@ -55,7 +56,7 @@ def start_window_s(rendered: dict) -> float:
     """The longest start period of the nodes' health checks (each node's start window, cluster/compose/compose.sh):
     how long a bring-up waits for them at least."""
     periods = [duration_s(str(service["healthcheck"]["start_period"])) for name, service in rendered["services"].items()
-               if name in NODES and "start_period" in service.get("healthcheck", {})]
+               if name in topology.NODES and "start_period" in service.get("healthcheck", {})]
     return max(periods, default=0.0)
 LABEL_PREFIX = "capbench."
 # The shared database and the network that joins the nodes to it: left out where no machine runs the database.
@@ -86,8 +87,8 @@ def render(config: dict, hosts: SwarmHosts, registry: str = "") -> dict:
         out["networks"] = {net: ({"aliases": joined["aliases"]} if (joined or {}).get("aliases") else None)
                            for net, joined in (service.get("networks") or {}).items()
                            if net in _swarm_networks(config, left_out)}
-        if name in NODES:
-            _find_peers_by_dns(name, out, [node for node in config["services"] if node in NODES])
+        if name in topology.NODES:
+            _find_peers_by_dns(name, out, [node for node in config["services"] if node in topology.NODES])
         if hosts.database and service.get("secrets"):  # a file in /run/secrets, as Compose mounts it
             out["secrets"] = [{"source": x["source"], "target": PurePosixPath(x.get("target") or x["source"]).name}
                               for x in service["secrets"]]
@@ -107,7 +108,7 @@ def render(config: dict, hosts: SwarmHosts, registry: str = "") -> dict:
             "endpoint_mode": "dnsrr",
             "placement": {"constraints": [f"node.labels.{placement_label(name)} == true"]},
             "resources": {"limits": limits, "reservations": reservations},
-            "restart_policy": {"condition": "none" if name in NODES else "any", "delay": "1s"},
+            "restart_policy": {"condition": "none" if name in topology.NODES else "any", "delay": "1s"},
         }
         services[name] = out
     networks = {}

@@ -11,11 +11,21 @@ import subprocess
 import time
 from pathlib import Path
 
-from capbench.hosts import haproxy, jvm, netfault, stack, stats_tunnel, swarm_hosts, swarm_images, swarm_machines
+from capbench.hosts import (
+    haproxy,
+    jvm,
+    netfault,
+    stack,
+    stats_tunnel,
+    swarm_hosts,
+    swarm_images,
+    swarm_machines,
+    topology,
+)
 from capbench.hosts.backend import ClusterError, Delay, Done, paused
 from capbench.hosts.compose import GONE, pcp_tools_here
 from capbench.hosts.table import print_table
-from capbench.hosts.topology import NODES, ROOT
+from capbench.hosts.topology import ROOT
 
 COMPOSE = str(ROOT / "cluster" / "compose" / "compose.sh")
 APP = str(ROOT / "cluster" / "app.sh")
@@ -151,7 +161,7 @@ class Swarm:
             # At least the nodes' longest start window (APP_START_S for each quota), which their checks honour.
             timeout = max(float(os.environ.get("UP_TIMEOUT", "300")), stack.start_window_s(rendered))
             self._wait_updated(timeout)
-            self._restart_ended(NODES)
+            self._restart_ended(topology.NODES)
             self._wait_healthy(self.hosts.roles, timeout)
         except ClusterError as problem:
             print(f"capbench: {problem}", flush=True)
@@ -393,7 +403,7 @@ class Swarm:
                 if len(limits) == 2:
                     cpus = f"{int(limits[0]) / 1e9:.2f}" if int(limits[0]) else "-"
                     memory = f"{int(limits[1]) // 2**20}MiB" if int(limits[1]) else "-"
-                info = jvm.node_info(host) if host in NODES else None
+                info = jvm.node_info(host) if host in topology.NODES else None
                 if info:
                     gc, jvm_cpus, _ = jvm.status_fields(info)
             server = lb.get(host, {})

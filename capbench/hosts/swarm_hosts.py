@@ -18,8 +18,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from capbench.hosts import topology
 from capbench.hosts.backend import BackendError
-from capbench.hosts.topology import DATABASE, HOSTS, ROOT
+from capbench.hosts.topology import DATABASE, ROOT
 
 DEFAULT = ROOT / ".capbench" / "swarm" / "hosts"
 ENGINE_SCHEMES = ("unix://", "ssh://", "tcp://")
@@ -57,7 +58,7 @@ class SwarmHosts:
     @property
     def roles(self) -> tuple[str, ...]:
         """Every role a machine runs: the topology's hosts, and the database where placed."""
-        return (*HOSTS, *([DATABASE] if self.database else []))
+        return (*topology.HOSTS, *([DATABASE] if self.database else []))
 
     def machine_named(self, name: str) -> Machine | None:
         return next((m for m in self.machines if m.name == name), None)
@@ -87,15 +88,15 @@ def parse(text: str, source: Path) -> SwarmHosts:
         if not engine.startswith(ENGINE_SCHEMES):
             problems.append(f"{where}: engine '{engine}' must start with {', '.join(ENGINE_SCHEMES)}")
         for role in roles:
-            if role not in (*HOSTS, DATABASE):
-                problems.append(f"{where}: role '{role}' is not a host of this bench: use {', '.join(HOSTS)} "
+            if role not in (*topology.HOSTS, DATABASE):
+                problems.append(f"{where}: role '{role}' is not a host of this bench: use {', '.join(topology.HOSTS)} "
                                 f"or {DATABASE}")
             elif role in placed:
                 problems.append(f"{where}: role '{role}' is already on machine '{placed[role]}'")
             else:
                 placed[role] = name
         machines.append(Machine(name, engine, roles))
-    missing = [role for role in HOSTS if role not in placed]
+    missing = [role for role in topology.HOSTS if role not in placed]
     if missing:
         problems.append(f"{source}: no machine plays {', '.join(missing)} (every role on exactly one machine)")
     if problems:

@@ -25,8 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-from capbench.hosts import swarm_hosts
-from capbench.hosts.topology import DATABASE, LOAD_HOSTS, NODES, ROOT
+from capbench.hosts import swarm_hosts, topology
+from capbench.hosts.topology import DATABASE, ROOT
 
 ENGINE_IMAGE = "capbench-engine:latest"
 ENGINE_DOCKERFILE = ROOT / "cluster" / "images" / "engine.Dockerfile"
@@ -76,18 +76,18 @@ def roles_for(count: int) -> list[list[str]]:
     """The roles of each engine: see the module's docstring."""
     engines: list[list[str]] = [["controller"]] + [[] for _ in range(count - 1)]
     workers = list(range(1, count)) or [0]
-    for i, node in enumerate(NODES):
+    for i, node in enumerate(topology.NODES):
         engines[workers[i % len(workers)]].append(node)
-    spare = list(range(1 + len(NODES), count))
+    spare = list(range(1 + len(topology.NODES), count))
     engines[spare.pop(0) if spare else 0].append(DATABASE)
     # Beyond the spare engines: the manager's, then from the last engine backwards, each engine without a load host
     # first.
     backwards = [0, *range(count - 1, 0, -1)]
-    for j, load in enumerate(LOAD_HOSTS):
+    for j, load in enumerate(topology.LOAD_HOSTS):
         if spare:
             engines[spare.pop(0)].append(load)
             continue
-        free = [i for i in backwards if not any(role in LOAD_HOSTS for role in engines[i])]
+        free = [i for i in backwards if not any(role in topology.LOAD_HOSTS for role in engines[i])]
         engines[free[0] if free else backwards[j % count]].append(load)
     engines[spare.pop(0) if spare else 0].append("lb")
     return engines

@@ -12,9 +12,9 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from capbench.hosts import netfault, stats_tunnel
+from capbench.hosts import netfault, stats_tunnel, topology
 from capbench.hosts.backend import BackendError, ClusterError, Delay, Done, LostMachine
-from capbench.hosts.topology import HOSTS, LOAD_HOSTS, ROOT, role
+from capbench.hosts.topology import ROOT, role
 
 VM = str(ROOT / "cluster" / "vagrant" / "vm.sh")
 UP = str(ROOT / "cluster" / "vagrant" / "up.sh")
@@ -34,8 +34,8 @@ class Vagrant:
     own_node_images = False  # the VMs install the one application the checkout names
 
     def __init__(self) -> None:
-        if len(LOAD_HOSTS) > 1:  # the Vagrantfile has one load VM, and emulated VMs could not carry more here
-            raise BackendError(f"LOAD_HOSTS='{len(LOAD_HOSTS)}' is not allowed on VMs: the Vagrantfile has one load "
+        if len(topology.LOAD_HOSTS) > 1:  # the Vagrantfile has one load VM, and emulated VMs could not carry more here
+            raise BackendError(f"LOAD_HOSTS='{len(topology.LOAD_HOSTS)}' is not allowed on VMs: the Vagrantfile has one load "
                                "host; use 1 here, or BACKEND=compose or BACKEND=swarm for several")
 
     @staticmethod
@@ -53,7 +53,7 @@ class Vagrant:
 
     def unhealthy(self) -> list[str]:
         done = subprocess.run([VM, "unhealthy"], capture_output=True, text=True, timeout=120, cwd=ROOT)
-        return done.stdout.split() if done.returncode in (0, 1) else list(HOSTS)
+        return done.stdout.split() if done.returncode in (0, 1) else list(topology.HOSTS)
 
     def version(self) -> str:
         done = subprocess.run(["vagrant", "--version"], capture_output=True, text=True)
@@ -166,7 +166,7 @@ class Vagrant:
 
     def logs(self, host: str | None, follow: bool) -> int:
         status = 0
-        for name in [host] if host else [h for h in HOSTS if h != "controller"]:
+        for name in [host] if host else [h for h in topology.HOSTS if h != "controller"]:
             print(f"---- {name}", flush=True)
             argv = [VM, "exec", name, "root", "journalctl", "-u", f"capbench-{role(name)}", "-n", "200",
                     "--no-pager", *(["--follow"] if follow else [])]

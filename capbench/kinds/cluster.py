@@ -13,8 +13,8 @@ from capbench.analysis.balance import capacity_weights
 from capbench.analysis.testbed_ceiling import Ceiling, efficiency_not_measured
 from capbench.engine.console import figure, print_capacities
 from capbench.engine.kind import Kind, KindSettings
+from capbench.hosts import topology
 from capbench.hosts.backend import ClusterError
-from capbench.hosts.topology import NODES
 from capbench.report.sections import Figure, ReportSection, RunResults
 from capbench.rundata.findings import Findings
 from capbench.rundata.records import StepRecord, doc
@@ -90,8 +90,10 @@ class ClusterFindings(Findings):
 
 # The search labels each of the run's figures is made of: a figure missing says why by the first of them without a
 # capacity (capbench/analysis/not_measured.py).
-FIGURE_LABELS = {"sum_nodes_rps": list(NODES), "cluster_rps": ["cluster"], "efficiency": [*NODES, "cluster"],
-                 "cluster_over_node1": [NODES[0], "cluster"]}
+def figure_labels() -> dict[str, list[str]]:
+    nodes = topology.NODES
+    return {"sum_nodes_rps": list(nodes), "cluster_rps": ["cluster"], "efficiency": [*nodes, "cluster"],
+            "cluster_over_node1": [nodes[0], "cluster"]}
 
 # Its part of report.html (capbench/report/sections.py): E and the balancing choices.
 REPORT = """{% set why = cluster.not_measured %}
@@ -130,7 +132,7 @@ request to the node with the fewest in progress), let each node take what it can
 
 def report_values(results: RunResults) -> dict:
     found = results.findings(ClusterFindings)
-    return {"cluster": found, "choices": found.balancing, "figure_count": len(FIGURE_LABELS)}
+    return {"cluster": found, "choices": found.balancing, "figure_count": len(figure_labels())}
 
 
 def balance_shares(results: RunResults, record: StepRecord | None, weights: dict | None = None) -> dict | None:
@@ -181,7 +183,7 @@ def node_count_points(summary: Summary) -> tuple[str, list[dict], None]:
     """The USL's points over nodes in rotation, for the report to fit: node1 alone and the cluster."""
     node1 = summary.targets.get("node1")
     points = [{"n": 1, "throughput_rps": node1.capacity_rps if node1 else None},
-              {"n": len(NODES), "throughput_rps": summary.findings(ClusterFindings).cluster_rps}]
+              {"n": len(topology.NODES), "throughput_rps": summary.findings(ClusterFindings).cluster_rps}]
     return "nodes in rotation", [p for p in points if p["throughput_rps"]], None
 
 
@@ -189,23 +191,26 @@ class Cluster(Kind):
     name = "cluster"
     description = "capacity of each node alone, then of all three: ΣX_i, X_cluster, E (WEIGHTS=auto: 3 balancings)"
     section = ReportSection(REPORT, report_values, report_figures, usl=node_count_points)
-    targets = (*NODES, "cluster")
     gated = True
     own_settings = ClusterSettings
     findings = ClusterFindings
 
+    @property
+    def targets(self) -> tuple[str, ...]:
+        return (*topology.NODES, "cluster")
+
     def planned_searches(self, settings) -> int:
         if self.own(settings).weights == "auto":
-            return (len(NODES) + len(BALANCING)) * settings.repeats
+            return (len(topology.NODES) + len(BALANCING)) * settings.repeats
         return len(self.targets) * settings.repeats
 
     def run(self, bench, found: ClusterFindings) -> None:
-        for node in NODES:
+        for node in topology.NODES:
             bench.search(node)
         if self.own(bench.settings).weights == "profile":
             bench.search("cluster")
             return
-        equal = {node: 1 for node in NODES}
+        equal = {node: 1 for node in topology.NODES}
         if self.own(bench.settings).weights == "equal":
             try:
                 bench.balancer.set("equal", "roundrobin", equal)
@@ -213,7 +218,7 @@ class Cluster(Kind):
             finally:
                 bench.balancer.restore()
             return
-        capacities = {node: bench.capacity(node) for node in NODES}
+        capacities = {node: bench.capacity(node) for node in topology.NODES}
         missing = [node for node, cap in capacities.items() if not cap]
         if missing:
             raise ClusterError(f"WEIGHTS=auto needs each node's capacity; none was found for {', '.join(missing)}")
@@ -227,7 +232,7 @@ class Cluster(Kind):
 
     def summarize(self, bench, summary: dict, found: ClusterFindings) -> None:
         capacities = {label: t["capacity_rps"] for label, t in summary["targets"].items()}
-        node_caps = [capacities.get(n) for n in NODES]
+        node_caps = [capacities.get(n) for n in topology.NODES]
         found.sum_nodes_rps = round(sum(node_caps), 1) if all(node_caps) else None
         node1, cluster = node_caps[0], capacities.get("cluster")
 
@@ -243,7 +248,7 @@ class Cluster(Kind):
         if cluster is None and "weighted" in found.balancing:  # WEIGHTS=auto: the one under capacity weights
             cluster = found.balancing["weighted"].capacity_rps
         found.update({"cluster_rps": cluster, **gains(cluster)})
-        found.not_measured = {key: not_measured.why_missing(summary, labels) for key, labels in FIGURE_LABELS.items()
+        found.not_measured = {key: not_measured.why_missing(summary, labels) for key, labels in figure_labels().items()
                               if getattr(found, key) is None}
         self._testbed_bound(summary, found)
         found.balance_hint = self._balance_hint(bench, summary, found)
@@ -262,11 +267,11 @@ class Cluster(Kind):
         def bound(labels) -> dict:
             return {label: targets[label]["testbed_bound"] for label in labels
                     if (targets.get(label) or {}).get("testbed_bound")}
-        nodes_bound = bound(NODES)
+        nodes_bound = bound(topology.NODES)
         weighted = found.balancing.get("weighted")  # WEIGHTS=auto: X_cluster is the search under capacity weights
         label = weighted.label if weighted and "cluster" not in targets else "cluster"
         for key in ("efficiency", "cluster_over_node1"):
-            marks = bound([label if name == "cluster" else name for name in FIGURE_LABELS[key]])
+            marks = bound([label if name == "cluster" else name for name in figure_labels()[key]])
             if marks and getattr(found, key) is not None:
                 if key == "efficiency":
                     found.testbed_efficiency = found.efficiency
@@ -286,8 +291,8 @@ class Cluster(Kind):
         """The nodes HAProxy sent more, at the cluster's capacity, than each carried alone: they paced the cluster
         at a rate they carry only for a while, and weights from the capacities would spread it as they can."""
         targets = targets_of(summary)
-        caps = {n: targets[n].capacity_rps for n in NODES if n in targets and targets[n].capacity_rps}
-        if len(caps) < len(NODES):
+        caps = {n: targets[n].capacity_rps for n in topology.NODES if n in targets and targets[n].capacity_rps}
+        if len(caps) < len(topology.NODES):
             return []
         weights = ":".join(str(w) for w in capacity_weights(caps).values())
         found = []
@@ -312,13 +317,13 @@ class Cluster(Kind):
         if label is None:
             return None
         if Cluster.own(bench.settings).weights == "profile":
-            weights = node_numbers(bench.cluster_settings(), "WEIGHT", NODES)
+            weights = node_numbers(bench.cluster_settings(), "WEIGHT", topology.NODES)
         else:  # WEIGHTS=equal, or auto's first choice
             weights = found.balancing["equal"].weights if "equal" in found.balancing else {}
         at = targets[label].metrics_at_capacity or {}  # PCP's figures by host (None: not monitored)
-        hint = balance.hint({n: targets[n].capacity_rps if n in targets else None for n in NODES}, weights,
+        hint = balance.hint({n: targets[n].capacity_rps if n in targets else None for n in topology.NODES}, weights,
                             targets[label].capacity_rps,
-                            {n: at[n].get("cpu_pct_of_quota") if at.get(n) else None for n in NODES})
+                            {n: at[n].get("cpu_pct_of_quota") if at.get(n) else None for n in topology.NODES})
         return BalanceHint(**hint) if hint else None
 
     def history(self, found: ClusterFindings) -> dict:
@@ -332,7 +337,7 @@ class Cluster(Kind):
         def shown(key: str, unit: str = "") -> str:
             value = getattr(found, key)
             return figure(value, unit) if value is not None else why.get(key, "not measured")
-        if len(why) == len(FIGURE_LABELS) and len(set(why.values())) == 1:  # one loss took them all: said once
+        if len(why) == len(figure_labels()) and len(set(why.values())) == 1:  # one loss took them all: said once
             print(f"ΣX_i, X_cluster, E, X_cluster / X_node1: {next(iter(why.values()))}")
         else:
             print(f"{'ΣX_i':<10}{shown('sum_nodes_rps', '/s'):>12}")

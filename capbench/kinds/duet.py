@@ -20,10 +20,10 @@ from capbench.duet.report import shown
 from capbench.engine import profile_step
 from capbench.engine.kind import Kind, KindSettings
 from capbench.engine.progress import say
-from capbench.hosts import haproxy
+from capbench.hosts import haproxy, topology
 from capbench.hosts.backend import ClusterError, backend
 from capbench.hosts.cluster_settings import routing_path
-from capbench.hosts.topology import NODES, node_port
+from capbench.hosts.topology import node_port
 from capbench.report.sections import ReportSection
 from capbench.rundata.records import read_steps
 from capbench.search.lockstep import Ask, SearchPlan, search_together
@@ -69,8 +69,8 @@ class DuetSettings(KindSettings):
                               "profiled at (0: the lower capacity)")
 
     def problems(self) -> list[str]:
-        problems = [] if len(NODES) >= len(SLOTS) else [
-            f"NODES='{len(NODES)}' cannot run a duet: its two slots are node1 and node2"]
+        problems = [] if len(topology.NODES) >= len(SLOTS) else [
+            f"NODES='{len(topology.NODES)}' cannot run a duet: its two slots are node1 and node2"]
         if 0 < self.blocks < duet_verdict.MIN_PAIRS:
             problems.append(f"DUET_BLOCKS='{self.blocks}': the blocks' interval needs at least "
                             f"{duet_verdict.MIN_PAIRS} (or 0: none, the pairs judged)")

@@ -36,13 +36,12 @@ from dataclasses import dataclass
 from capbench.analysis import session_loss
 from capbench.engine.kind import Kind, KindSettings, keep_analysis
 from capbench.engine.progress import say
-from capbench.hosts import haproxy, haproxy_log, netfault
+from capbench.hosts import haproxy, haproxy_log, netfault, topology
 from capbench.hosts.backend import ClusterError, Delay, Done, backend
-from capbench.hosts.topology import NODES
 from capbench.report.sections import Figure, ReportSection, RunResults
 from capbench.rundata.findings import Findings
 from capbench.rundata.records import doc
-from capbench.settings.fields import auto_or, choice, integer, number, setting
+from capbench.settings.fields import auto_or, choice, integer, node_choice, number, setting
 
 DETECTION_GOAL_S = 2.0
 # HAProxy stamps a request's acceptance in whole milliseconds, and its threads mark a server DOWN while others
@@ -66,7 +65,7 @@ class FailoverSettings(KindSettings):
                          "(every process stopped, as in a long GC pause), partition (cut from the bench network on "
                          "its own machine) or delay (FAULT_DELAY_MS and FAULT_LOSS_PCT added by the kernel's netem; "
                          "refused where the node's kernel has none)")
-    fault_node: str = setting("FAULT_NODE", "node1", choice(NODES), "the node the fault strikes")
+    fault_node: str = setting("FAULT_NODE", "node1", node_choice(), "the node the fault strikes")
     fault_at_s: int = setting("FAULT_AT_S", "20", integer(5, 3600), "seconds into the failover step")
     fault_for_s: int = setting("FAULT_FOR_S", "20", integer(1, 3600), "how long the node stays dead or frozen (s)")
     fault_delay_ms: int = setting("FAULT_DELAY_MS", "100", integer(1, 10000),
@@ -228,8 +227,8 @@ def failover(bench) -> dict:
 
 def _failover_step(bench, node: str, rate: float) -> dict:
     s, own = bench.settings, Failover.own(bench.settings)
-    haproxy.set_rotation(NODES)
-    haproxy.wait_until_up(NODES)
+    haproxy.set_rotation(topology.NODES)
+    haproxy.wait_until_up(topology.NODES)
     bench.steps.measure("cluster", 0, rate, "warmup", label="failover",
                         duration_s=max(s.warmup_s, bench.driver.min_step_s))
     say(f"failover: {own.fault} {node} {own.fault_at_s} s into a {own.failover_s} s step at {rate:g}/s, "

@@ -12,15 +12,19 @@ from dataclasses import asdict, dataclass
 from capbench.analysis import scaling
 from capbench.engine.console import print_capacities, print_usl_fit
 from capbench.engine.kind import Kind
+from capbench.hosts import topology
 from capbench.hosts.cluster_settings import cluster_settings
-from capbench.hosts.topology import IN_ROTATION, LOAD_HOSTS, NODES, first_nodes
+from capbench.hosts.topology import first_nodes
 from capbench.report.sections import Figure, ReportSection, RunResults
 from capbench.rundata.findings import Findings
 from capbench.rundata.history import usl_figures
 from capbench.rundata.records import StepRecord, doc, read_steps
 from capbench.rundata.summary import Summary, TargetSummary, steps_at, targets_of
 
-CURVE = tuple(first_nodes(k) for k in range(1, len(NODES) + 1))
+
+def curve() -> tuple[str, ...]:
+    """The targets of the first 1, 2, … N nodes: N=1, N=2, …."""
+    return tuple(first_nodes(k) for k in range(1, len(topology.NODES) + 1))
 
 
 def next_guess(found: list[float]) -> float | None:
@@ -37,7 +41,7 @@ def harness_figures(metrics: dict | None) -> dict:
     """At a point's capacity step (PCP): the balancer's and the generators' CPU in cores (all load hosts'), and
     the CPU the busiest load host's machine had left (%): on one machine, what every host shares."""
     metrics = metrics or {}
-    loads = [metrics[host] for host in LOAD_HOSTS if metrics.get(host)]
+    loads = [metrics[host] for host in topology.LOAD_HOSTS if metrics.get(host)]
     busy = max((f["machine_cpu_busy_pct"] for f in loads if f.get("machine_cpu_busy_pct") is not None), default=None)
     cores = [f["generator_cpu_cores"] for f in loads if f.get("generator_cpu_cores") is not None]
     return {"lb_cpu_cores": (metrics.get("lb") or {}).get("haproxy_cpu_cores"),
@@ -137,18 +141,18 @@ class Scaleout(Kind):
 
     @property
     def targets(self) -> tuple[str, ...]:
-        return CURVE + self.alone()
+        return curve() + self.alone()
 
     @staticmethod
     def alone() -> tuple[str, ...]:
         """The nodes measured alone besides N=1 for the ideal ΣX_i: none when the nodes are alike."""
-        return () if scaling.nodes_alike(cluster_settings(), NODES) else NODES[1:]
+        return () if scaling.nodes_alike(cluster_settings(), topology.NODES) else topology.NODES[1:]
 
     def run(self, bench, found: ScaleoutFindings) -> None:
         alone = self.alone()
         for _ in range(bench.settings.repeats):
             found = []
-            for target in CURVE:
+            for target in curve():
                 bench.search(target, repeats=1, estimate=bench.capacity(target) or next_guess(found))
                 if bench.capacity(target):
                     found.append(bench.capacity(target))
@@ -160,20 +164,20 @@ class Scaleout(Kind):
         none = TargetSummary()
         measured, harness = [], {}
         records = read_steps(bench.paths.steps)
-        for target in CURVE:
+        for target in curve():
             t = targets.get(target, none)
             at = harness_figures(t.metrics_at_capacity)
             at["generator_cpu_pct"] = generator_cpu_pct(records, target, t.capacity_rps)
             limit = scaling.harness_limit(100 * at["lb_cpu_cores"] if at["lb_cpu_cores"] is not None else None,
                                            at["generator_cpu_pct"])
-            measured.append({"nodes": list(IN_ROTATION[target]), "repeats": t.repeats, "limited_by": limit})
+            measured.append({"nodes": list(topology.IN_ROTATION[target]), "repeats": t.repeats, "limited_by": limit})
             harness[target] = at
         alone = {node: targets.get(node, none).capacity_rps for node in self.alone()}
         if alone:  # node1 alone is N=1
-            alone[NODES[0]] = targets.get(CURVE[0], none).capacity_rps
-        curve = scaling.points(measured, alone)
-        found.points = [CurvePoint(**p.as_dict(), **harness[first_nodes(p.n)]) for p in curve]
-        found.fit = scaling.fit_over_n(curve)
+            alone[topology.NODES[0]] = targets.get(curve()[0], none).capacity_rps
+        points = scaling.points(measured, alone)
+        found.points = [CurvePoint(**p.as_dict(), **harness[first_nodes(p.n)]) for p in points]
+        found.fit = scaling.fit_over_n(points)
 
     def history(self, found: ScaleoutFindings) -> dict:
         """E(N) at each N (its X(N) are the capacities of its targets N=1, N=2, …), and the USL over N."""

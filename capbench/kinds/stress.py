@@ -21,11 +21,10 @@ from capbench.engine.kind import Kind, KindSettings, keep_analysis
 from capbench.engine.progress import say
 from capbench.hosts import haproxy_log
 from capbench.hosts.backend import ClusterError
-from capbench.hosts.topology import NODES
 from capbench.report.sections import Figure, ReportSection, RunResults
 from capbench.rundata.findings import Findings
 from capbench.rundata.records import doc
-from capbench.settings.fields import auto_or, choice, integer, number, setting
+from capbench.settings.fields import auto_or, integer, node_choice, number, setting
 
 RECOVERED_FOR_S = 5
 RECOVERED_ACHIEVED = 0.9
@@ -34,7 +33,7 @@ PHASES = ("before", "overload", "recovery")
 
 @dataclass(frozen=True)
 class StressSettings(KindSettings):
-    stress_target: str = setting("STRESS_TARGET", "cluster", choice(("cluster", *NODES)), "what is overloaded")
+    stress_target: str = setting("STRESS_TARGET", "cluster", node_choice(also=("cluster",)), "what is overloaded")
     stress_capacity: float | None = setting(
         "STRESS_CAPACITY", "auto", auto_or(number(0, 1_000_000, low_open=True)),
         "the target's capacity (requests/s) the rates are multiples of; auto: measured first")

@@ -14,9 +14,8 @@ from capbench.analysis.rounds import draw_orders
 from capbench.engine.console import print_capacities
 from capbench.engine.kind import Kind, KindSettings
 from capbench.engine.progress import say
-from capbench.hosts import jvm
+from capbench.hosts import jvm, topology
 from capbench.hosts.backend import ClusterError
-from capbench.hosts.topology import IN_ROTATION
 from capbench.profiling import threaddump
 from capbench.report import story
 from capbench.report.sections import Figure, ReportSection, RunResults
@@ -88,7 +87,7 @@ def gather_evidence(bench, found: VariantsFindings, target: str, variant: str) -
     capacity = bench.capacity(label)
     if not capacity:
         return
-    nodes = IN_ROTATION[target]
+    nodes = topology.IN_ROTATION[target]
     pids = {node: jvm.java_pid(node) for node in nodes}
     dumps: dict[str, list[str]] = {node: [] for node in nodes}
     errors: list[str] = []

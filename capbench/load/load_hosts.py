@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from capbench.hosts.topology import LOAD_HOSTS
+from capbench.hosts import topology
 from capbench.load.drivers import GeneratorRun, StepPlan
 from capbench.load.drivers.latency import StepLatency
 from capbench.load.drivers.merge import combine, shares
@@ -34,8 +34,8 @@ class SentStep:
 
 
 class LoadHosts:
-    def __init__(self, names: tuple[str, ...] = LOAD_HOSTS):
-        self.hosts = [LoadHost(name) for name in names]
+    def __init__(self, names: tuple[str, ...] | None = None):  # None: the bench's load hosts
+        self.hosts = [LoadHost(name) for name in (topology.LOAD_HOSTS if names is None else names)]
         self.versions: dict[tuple[str, str], str] = {}  # each tool's version on each host, by (tool, host)
 
     @property

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from capbench.hosts import topology
 from capbench.hosts.backend import ClusterError
-from capbench.hosts.topology import ARCHIVED, MONITORED, NODES, role
+from capbench.hosts.topology import role
 from capbench.metrics import pmrep
 from capbench.metrics.catalogue import db_figures, lb_figures, load_figures, node_figures
 from capbench.metrics.counts import RawRows, cross_check
@@ -20,7 +21,7 @@ class ExportError(RuntimeError):
 
 def figures_for_window(window_dir: Path, window: pmrep.Window, cpu_quotas: dict[str, float]) -> dict:
     figures: dict = {}
-    for host in ARCHIVED:
+    for host in topology.ARCHIVED:
         path = window_dir / f"{host}.csv"
         if not path.is_file():
             continue
@@ -28,13 +29,13 @@ def figures_for_window(window_dir: Path, window: pmrep.Window, cpu_quotas: dict[
         if role(host) == "node":
             figures[host] = node_figures(series, cpu_quotas.get(host))
         elif role(host) == "lb":
-            figures[host] = lb_figures(series, NODES)
+            figures[host] = lb_figures(series, topology.NODES)
         elif role(host) == "db":
             figures[host] = db_figures(series, cpu_quotas.get(host))
         else:
             figures[host] = load_figures(series)
     nodes = {h: f for h, f in figures.items() if role(h) == "node"}
-    counts = {h: RawRows(row_epochs(path), read_csv(path)) for h in MONITORED
+    counts = {h: RawRows(row_epochs(path), read_csv(path)) for h in topology.MONITORED
               if (path := window_dir / f"{h}-counts.csv").is_file()}
     if "lb" in figures:
         figures["requests_cross_check"] = cross_check(nodes, figures["lb"], counts, window)

@@ -10,8 +10,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from capbench.hosts import topology
 from capbench.hosts.backend import ClusterError, backend
-from capbench.hosts.topology import DATABASE, MONITORED, role
+from capbench.hosts.topology import DATABASE, role
 
 LOGGERS = "/opt/capbench/bin/pcp-loggers"
 REMOTE_RUNS = "/home/capbench/runs"  # on the controller
@@ -29,7 +30,7 @@ def _controller_cpu_ns() -> int | None:
 
 def monitored_hosts() -> dict[str, str]:
     """Each host the controller logs and its role: the topology's, and the database where the backend runs it."""
-    hosts = [*MONITORED, *([DATABASE] if backend().database else [])]
+    hosts = [*topology.MONITORED, *([DATABASE] if backend().database else [])]
     return {host: role(host) for host in hosts}
 
 

@@ -16,8 +16,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from capbench.hosts import topology
 from capbench.hosts.backend import backend
-from capbench.hosts.topology import ARCHIVED, role
+from capbench.hosts.topology import role
 from capbench.metrics import archives, cut
 from capbench.metrics.series import RAW_TIME_FORMAT
 
@@ -157,7 +158,7 @@ def run(pcp_dir: Path, out_dir: Path, windows: list[Window]) -> list[str]:
     """Exports every window of every host archived in pcp_dir; returns the hosts exported. Each host's archive
     once over the whole run, each window cut from that (capbench/metrics/cut.py), and the windows that cannot be cut
     exactly exported on their own; the whole run's files are removed after."""
-    hosts = [h for h in ARCHIVED if (pcp_dir / h).is_dir()]
+    hosts = [h for h in topology.ARCHIVED if (pcp_dir / h).is_dir()]
     if not hosts or not windows:
         return []
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from capbench.hosts import topology
+
 
 class SettingsError(ValueError):
     """Raised with every problem found, one per line."""
@@ -18,9 +20,14 @@ class SettingsError(ValueError):
 @dataclass(frozen=True)
 class Rule:
     """What a value may be: `allowed` says it to the user, `parse` turns the text into the value or raises
-    ValueError."""
-    allowed: str
+    ValueError. `described` is that text, or what gives it when asked (a rule whose choices are the bench's
+    topology, known only when the command runs)."""
+    described: str | Callable[[], str]
     parse: Callable[[str], Any]
+
+    @property
+    def allowed(self) -> str:
+        return self.described() if callable(self.described) else self.described
 
 
 @dataclass(frozen=True)
@@ -117,6 +124,18 @@ def choice(choices: tuple[str, ...]) -> Rule:
             raise ValueError(text)
         return text
     return Rule("one of " + ", ".join(choices), parse)
+
+
+def node_choice(also: tuple[str, ...] = ()) -> Rule:
+    """One of `also` or a node of the bench (its topology's, read when a value is checked, not at import)."""
+    def allowed() -> tuple[str, ...]:
+        return (*also, *topology.NODES)
+
+    def parse(text: str) -> str:
+        if text not in allowed():
+            raise ValueError(text)
+        return text
+    return Rule(lambda: "one of " + ", ".join(allowed()), parse)
 
 
 def switch(words: tuple[str, str], on: str) -> Rule:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from capbench.hosts import swarm_lab
+from capbench.hosts import topology
 from capbench.hosts.swarm_hosts import HostsFileError, parse
 from capbench.hosts.swarm_lab import roles_for
 from capbench.hosts.topology import HOSTS, NODES, ROOT, NodesRefused, load_host_names, role
@@ -66,7 +66,7 @@ def test_the_lab_places_every_role_once_and_each_node_on_its_own_engine_while_th
 
 @pytest.mark.parametrize("engines", range(2, 9))
 def test_the_lab_puts_two_load_hosts_on_two_engines(engines, monkeypatch):
-    monkeypatch.setattr(swarm_lab, "LOAD_HOSTS", ("load", "load2"))
+    monkeypatch.setattr(topology, "_current", topology.Topology(NODES, ("load", "load2")))
     plan = roles_for(engines)
     placed = [next(i for i, roles in enumerate(plan) if load in roles) for load in ("load", "load2")]
     assert placed[0] != placed[1], plan

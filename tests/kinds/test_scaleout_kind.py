@@ -9,8 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from capbench.analysis import scaling
+from capbench.hosts import topology
 from capbench.kinds import scaleout as kind
-from capbench.kinds.scaleout import CURVE, KIND, next_guess
+from capbench.kinds.scaleout import KIND, curve, next_guess
 from capbench.report import build
 from capbench.rundata.records import LoadHostUsage
 from capbench.rundata.summary import Summary
@@ -34,10 +35,10 @@ def test_points_e_and_a_balancer_bound_point_left_out(tmp_path, capsys, monkeypa
     monkeypatch.setattr(kind.Scaleout, "alone", staticmethod(lambda: ()))  # nodes alike: the ideal N·X(1)
     steps = tmp_path / "steps.jsonl"
     usage = LoadHostUsage(cpu_seconds=3.1, wall_seconds=10.0, cpus_available=1.0)  # 31 % of its CPU
-    steps.write_text(json.dumps(a_step(1, CURVE[0], 500.0, label=CURVE[0], loadhost=usage).to_json()) + "\n")
+    steps.write_text(json.dumps(a_step(1, curve()[0], 500.0, label=curve()[0], loadhost=usage).to_json()) + "\n")
     caps = {1: [490.0, 500.0, 510.0], 2: [960.0, 980.0, 1000.0], 3: [1300.0, 1350.0, 1400.0]}
     summary = {"driver": {"name": "oha"},
-               "targets": {t: target(caps[k], lb_cores=0.95 if k == 3 else 0.2) for k, t in enumerate(CURVE, 1)}}
+               "targets": {t: target(caps[k], lb_cores=0.95 if k == 3 else 0.2) for k, t in enumerate(curve(), 1)}}
     summary = summarized(summary, steps)
     points = summary["scaleout"]["points"]
     assert [(p["n"], p["capacity_rps"], p["ideal_rps"], p["efficiency"]) for p in points] == \
@@ -61,7 +62,7 @@ def test_nodes_that_differ_have_the_sum_of_each_alone_for_ideal(tmp_path, capsys
     steps.write_text("")
     caps = {1: [500.0], 2: [810.0], 3: [1080.0]}
     summary = {"driver": {"name": "oha"},
-               "targets": {**{t: target(caps[k]) for k, t in enumerate(CURVE, 1)},
+               "targets": {**{t: target(caps[k]) for k, t in enumerate(curve(), 1)},
                            "node2": target([400.0]), "node3": target([300.0])}}
     summary = summarized(summary, steps)
     points = summary["scaleout"]["points"]
@@ -92,7 +93,7 @@ class FakeBench:
 
 def test_rounds_measure_every_n_then_the_nodes_alone_starting_each_n_near_its_guess(monkeypatch):
     monkeypatch.setattr(kind.Scaleout, "alone", staticmethod(lambda: ("node2", "node3")))
-    monkeypatch.setattr(kind, "CURVE", ("N=1", "N=2", "N=3"))
+    monkeypatch.setattr(topology, "_current", topology.Topology(("node1", "node2", "node3")))
     bench = FakeBench(repeats=2)
     KIND.run(bench, kind.ScaleoutFindings())
     assert [t for t, _ in bench.asked] == ["N=1", "N=2", "N=3", "node2", "node3"] * 2

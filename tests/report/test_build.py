@@ -300,7 +300,8 @@ def test_a_partial_run_or_a_lost_node_or_machine_shows_why_a_figure_is_missing_n
         del data["targets"]["cluster"]
         lost = f"node2&#39;s machine lab3 was lost at {events.clock(LAB3_LOST['epoch'])}"
         expected = [f"not measured: {lost}", f'<p class="banner status-degraded">Degraded: {lost} (it ran node2; ']
-    from capbench.kinds.cluster import FIGURE_LABELS as sums
+    from capbench.kinds.cluster import figure_labels
+    sums = figure_labels()
     cluster = data["cluster"]
     for key, labels in sums.items():
         if any(not (data["targets"].get(label) or {}).get("capacity_rps") for label in labels):
