@@ -10,6 +10,13 @@
 #                                       lines, resolved, and GRINDER_PATH
 #                                       (the harness reads the cluster's settings this way: capbench/hosts/cluster_settings.py);
 #                                       never the credentials
+#   cluster/load-settings.sh environment
+#                                       prints the environment it resolved, NUL-separated, never the credentials:
+#                                       a command resolves once and runs every process in that environment
+#                                       (capbench/hosts/cluster_settings.py's resolved_environment), marked with
+#                                       CAPBENCH_RESOLVED, which this script then finds and does not resolve again
+#   CAPBENCH_SETTINGS_TRACE=FILE        appends a line to FILE for each resolution ("resolved") and each reuse
+#                                       ("reused"): how many a command made (tests/config/test_resolved_once.py)
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=cluster/settings.sh
 source "$root/cluster/settings.sh"
@@ -27,18 +34,35 @@ fi
 # Created once (idempotent): a checkout from before the database gets its password here.
 secrets_file=$("$root/cluster/secrets.sh")
 
-settings_load_file "$profile_file"
-settings_load_file "$root/tomcat-conf/tunables.env"
-settings_load_file "$root/cluster/app.env"
-settings_load_file "$secrets_file"
-settings_fill_nodes "${CAPBENCH_NODES[@]}"
-# BENCH_NET_PREFIX: the bench network is $BENCH_NET_PREFIX.0/24, fixed so that each host's pmcd can admit
-# exactly that network (the controller) and nothing else. Compose's is 10.89.0, the Vagrantfile's 10.89.2.
-export PROFILE STATS_PORT=${STATS_PORT:-8404} BENCH_NET_PREFIX=${BENCH_NET_PREFIX:-10.89.0}
-# DATA_NET_PREFIX: the nodes' network to the database, beside the bench network (10.89.0 → 10.90.0), so each
-# cluster's pair of networks differs from another's as their bench networks do.
-if [ -z "${DATA_NET_PREFIX:-}" ] && [[ $BENCH_NET_PREFIX =~ ^([0-9]+)\.([0-9]+)\.([0-9]+)$ ]]; then
-    DATA_NET_PREFIX=${BASH_REMATCH[1]}.$(( (BASH_REMATCH[2] + 1) % 256 )).${BASH_REMATCH[3]}
+# The mark of an environment this script resolved (capbench/hosts/cluster_settings.py's mark computes the same):
+# the sha256 of its variables as sorted KEY=VALUE lines, NUL-separated, but for those a shell or make sets on its
+# own, the mark's own and the credentials.
+settings_mark() {
+    local secrets
+    secrets=$(settings_keys "$secrets_file" | paste -sd'|' -)
+    env -0 | grep -zvE "^(PWD|OLDPWD|SHLVL|_|MAKELEVEL|MAKEFLAGS|MFLAGS|MAKEOVERRIDES|MAKE_TERMOUT|MAKE_TERMERR|CAPBENCH_RESOLVED|CAPBENCH_RESOLVED_ADDED|CAPBENCH_SETTINGS_TRACE|BASH_FUNC_[^=]*${secrets:+|$secrets})=" \
+        | LC_ALL=C sort -z | sha256sum | cut -d' ' -f1
+}
+
+if [ -n "${CAPBENCH_RESOLVED-}" ] && [ "$(settings_mark)" = "$CAPBENCH_RESOLVED" ]; then
+    # Resolved and checked already for this very environment by the command that runs this script: only the
+    # credentials, which that environment never holds, are read.
+    settings_load_file "$secrets_file"
+    [ -z "${CAPBENCH_SETTINGS_TRACE-}" ] || echo "reused $$ ${0##*/}" >>"$CAPBENCH_SETTINGS_TRACE"
+else
+    [ -z "${CAPBENCH_SETTINGS_TRACE-}" ] || echo "resolved $$ ${0##*/}" >>"$CAPBENCH_SETTINGS_TRACE"
+    settings_load_file "$profile_file"
+    settings_load_file "$root/tomcat-conf/tunables.env"
+    settings_load_file "$root/cluster/app.env"
+    settings_load_file "$secrets_file"
+    settings_fill_nodes "${CAPBENCH_NODES[@]}"
+    # BENCH_NET_PREFIX: the bench network is $BENCH_NET_PREFIX.0/24, fixed so that each host's pmcd can admit
+    # exactly that network (the controller) and nothing else. Compose's is 10.89.0, the Vagrantfile's 10.89.2.
+    export PROFILE STATS_PORT=${STATS_PORT:-8404} BENCH_NET_PREFIX=${BENCH_NET_PREFIX:-10.89.0}
+    # DATA_NET_PREFIX: the nodes' network to the database, beside the bench network (10.89.0 → 10.90.0), so each
+    # cluster's pair of networks differs from another's as their bench networks do.
+    if [ -z "${DATA_NET_PREFIX:-}" ] && [[ $BENCH_NET_PREFIX =~ ^([0-9]+)\.([0-9]+)\.([0-9]+)$ ]]; then
+        DATA_NET_PREFIX=${BASH_REMATCH[1]}.$(( (BASH_REMATCH[2] + 1) % 256 )).${BASH_REMATCH[3]}
 fi
 # Empty only when BENCH_NET_PREFIX is wrong, which its own check reports.
 export DATA_NET_PREFIX=${DATA_NET_PREFIX-}
@@ -92,9 +116,15 @@ if [ "$DB_MAX_CONNECTIONS" -gt 960 ]; then
 fi
 settings_report || exit 2
 export_start_windows "${CAPBENCH_NODES[@]}"
+fi
 
+if [ "${BASH_SOURCE[0]}" = "$0" ] && [ "${1:-}" = environment ]; then
+    secrets=$(settings_keys "$secrets_file" | paste -sd'|' -)
+    env -0 | grep -zvE "^(${secrets:-CAPBENCH_NO_SECRET})="
+    exit 0
+fi
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
-    [ "${1:-}" = print ] || { echo "usage: $0 print  (or source it)" >&2; exit 2; }
+    [ "${1:-}" = print ] || { echo "usage: $0 print|environment  (or source it)" >&2; exit 2; }
     # The nodes' keys for the nodes there are (not the profile's NODE_* defaults, nor its other nodes'), the rest
     # as the files name them (run.json lists the nodes).
     for key in $(settings_keys "$profile_file" "$root/tomcat-conf/tunables.env" "$root/cluster/app.env" \

@@ -8,9 +8,9 @@ input or the cluster not up, 130 interrupted; `capbench gate`: 3 capacity fell, 
 broken.
 
 The command restarts itself once in the environment its configuration gives (entry()), before it runs
-anything: the run, and every process it starts, see what the user named and nothing else. (The first process
-imports the modules that know the setting names, and capbench/hosts/topology.py still reads NODES at import
-there: a shell's NODES that is not a count is still refused, one that is changes nothing.)"""
+anything: the run, and every process it starts, see what the user named and nothing else, and the cluster's
+settings resolved once (capbench/hosts/cluster_settings.py's resolved_environment), which the scripts it runs
+find marked and do not resolve again."""
 from __future__ import annotations
 
 import os
@@ -20,6 +20,7 @@ import sys
 import textwrap
 
 from capbench.checkout import ROOT, problem as no_checkout
+from capbench.hosts.cluster_settings import resolved_environment, unresolved
 
 SETTING = re.compile(r"^([A-Z][A-Z0-9_]*)=(.*)$", re.DOTALL)
 BAD_INPUT = 2
@@ -46,6 +47,8 @@ FLAG_HELP = {
     "--calibrate": "A/A duets and known 5 % drops: what a duet gate can call here (make gate-calibrate)",
     "--tag": "--tag NAME: a name for the accepted baseline, for BASELINE= to find",
 }
+# The commands that ask the cluster: they choose a backend and resolve the cluster's settings once.
+CLUSTER_COMMANDS = ("bench", "tune", "gate", "status", "up", "down")
 # The words a command reads from its KEY=VALUE words as its arguments, as make passes them.
 ARGUMENT_KEYS = {"report": ("RUN",), "compare": ("A", "B"), "baseline": ("RUN",)}
 
@@ -192,12 +195,12 @@ def dispatch(name: str, arguments: list[str], flags: list[str], config) -> int:
     return docs_reference.main()
 
 
-def configured(words: dict[str, str]):
+def configured(words: dict[str, str], environ):
     """The command's configuration (capbench/commands/configuration.py); UsageError naming every wrong name."""
     from capbench.commands.configuration import NamedWrongly, resolve
 
     try:
-        return resolve(words, os.environ)
+        return resolve(words, environ)
     except NamedWrongly as wrong:
         raise UsageError("\ncapbench: ".join(wrong.lines)) from None
 
@@ -210,7 +213,8 @@ def named_line(config) -> str:
 
 def main(argv: list[str] | None = None, restart: bool = False) -> int:
     """The command; with restart, first started again in its configuration's environment when this one differs
-    (a setting not named, a CAPBENCH_ twin missing): once, since that environment resolves to itself."""
+    (a setting not named, a CAPBENCH_ twin missing), with the cluster's settings resolved into it for a command
+    that asks the cluster: once, since that environment resolves to itself."""
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(usage())
@@ -222,7 +226,9 @@ def main(argv: list[str] | None = None, restart: bool = False) -> int:
         if (missing := no_checkout(os.environ.get("CAPBENCH_HOME"))) and not {"-h", "--help"} & set(words):
             raise UsageError(missing)
         settings, arguments, flags = split_words(words)
-        config = configured(settings)
+        # What the user named, from the environment as it was before the cluster's settings were resolved into it.
+        started_in = unresolved(os.environ)
+        config = configured(settings, started_in)
         arguments += [config.named[key] for key in ARGUMENT_KEYS.get(name, ())[len(arguments):]
                       if config.named.get(key)]
         if "-h" in flags or "--help" in flags:
@@ -236,7 +242,7 @@ def main(argv: list[str] | None = None, restart: bool = False) -> int:
         if unknown := [f for f in flags if f not in allowed and not (name == "baseline" and f.startswith("--tag="))]:
             raise UsageError(f"capbench {name}: no option {unknown[0]}; it takes "
                              + (", ".join(allowed) if allowed else "none") + " and KEY=VALUE settings")
-        if name in ("bench", "tune", "gate", "status", "up", "down"):
+        if name in CLUSTER_COMMANDS:
             from capbench.hosts.backend import BackendError, detect
 
             try:  # one choice for every process this command starts, as make's
@@ -245,8 +251,14 @@ def main(argv: list[str] | None = None, restart: bool = False) -> int:
                 raise UsageError(str(problem)) from None
             if chosen != config.named.get("BACKEND"):
                 config = config.with_setting("BACKEND", chosen, "chosen: the one running, else the default")
-        if restart and dict(os.environ) != dict(config.environ):
-            os.execve(sys.executable, [sys.executable, "-m", "capbench", *argv], dict(config.environ))
+        if restart:
+            environ = dict(config.environ)
+            if started_in is not os.environ and environ == dict(started_in):
+                environ = dict(os.environ)  # restarted: the cluster's settings resolved already, for these
+            elif name in CLUSTER_COMMANDS:  # resolved once, for every process the command starts
+                environ = resolved_environment(environ) or environ
+            if environ != dict(os.environ):
+                os.execve(sys.executable, [sys.executable, "-m", "capbench", *argv], environ)
         code = dispatch(name, arguments, flags, config)
         if code == 0 and "--check-only" in flags:
             print(f"capbench: checked; {named_line(config)}")

@@ -34,7 +34,9 @@ FROM_THE_ENVIRONMENT = frozenset({"CAPBENCH_HOME", "COMPOSE_PROJECT_NAME", "VAGR
 # see them all as CAPBENCH_ variables).
 SOURCES = "CAPBENCH_NAMED_FROM"
 INTERNAL = frozenset({SOURCES, "CAPBENCH_CLAIMS", "CAPBENCH_START_S", "CAPBENCH_NODE_IMAGE", "CAPBENCH_NODES_LIST",
-                      "CAPBENCH_MONITORED", "CAPBENCH_MONITORED_LIST", "CAPBENCH_VAGRANT_EMULATED"})
+                      "CAPBENCH_MONITORED", "CAPBENCH_MONITORED_LIST", "CAPBENCH_VAGRANT_EMULATED",
+                      # the cluster's settings resolved once for the command (capbench/hosts/cluster_settings.py)
+                      "CAPBENCH_RESOLVED", "CAPBENCH_RESOLVED_ADDED", "CAPBENCH_SETTINGS_TRACE"})
 FILE_LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
 

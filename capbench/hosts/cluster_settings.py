@@ -1,13 +1,15 @@
 """The cluster's settings as the shell resolves and checks them (cluster/load-settings.sh print): the profile
 and the Tomcat tunables, with the environment's overrides, by the one rule written there. The harness never
 reads those files itself, so the cluster and the run's record cannot disagree. The credentials are not
-included."""
+included. A command resolves them once (resolved_environment) and runs in what that gives, marked, so that the
+scripts it starts find them resolved and do not resolve them again."""
 from __future__ import annotations
 
 import functools
 import hashlib
 import os
 import subprocess
+from typing import Mapping
 
 from capbench.hosts.topology import ROOT
 
@@ -32,6 +34,45 @@ def _resolved(environment: frozenset[tuple[str, str]]) -> tuple[tuple[str, str],
         lines = [line.removeprefix("capbench: ") for line in done.stderr.splitlines() if line.strip()]
         raise SettingsRefused("\n".join(lines) or f"cluster/load-settings.sh exited {done.returncode}")
     return tuple(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+
+
+# What cluster/load-settings.sh's settings_mark leaves out: what a shell or make sets on its own, and the mark's
+# own variables (the credentials too there, which an environment marked here never holds).
+MARK = "CAPBENCH_RESOLVED"
+ADDED = "CAPBENCH_RESOLVED_ADDED"
+TRACE = "CAPBENCH_SETTINGS_TRACE"
+UNMARKED = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES",
+                      "MAKE_TERMOUT", "MAKE_TERMERR", MARK, ADDED, TRACE})
+
+
+def mark(environ: Mapping[str, str]) -> str:
+    """The fingerprint of an environment, as cluster/load-settings.sh computes it: sorted KEY=VALUE, NUL-separated."""
+    lines = sorted(f"{k}={v}" for k, v in environ.items() if k not in UNMARKED and not k.startswith("BASH_FUNC_"))
+    return hashlib.sha256(b"".join(line.encode() + b"\0" for line in lines)).hexdigest()
+
+
+def resolved_environment(environ: Mapping[str, str]) -> dict[str, str] | None:
+    """`environ` with the cluster's settings resolved into it, once for a whole command, marked so that the
+    scripts it runs do not resolve them again (cluster/load-settings.sh environment); None when the settings are
+    refused (whoever asks next reports why) or the resolution would change what `environ` already gives."""
+    done = subprocess.run(["bash", str(LOAD_SETTINGS), "environment"], env=dict(environ), capture_output=True,
+                          timeout=60)
+    if done.returncode != 0:
+        return None
+    resolved = dict(item.split("=", 1) for item in done.stdout.decode().split("\0") if "=" in item)
+    added = {k: v for k, v in resolved.items() if k not in environ and k not in UNMARKED}
+    if any(resolved.get(k, v) != v for k, v in environ.items() if k not in UNMARKED):
+        return None
+    marked = {**environ, **added, ADDED: " ".join(sorted(added))}
+    return {**marked, MARK: mark(marked)}
+
+
+def unresolved(environ: Mapping[str, str]) -> Mapping[str, str]:
+    """The environment a marked one was resolved from (what the resolution added taken out); any other as it is."""
+    if environ.get(MARK) != mark(environ):
+        return environ
+    added = set(environ.get(ADDED, "").split())
+    return {k: v for k, v in environ.items() if k not in added and k not in (MARK, ADDED)}
 
 
 def war_sha256(path: str) -> str:
