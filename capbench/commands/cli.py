@@ -172,11 +172,13 @@ def dispatch(name: str, arguments: list[str], flags: list[str], config) -> int:
     if name == "tune":
         from capbench.commands import tune
 
-        return checked_then_run(tune.main, flags)
+        ready = tune.prepared()  # checked once: the check pass and the run share it
+        return ready if isinstance(ready, int) else checked_then_run(lambda f: ready("--check-only" in f), flags)
     if name == "gate":
         from capbench.commands import gate
 
-        return checked_then_run(lambda f: gate.main([x for x in f if x != "--up-only"]), flags)
+        ready = gate.prepared("--aa" in flags, "--calibrate" in flags)
+        return ready if isinstance(ready, int) else checked_then_run(lambda f: ready("--check-only" in f), flags)
     if name in ("report", "compare", "history", "baseline"):
         from capbench.commands import report
 

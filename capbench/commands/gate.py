@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Callable
 
 from capbench.analysis import baselines, calibration, gate_verdict
 from capbench.analysis.history import history_line
@@ -59,13 +60,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calibrate", action="store_true",
                         help="A/A duets and duets of known 5 %% drops: what a duet gate can call (make gate-calibrate)")
     args = parser.parse_args(argv)
+    ready = prepared(args.aa, args.calibrate)
+    return ready if isinstance(ready, int) else ready(args.check_only)
+
+
+def prepared(aa: bool, calibrate: bool) -> int | Callable[[bool], int]:
+    """The gate checked once: a refusal's exit status, or what runs it (check_only: its check alone), sharing what
+    was checked, so that the command's check pass and its run read the settings once."""
     benches = {kind.name: kind.targets for kind in KINDS.values() if kind.gated}
     try:
         chosen = gate_settings(raw_settings(), benches)
-        if args.calibrate:
-            return gate_calibration.run(chosen, dict(os.environ), args.check_only)
-        if chosen.mode == "duet" or args.aa:
-            return duet_gate.run(chosen, dict(os.environ), args.check_only, args.aa)
+        if calibrate:
+            return gate_calibration.prepared(chosen, dict(os.environ))
+        if chosen.mode == "duet" or aa:
+            return duet_gate.prepared(chosen, dict(os.environ), aa)
         environ = {"REPEATS": str(chosen.repeats), **os.environ}  # the gate's own default, checked with the rest
         kind = KINDS[chosen.bench]
         settings, driver, wrk2_local = bench_command.checked(kind.closed_loop, environ, kind)
@@ -73,7 +81,11 @@ def main(argv: list[str] | None = None) -> int:
             baselines.find(*read_history(history_path()), chosen.baseline, "", None)
     except (gate_verdict.GateSettingsError, SettingsError, SettingsRefused, baselines.BaselineError) as problem:
         return refuse(problem)
-    code, paths = bench_command.run(kind, settings, driver, wrk2_local, "make gate", args.check_only,
+    return lambda check_only: run(kind, settings, driver, wrk2_local, chosen, check_only)
+
+
+def run(kind, settings, driver, wrk2_local, chosen, check_only: bool) -> int:
+    code, paths = bench_command.run(kind, settings, driver, wrk2_local, "make gate", check_only,
                                     after=lambda bench: measure_thresholds(bench, chosen.p99))
     if paths is None or code == INTERRUPTED:
         return code

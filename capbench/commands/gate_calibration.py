@@ -13,6 +13,7 @@ import json
 import random
 import time
 from dataclasses import asdict
+from typing import Callable
 
 from capbench.analysis import duet_blocks, gate_power
 from capbench.analysis.duet_verdict import FELL
@@ -90,7 +91,9 @@ def figures(duets: list[dict], tolerance_pct: float, blocks: int) -> dict:
             "drop_called_at_tolerance_pct": round(gate_power.drop_called(se, blocks, tolerance_pct), 1) if se else None}
 
 
-def run(chosen: GateSettings, environ: dict[str, str], check_only: bool) -> int:
+def prepared(chosen: GateSettings, environ: dict[str, str]) -> int | Callable[[bool], int]:
+    """The calibration checked, every duet's B among it: a refusal's exit status, or what runs it (check_only: its
+    check alone), sharing what was checked."""
     kind = KINDS["duet"]
     try:
         settings, driver, wrk2_local = bench_command.checked(False, environ, kind)
@@ -104,6 +107,11 @@ def run(chosen: GateSettings, environ: dict[str, str], check_only: bool) -> int:
                 for known, b_text in builds.items()}
     except (SettingsError, SettingsRefused, ValueError) as problem:
         return refuse(problem)
+    return lambda check_only: run(kind, settings, driver, wrk2_local, chosen, cluster, builds, each, check_only)
+
+
+def run(kind, settings, driver, wrk2_local, chosen: GateSettings, cluster: dict[str, str], builds: dict[str, str],
+        each: dict, check_only: bool) -> int:
     if check_only:
         return bench_command.run(kind, settings, driver, wrk2_local, "make gate-calibrate", True)[0]
     blocks = settings.kinds["duet"].blocks

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import Callable
 
 from capbench.analysis import duet_blocks, duet_common, duet_verdict
 from capbench.analysis.gate_verdict import ABOVE, CANNOT_TELL, Check, Gate, GateSettings, let_through
@@ -119,7 +120,9 @@ def with_baseline(chosen: GateSettings, environ: dict[str, str], settings) -> tu
     return {**environ, "DUET_A": text}, how
 
 
-def run(chosen: GateSettings, environ: dict[str, str], check_only: bool, aa: bool) -> int:
+def prepared(chosen: GateSettings, environ: dict[str, str], aa: bool) -> int | Callable[[bool], int]:
+    """The duet gate checked: a refusal's exit status, or what runs it (check_only: its check alone), sharing
+    what was checked."""
     kind = KINDS["duet"]
     if aa:
         environ = {**environ, "DUET_B": environ.get("DUET_A", "")}
@@ -135,6 +138,12 @@ def run(chosen: GateSettings, environ: dict[str, str], check_only: bool, aa: boo
             raise SettingsError(problem)
     except (SettingsError, SettingsRefused) as problem:
         return refuse(problem)
+    return lambda check_only: run(kind, settings, driver, wrk2_local, chosen, environ, aa, baseline, calibration,
+                                  check_only)
+
+
+def run(kind, settings, driver, wrk2_local, chosen: GateSettings, environ: dict[str, str], aa: bool, baseline,
+        calibration, check_only: bool) -> int:
     code, paths = bench_command.run(kind, settings, driver, wrk2_local, "make gate-aa" if aa else "make gate",
                                     check_only)
     if paths is None or code == INTERRUPTED:

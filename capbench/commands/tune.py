@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from capbench.analysis.rounds import draw_orders
 from capbench.commands.bench import checked
@@ -120,6 +121,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m capbench.commands.tune", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check-only", action="store_true", help="check the sweep and the settings, run nothing")
     args = parser.parse_args(argv)
+    ready = prepared()
+    return ready if isinstance(ready, int) else ready(args.check_only)
+
+
+def prepared() -> int | Callable[[bool], int]:
+    """The sweep and the settings checked once: a refusal's exit status, or what runs the sweep (check_only: its
+    check alone), sharing what was checked."""
     try:
         if "WEIGHTS" in os.environ:  # one name, one meaning: bench-cluster's
             raise SweepError(f"WEIGHTS='{os.environ['WEIGHTS']}' is bench-cluster's choice of balancings: make tune "
@@ -130,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         check_points(sweep)
     except (SettingsError, SettingsRefused, SweepError) as problem:
         return refuse(problem)
-    return in_session("make tune", args.check_only, lambda: (sweep_run(sweep, settings, driver, wrk2_local), None))[0]
+    return lambda check_only: in_session("make tune", check_only,
+                                         lambda: (sweep_run(sweep, settings, driver, wrk2_local), None))[0]
 
 
 def sweep_run(sweep: Sweep, settings, driver, wrk2_local) -> int:
