@@ -45,11 +45,34 @@ recreate_nodes() {
         "$compose" up --detach --no-build --no-deps "$node" || return 1
     done
 }
+# While the nodes start, every 20 s: which are not healthy yet, and how long they have been
+# waited for. Every node is waited for, whichever a bench measures: the first warm-up goes through all of them,
+# and on one machine a node measured while the others still deploy would share the cores with their start.
+say_starting() {
+    local since=$1 starting
+    while sleep 20 >/dev/null 2>&1 </dev/null; do
+        starting=$("$compose" ps --all --format '{{.Service}} {{.Health}}' "${CAPBENCH_NODES[@]}" 2>/dev/null \
+            | awk '$2 != "healthy" {print $1}' | paste -sd' ' -) || true
+        [ -z "$starting" ] || echo "capbench: still starting: ${starting// /, } ($(( $(date +%s) - since )) s" \
+            "waited, up to $node_timeout s)"
+    done
+}
+wait_for_nodes() {
+    local reporter code=0
+    nodes_started=$(date +%s)
+    say_starting "$nodes_started" &
+    reporter=$!
+    "$compose" up --detach --no-build --no-deps --wait --wait-timeout "$node_timeout" "${CAPBENCH_NODES[@]}" \
+        || code=$?
+    kill "$reporter" 2>/dev/null || true
+    wait "$reporter" 2>/dev/null || true
+    [ "$code" -eq 0 ] || waited=$(( $(date +%s) - nodes_started ))
+    return "$code"
+}
 waited=
 if "$compose" up --detach --no-build --no-deps db \
     && recreate_nodes \
-    && { nodes_started=$(date +%s); "$compose" up --detach --no-build --no-deps --wait --wait-timeout "$node_timeout" \
-        "${CAPBENCH_NODES[@]}" || { waited=$(( $(date +%s) - nodes_started )); false; }; } \
+    && wait_for_nodes \
     && "$compose" up --detach --no-build --remove-orphans --wait --wait-timeout "$timeout"; then
     echo "capbench: all services healthy in $(( $(date +%s) - started )) s"
     exit 0

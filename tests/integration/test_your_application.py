@@ -120,6 +120,8 @@ def test_a_nodes_start_window_reaches_its_health_check_and_a_window_run_out_says
     assert 40 <= waited < 180, line
     assert re.search(r"node1 \(its Tomcat was .* after \d+ s, its CPU quota 0\.5, its start window 40 s\)", line), line
     assert "APP_START_S (now 40 s for half a core)" in line, line
+    # While it waited, it said every 20 s that node1 was still starting, and for how long.
+    assert re.search(r"^capbench: still starting: node1 \(\d+ s waited, up to \d+ s\)$", short.stdout, re.M), short.stdout
 
 
 def session_example(env: dict[str, str], query: str = "") -> str:
