@@ -53,12 +53,12 @@ def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False):
 
 def refuse_what_the_kind_cannot_run(kind, settings) -> None:
     """A kind bound to one WORKLOAD runs no other, and no SCENARIO_FILE unless it takes one in its place."""
-    if kind.workload is None or (kind.takes_scenario_file and settings.user_scenario is not None):
+    if kind.workload is None or (kind.needs.takes_scenario_file and settings.user_scenario is not None):
         return
     if settings.workload != kind.workload:
         raise SettingsError(f"WORKLOAD='{settings.workload}' cannot run make bench-{kind.name}: it {kind.compares}; "
                             f"use WORKLOAD={kind.workload}"
-                            + (" or a SCENARIO_FILE of your application's requests" if kind.takes_scenario_file else ""))
+                            + (" or a SCENARIO_FILE of your application's requests" if kind.needs.takes_scenario_file else ""))
     if settings.user_scenario is not None:
         raise SettingsError(f"SCENARIO_FILE='{settings.scenario_file}' cannot run make bench-{kind.name}: it "
                             f"{kind.compares} on WORKLOAD={kind.workload}'s requests; leave SCENARIO_FILE empty")
@@ -109,7 +109,7 @@ def prepared(kind_name: str, environ: dict[str, str] | None = None):
                                  + ", ".join(f"bench-{name}" for name in KINDS)))
     kind = KINDS[kind_name]
     try:
-        return (kind, *checked(kind.closed_loop, environ, kind=kind))
+        return (kind, *checked(kind.needs.closed_loop, environ, kind=kind))
     except (SettingsError, SettingsRefused) as problem:
         return refuse(problem)
 

@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 def prepared(aa: bool, calibrate: bool) -> int | Callable[[bool], int]:
     """The gate checked once: a refusal's exit status, or what runs it (check_only: its check alone), sharing what
     was checked, so that the command's check pass and its run read the settings once."""
-    benches = {kind.name: kind.targets for kind in KINDS.values() if kind.gated}
+    benches = {kind.name: kind.targets for kind in KINDS.values() if kind.needs.gated}
     try:
         chosen = gate_settings(raw_settings(), benches)
         if calibrate:
@@ -76,7 +76,7 @@ def prepared(aa: bool, calibrate: bool) -> int | Callable[[bool], int]:
             return duet_gate.prepared(chosen, dict(os.environ), aa)
         environ = {"REPEATS": str(chosen.repeats), **os.environ}  # the gate's own default, checked with the rest
         kind = KINDS[chosen.bench]
-        settings, driver, wrk2_local = bench_command.checked(kind.closed_loop, environ, kind)
+        settings, driver, wrk2_local = bench_command.checked(kind.needs.closed_loop, environ, kind)
         if chosen.baseline:  # a baseline named must exist before minutes are spent measuring
             baselines.find(*read_history(history_path()), chosen.baseline, "", None)
     except (gate_verdict.GateSettingsError, SettingsError, SettingsRefused, baselines.BaselineError) as problem:

@@ -102,7 +102,7 @@ def print_load_hosts(summary: dict) -> None:
 def finish(kind, paths: RunPaths, summary: dict) -> None:
     """The kind's tables, the nodes' figures, one line in results/history.jsonl and report.html; a failure of
     the report loses nothing already written."""
-    if kind.reports:
+    if kind.needs.reports:
         found = kind.found_in(summary)
         kind.console(summary, found)
         print_host_figures(summary)

@@ -1,11 +1,14 @@
 """What a bench kind is: `make bench-<name>` runs its run() inside the runner (capbench/engine/runner.py), which owns the
 rest (settings, monitoring, the partial marker, the summary's common part, restoring the cluster, exit codes).
-A kind sets the class attributes that differ from these defaults and overrides run(). What it finds beyond its
+A kind sets the class attributes that differ from these defaults (what it needs of the runner: a Needs) and
+overrides run(). What it finds beyond its
 capacities is a record of its own type (`findings`, a rundata.findings.Findings dataclass): the runner makes it
 empty before run() and hands it in, so a run that breaks off keeps what it had found; summarize() completes it
 from the capacities, the runner writes it under the kind's name in summary.json however the run ended, and
 console() and `section` (its part of report.html) read it back as that type."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from capbench.engine.console import print_capacities
 from capbench.report.sections import ReportSection
@@ -17,22 +20,28 @@ from capbench.settings.bench import BenchSettings
 Outcome = tuple[str, "str | None", int]
 
 
+@dataclass(frozen=True)
+class Needs:
+    """What a kind needs of the runner around its run(), declared in one place; the defaults are most kinds'."""
+    restores_rotation: bool = True  # every node back in rotation at the end (the self-check never changes it)
+    logs_whole_run: bool = True  # with MONITOR=on PCP logs the whole run (bench-overhead switches it itself)
+    always_monitored: bool = False  # monitoring is set up even with MONITOR=off (bench-overhead)
+    flags_disturbances: bool = True  # steps that ran while a node was DOWN are flagged (not when that is the point)
+    closed_loop: bool = False  # its steps are closed loops, which wrk2 cannot run
+    takes_scenario_file: bool = False  # a SCENARIO_FILE's requests may take the place of its WORKLOAD's
+    users: bool = True  # its requests are the scenario's (the user dataset goes to the load host), not a fixed URL
+    reports: bool = True  # tables, a history line and report.html at the end
+    profiles_by_default: bool = False  # JFR=auto profiles at each capacity it finds
+    gated: bool = False  # make gate may measure a build with it: its targets' capacities are searched, with repeats
+
+
 class Kind:
     name = ""
     description = ""  # one line: make help, --help
     targets: tuple[str, ...] = ()  # what it measures, recorded in run.json
-    restores_rotation = True  # every node back in rotation at the end (the self-check never changes it)
-    logs_whole_run = True  # with MONITOR=on PCP logs the whole run (bench-overhead switches it itself)
-    always_monitored = False  # monitoring is set up even with MONITOR=off (bench-overhead)
-    flags_disturbances = True  # steps that ran while a node was DOWN are flagged (not when that is the point)
-    closed_loop = False  # its steps are closed loops, which wrk2 cannot run
+    needs = Needs()
     workload: str | None = None  # the one WORKLOAD it runs (None: any), and what it compares, for the refusal
     compares = ""
-    takes_scenario_file = False  # a SCENARIO_FILE's requests may take the place of its WORKLOAD's
-    users = True  # its requests are the scenario's (the user dataset goes to the load host), not a fixed URL
-    reports = True  # tables, a history line and report.html at the end
-    profiles_by_default = False  # JFR=auto profiles at each capacity it finds
-    gated = False  # make gate may measure a build with it: its targets' capacities are searched, with repeats
     section: ReportSection | None = None  # its own part of report.html (None: the shared page alone)
     # Its own settings: a frozen dataclass of capbench/settings/fields.setting() fields (and a problems() method for
     # rules between them), read and checked with the shared ones; None: it has none.

@@ -40,7 +40,7 @@ def load_recorders(nodes: tuple[str, ...]) -> None:
 def wanted(settings, kind) -> bool:
     """Whether the run profiles at each capacity: JFR, auto meaning the kind's default."""
     mode = settings.jfr.at_capacity
-    return kind.profiles_by_default if mode == "auto" else mode == "on"
+    return kind.needs.profiles_by_default if mode == "auto" else mode == "on"
 
 
 def _step_figures(record: StepRecord) -> dict:

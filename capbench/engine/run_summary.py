@@ -33,7 +33,7 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
     if bench.searcher.skipped:
         summary["skipped"] = bench.searcher.skipped
     records = jsonl.read(bench.paths.steps)
-    if bench.kind.flags_disturbances:
+    if bench.kind.needs.flags_disturbances:
         disturbed, flaps = disturbances(records, bench.lb_events.events, time.time())
         if flaps:
             summary["lb_flaps"] = flaps
@@ -47,7 +47,7 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
         for label, target in targets.items():
             target["metrics_at_capacity"] = metrics_at(steps, label, target["capacity_rps"])
     state_findings(summary, steps, bench.paths.run_json)
-    if bench.kind.reports:
+    if bench.kind.needs.reports:
         testbed_findings(summary, steps, bench.ceiling_check, bench.cluster_settings())
     shares = load_hosts(steps, targets)
     if shares:

@@ -64,7 +64,7 @@ class Bench:
                             kind.after_searches(settings))
         self.steps = StepRunner(settings, driver, self.loads, run_id, f"{WORK_DIR}/{run_id}", paths, progress)
         self.searcher = Searcher(self.steps, self.loads.first, progress)
-        wanted = settings.monitor or kind.always_monitored
+        wanted = settings.monitor or kind.needs.always_monitored
         self.monitoring = Monitoring(Monitor(run_id, paths.pcp) if wanted else None, paths)
         self.lb_events = LbEvents(time.time())
         self.balancer = Balancer(self.monitoring, self.lb_events, self.cluster_env)
@@ -107,10 +107,10 @@ class Bench:
         if self.wrk2_local is not None:
             self.loads.put_binary(self.wrk2_local, LOADHOST_BINARY)
         self.version = self.loads.record_versions(self.driver)
-        if self.kind.users and (self.settings.scenario == "session" or self.settings.user_scenario is not None):
+        if self.kind.needs.users and (self.settings.scenario == "session" or self.settings.user_scenario is not None):
             self.steps.put_dataset()
         self.calibration = calibrate(self.loads.first, topology.NODES)
-        if self.kind.reports:  # the benches whose figures a reader takes for the application's
+        if self.kind.needs.reports:  # the benches whose figures a reader takes for the application's
             self.ceiling_check = ceiling_probe.ensure(self)
 
     def run_record(self) -> RunRecord:
@@ -139,7 +139,7 @@ def execute(bench: Bench, body=None, extra: dict | None = None) -> tuple[dict, i
     try:
         bench.prepare()
         jsonl.write_json(paths.run_json, bench.run_record().to_json())
-        if bench.monitoring.monitor is not None and kind.logs_whole_run:
+        if bench.monitoring.monitor is not None and kind.needs.logs_whole_run:
             bench.monitoring.start()
         outcome = body() if body is not None else kind.run(bench, bench.found)
         if outcome:
@@ -160,7 +160,7 @@ def execute(bench: Bench, body=None, extra: dict | None = None) -> tuple[dict, i
         status, error, code = "partial", f"{type(problem).__name__}: {problem}", 1
         raise
     finally:
-        if kind.restores_rotation:
+        if kind.needs.restores_rotation:
             try:
                 haproxy.set_rotation(topology.NODES)  # documented end state: every node in rotation
             except (ClusterError, OSError) as problem:

@@ -12,7 +12,7 @@ from capbench.analysis import balance, efficiency, not_measured
 from capbench.analysis.balance import capacity_weights
 from capbench.analysis.testbed_ceiling import Ceiling, efficiency_not_measured
 from capbench.engine.console import figure, print_capacities
-from capbench.engine.kind import Kind, KindSettings
+from capbench.engine.kind import Kind, KindSettings, Needs
 from capbench.hosts import topology
 from capbench.hosts.backend import ClusterError
 from capbench.report.sections import Figure, ReportSection, RunResults
@@ -191,7 +191,7 @@ class Cluster(Kind):
     name = "cluster"
     description = "capacity of each node alone, then of all three: ΣX_i, X_cluster, E (WEIGHTS=auto: 3 balancings)"
     section = ReportSection(REPORT, report_values, report_figures, usl=node_count_points)
-    gated = True
+    needs = Needs(gated=True)
     own_settings = ClusterSettings
     findings = ClusterFindings
 

@@ -18,7 +18,7 @@ from capbench.duet.builds import ONE_HOST_MARGIN_S, RE_CREATED, SLOTS, Build, Tw
 from capbench.duet.findings import DuetFindings
 from capbench.duet.report import shown
 from capbench.engine import profile_step
-from capbench.engine.kind import Kind, KindSettings
+from capbench.engine.kind import Kind, KindSettings, Needs
 from capbench.engine.progress import say
 from capbench.hosts import haproxy, topology
 from capbench.hosts.backend import ClusterError, backend
@@ -93,7 +93,8 @@ class Duet(Kind):
     findings = DuetFindings
     section = ReportSection(duet_report.REPORT + duet_profile.REPORT, duet_report.report_values,
                             duet_report.report_figures, capacity_figures=False)
-    gated = False  # make gate runs it itself (GATE_MODE=duet): its verdict comes from the blocks, or the pairs
+    # make gate runs it itself (GATE_MODE=duet): its verdict comes from the blocks, or the pairs
+    needs = Needs(gated=False)
 
     def planned_searches(self, settings) -> int:
         return 2 * self.own(settings).pairs

@@ -34,7 +34,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from capbench.analysis import session_loss
-from capbench.engine.kind import Kind, KindSettings, keep_analysis
+from capbench.engine.kind import Kind, KindSettings, Needs, keep_analysis
 from capbench.engine.progress import say
 from capbench.hosts import haproxy, haproxy_log, netfault, topology
 from capbench.hosts.backend import ClusterError, Delay, Done, backend
@@ -382,7 +382,8 @@ class Failover(Kind):
     description = "kill (FAULT=freeze: freeze) FAULT_NODE under load and bring it back: detection, failures, recovery"
     section = ReportSection(REPORT, report_values, report_figures)
     targets = ("cluster",)
-    flags_disturbances = False  # a node going down is the point
+    # a node going down is the point
+    needs = Needs(flags_disturbances=False)
     own_settings = FailoverSettings
     findings = FailoverFindings
 

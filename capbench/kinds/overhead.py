@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass
 
 from capbench.engine.console import print_capacities
-from capbench.engine.kind import Kind
+from capbench.engine.kind import Kind, Needs
 from capbench.report.sections import ReportSection, RunResults
 from capbench.rundata.findings import Findings
 from capbench.rundata.records import doc
@@ -56,8 +56,7 @@ class Overhead(Kind):
     section = ReportSection(REPORT, report_values, capacity_figures=False)
     findings = OverheadFindings
     targets = ("node1",)
-    logs_whole_run = False  # it switches monitoring itself
-    always_monitored = True
+    needs = Needs(logs_whole_run=False, always_monitored=True)  # it switches monitoring itself
 
     def planned_searches(self, settings) -> int:
         return 2 * settings.repeats

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from capbench.engine.kind import Kind, KindSettings, Outcome
+from capbench.engine.kind import Kind, KindSettings, Needs, Outcome
 from capbench.engine.progress import say
 from capbench.rundata.findings import Findings
 from capbench.rundata.history import read_history
@@ -60,9 +60,9 @@ class Selfcheck(Kind):
     name = "selfcheck"
     description = "the generator keeps the offered rate on a trivial endpoint (SELFCHECK_RATE=)"
     targets = ("lb",)
-    restores_rotation = False  # it never changes the rotation
-    users = False  # one trivial URL of HAProxy's own
-    reports = False
+    needs = Needs(restores_rotation=False,  # it never changes the rotation
+                  users=False,  # one trivial URL of HAProxy's own
+                  reports=False)
     own_settings = SelfcheckSettings
     findings = SelfcheckFindings
 

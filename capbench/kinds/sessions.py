@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from capbench.engine.kind import Kind, KindSettings
+from capbench.engine.kind import Kind, KindSettings, Needs
 from capbench.engine.progress import say
 from capbench.hosts import haproxy, jvm
 from capbench.hosts.backend import ClusterError, backend
@@ -119,8 +119,8 @@ class Sessions(Kind):
     targets = (NODE,)
     workload = "session"
     compares = "measures node1 by the size of its users' sessions (SESSION_SIZES)"
-    takes_scenario_file = True  # a SCENARIO_FILE's requests take the place of WORKLOAD=session's
-    flags_disturbances = False  # a node that runs out of heap is the finding
+    needs = Needs(takes_scenario_file=True,  # a SCENARIO_FILE's requests take the place of WORKLOAD=session's
+                  flags_disturbances=False)  # a node that runs out of heap is the finding
     own_settings = SessionsSettings
     findings = SessionsFindings
 

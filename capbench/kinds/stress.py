@@ -17,7 +17,7 @@ import gzip
 from collections import Counter
 from dataclasses import dataclass
 
-from capbench.engine.kind import Kind, KindSettings, keep_analysis
+from capbench.engine.kind import Kind, KindSettings, Needs, keep_analysis
 from capbench.engine.progress import say
 from capbench.hosts import haproxy_log
 from capbench.hosts.backend import ClusterError
@@ -211,7 +211,8 @@ class Stress(Kind):
     description = "0.5x capacity, 2x for 60 s, 0.5x again: throughput while overloaded, failures, time to recover"
     section = ReportSection(REPORT, report_values, report_figures)
     targets = ("cluster",)
-    flags_disturbances = False  # overloaded nodes failing their checks is the point
+    # overloaded nodes failing their checks is the point
+    needs = Needs(flags_disturbances=False)
     own_settings = StressSettings
     findings = StressFindings
 

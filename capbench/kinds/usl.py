@@ -7,7 +7,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from capbench.engine.console import print_usl_fit
-from capbench.engine.kind import Kind, KindSettings
+from capbench.engine.kind import Kind, KindSettings, Needs
 from capbench.report.sections import ReportSection
 from capbench.rundata.findings import Findings
 from capbench.rundata.history import usl_figures
@@ -79,7 +79,7 @@ class Usl(Kind):
     name = "usl"
     description = "node1's throughput at closed-loop concurrencies USL_LEVELS= and the USL fit (σ, κ, N*, R²)"
     targets = ("node1",)
-    closed_loop = True
+    needs = Needs(closed_loop=True)
     own_settings = UslSettings
     findings = UslFindings
     section = ReportSection(usl=lambda summary: summary.findings(UslFindings).usl())

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from capbench.analysis import rounds as rounds_analysis
 from capbench.analysis.rounds import draw_orders
 from capbench.engine.console import print_capacities
-from capbench.engine.kind import Kind, KindSettings
+from capbench.engine.kind import Kind, KindSettings, Needs
 from capbench.engine.progress import say
 from capbench.hosts import jvm, topology
 from capbench.hosts.backend import ClusterError
@@ -209,7 +209,8 @@ class Variants(Kind):
     targets = ("node1", "cluster")
     own_settings = VariantsSettings
     findings = VariantsFindings
-    profiles_by_default = True  # the study's investigation: the profile says where each variant spends
+    # the study's investigation: the profile says where each variant spends
+    needs = Needs(profiles_by_default=True)
 
     def planned_searches(self, settings) -> int:
         return 2 * len(self.own(settings).variants) * settings.repeats

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from capbench.engine import losses, runner
+from capbench.engine.kind import Needs
 from capbench.hosts.backend import ClusterError, LostMachine
 from capbench.hosts.topology import HOSTS
 from capbench.rundata.layout import RunPaths
@@ -25,7 +26,7 @@ def bench_whose_run_raises(tmp_path, problem: BaseException | None, before=None)
             before(bench)
         if problem is not None:
             raise problem
-    kind = SimpleNamespace(logs_whole_run=False, restores_rotation=False, run=run)
+    kind = SimpleNamespace(needs=Needs(logs_whole_run=False, restores_rotation=False), run=run)
     return SimpleNamespace(paths=RunPaths(tmp_path), kind=kind, found=None, prepare=lambda: None,
                            monitoring=SimpleNamespace(monitor=None, finish=lambda: None),
                            run_record=lambda: RunRecord(run_id="test"), lb_events=SimpleNamespace(collect=lambda: None),

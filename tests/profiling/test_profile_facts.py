@@ -153,4 +153,4 @@ def test_a_lock_bound_node_cites_its_request_threads_time_without_a_verdict_on_t
 
 
 def test_no_kind_without_a_default_profiles_unasked():
-    assert [name for name, kind in KINDS.items() if kind.profiles_by_default] == ["variants"]
+    assert [name for name, kind in KINDS.items() if kind.needs.profiles_by_default] == ["variants"]

@@ -45,4 +45,4 @@ def test_what_depends_on_the_bench_and_the_mode():
 
 def test_no_key_takes_any_text_and_the_benches_are_the_gated_kinds():
     assert all(s.rule.allowed != "any text" for s in declared(GateKeys))
-    assert set(gate_verdict.BENCHES) == {kind.name for kind in KINDS.values() if kind.gated}
+    assert set(gate_verdict.BENCHES) == {kind.name for kind in KINDS.values() if kind.needs.gated}
