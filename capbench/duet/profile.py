@@ -12,6 +12,7 @@ from typing import Callable
 from capbench.analysis import profile_difference
 from capbench.engine import profile_step
 from capbench.engine.progress import say
+from capbench.report.sections import fragment_beside
 from capbench.search.lockstep import Ask
 
 # Rows of each table read from the recordings: a method that grew in B may sit far down A's table, and a method
@@ -57,30 +58,4 @@ def profile_both(bench, assignment: dict, rate_rps: float,
 
 
 # Its part of the duet's section in report.html.
-REPORT = """{% set d = duet.profile_difference %}{% if d %}
-<h3>What B spends more on than A ({{ d.unit or "CPU samples" }}, both at {{ d.rate_rps }}/s)</h3>
-<p>After the last pair, both slots (A on {{ d.a_slot }}, B on {{ d.b_slot }}) offered the same rate over the same
-seconds, profiled (each build's tables and flame graphs are under "Profiles" below). {{ d.unit or "CPU samples" }}
-per {{ d.per }} requests answered without an error status: A {{ d.a_samples }}, B {{ d.b_samples }}
-({{ d.a_requests }} and {{ d.b_requests }} requests).
-{% set by = d.sampled_by or {} %}{% if by.interval_us %}async-profiler sampled both JVMs at least {{ by.interval_us }} µs of
-CPU time apart ({{ by.event }}), in Java code or native, and each sample is weighed by the CPU time it stood for
-(one the quota delayed stands for more): a method that takes B longer for the same requests has more of B's CPU
-time ({{ d.a_samples_per_s }} samples a second on A, {{ d.b_samples_per_s }} on B).
-{% else %}{% if by.why %}{{ by.why }}; {% endif %}a thread running Java code is sampled every
-10 ms by JFR's sampler inside the JVM's own CPU quota, so the samples follow the CPU time each JVM got: a method that
-takes B longer for the same requests has more of B's samples. The sampler takes at most {{ d.max_samples_per_s }}
-samples a second (5 threads a tick); these took {{ d.a_samples_per_s }} (A) and {{ d.b_samples_per_s }} (B).
-{% endif %}"≤": the
-method was below the last row of A's table (its growth is at least the one shown). Methods with fewer than
-{{ d.min_samples }} of B's samples are left out (chance).</p>
-<div class="tables">
-{% for key, title in (("self", "the method running (self)"), ("total", "anywhere in the stack (total)"),
-("application", "the application's methods, anywhere in the stack")) %}
-<table><tr><th>grew in B: {{ title }}</th><th>A</th><th>B</th><th>+</th></tr>
-{% for r in d.grew[key] %}<tr><td><code>{{ r.name }}</code></td><td class="num">{{ "≤" if r.a_at_most }}{{ r.a }}</td>
-<td class="num">{{ r.b }}</td><td class="num">{{ r.grew }}</td></tr>
-{% else %}<tr><td colspan="4">none grew</td></tr>{% endfor %}</table>
-{% endfor %}</div>
-{% endif %}
-"""
+REPORT = fragment_beside(__file__)  # profile.html, a Jinja2 fragment

@@ -4,57 +4,9 @@ from __future__ import annotations
 
 from capbench.analysis import duet_common
 from capbench.duet.findings import DuetFindings
+from capbench.report.sections import fragment_beside
 
-REPORT = """{% if duet.builds %}
-<h2>Duet: B against A, measured together</h2>
-<p>A = {{ duet.builds[0].text or "as configured" }}, B = {{ duet.builds[1].text or "as configured" }};
-the slots {{ duet.slots | join(" and ") }} are twins, the builds change slots each pair.</p>
-<table><tr><th>pair</th><th>A on</th><th>A /s</th><th>B on</th><th>B /s</th><th>brackets' B/A</th>
-<th>same instants allow</th><th>B/A</th></tr>
-{% for p in duet.pairs %}{% set k = p.same_instant %}<tr><td>{{ p.pair }}</td><td>{{ p.a_slot }}</td>
-<td>{{ p.a_rps }}</td><td>{{ p.b_slot }}</td><td>{{ p.b_rps }}</td><td>{{ p.bracket_ratio }}</td>
-<td>{% if k %}({{ k.low if k.low is not none else "0" }}, {{ k.high if k.high is not none else "∞" }}):
-{{ k.bounds }} steps, {{ k.contradicted }} contradicted{% else %}no bound{% endif %}</td>
-<td><b>{{ p.ratio }}</b></td></tr>{% endfor %}</table>
-<p>A pair's B/A is its brackets' ratio moved inside what the steps where one slot passed and the other failed, at
-the same instants, allow.</p>
-{% if duet.interval %}<p{% if not duet.blocks %} class="big"{% endif %}>The capacities' B/A <b>{{ duet.interval.ratio }}</b>, in
-[{{ duet.interval.low }}, {{ duet.interval.high }}] at
-{{ (100 * duet.interval.confidence) | round | int }} % over {{ duet.interval.pairs }} pairs
-({{ duet.slots[0] }}'s slot ran {{ duet.interval.slot_effect }}× {{ duet.slots[1] }}'s,
-taken out)</p>{% endif %}
-{% set bl = duet.blocks %}{% if bl %}{% set plan = duet.block_plan %}
-<h3>Throughput at the same concurrency, in blocks</h3>
-<p>Each window both slots ran a closed loop of {{ plan.connections }} connections for {{ plan.window_s }} s from
-one start instant; each block is {{ plan.windows }} windows with A on one slot and B on the other, the blocks'
-orientations balanced in couples and drawn at random (seed {{ plan.seed }}). A window's figure is each build's
-good responses a second; a block's B/A is the geometric mean of its windows'.</p>
-<table><tr><th>block</th><th>A on</th><th>B on</th><th>A /s (windows)</th><th>B /s (windows)</th>
-<th>windows' spread</th><th>B/A</th></tr>
-{% for k in bl %}<tr><td>{{ k.block }}</td><td>{{ k.a_slot }}</td><td>{{ k.b_slot }}</td>
-<td>{% for w in k.windows %}{{ w.a_rps | round(1) if w.a_rps is not none else "-" }} {% endfor %}</td>
-<td>{% for w in k.windows %}{{ w.b_rps | round(1) if w.b_rps is not none else "-" }} {% endfor %}</td>
-<td>{{ k.window_spread if k.window_spread is not none else "-" }}</td><td><b>{{ k.ratio if k.ratio is not none else "-" }}</b></td></tr>
-{% endfor %}</table>
-{% set i = duet.blocks_interval %}{% if i %}<p class="big">B/A <b>{{ i.ratio }}</b>, in [{{ i.low }}, {{ i.high }}]
-at {{ (100 * i.confidence) | round | int }} % over {{ i.pairs }} blocks ({{ duet.slots[0] }}'s slot ran
-{{ i.slot_effect }}× {{ duet.slots[1] }}'s, taken out): the figure a duet gate judges.</p>{% endif %}
-{% endif %}
-{% set c = duet.common %}{% if c %}
-<h3>At a common rate</h3>
-<p>After each pair's searches, both slots offered {{ c.share_pct }} % of the lower capacity, from one start
-instant: what each build spends on the same work. CPU per request is the node JVM's, from PCP (MONITOR=on).</p>
-<table><tr><th>pair</th><th>rate /s</th><th>A p99 ms</th><th>B p99 ms</th><th>p99 B/A</th><th>A CPU ms/req</th>
-<th>B CPU ms/req</th><th>CPU B/A</th></tr>
-{% for p in c.pairs %}<tr><td>{{ p.pair }}</td><td>{{ p.rate_rps }}</td>
-{% for k in ("a_p99", "b_p99", "p99_ratio", "a_cpu", "b_cpu", "cpu_ratio") %}<td>{{ p[k] if p[k] is not none else "-" }}</td>
-{% endfor %}</tr>{% endfor %}</table>
-{% for key, i in c.intervals.items() %}<p>{{ "CPU per request" if key == "cpu" else "p99" }} B/A:
-{% if i %}<b>{{ i.ratio }}</b>, in [{{ i.low }}, {{ i.high }}] at {{ (100 * i.confidence) | round | int }} % over
-{{ i.pairs }} pairs{% else %}too few pairs measured it{% endif %}</p>{% endfor %}
-{% endif %}
-{% endif %}
-"""
+REPORT = fragment_beside(__file__)  # report.html, a Jinja2 fragment
 
 
 def report_values(results) -> dict:

@@ -15,7 +15,7 @@ from capbench.engine.console import figure, print_capacities
 from capbench.engine.kind import Kind, KindSettings, Needs
 from capbench.hosts import topology
 from capbench.hosts.backend import ClusterError
-from capbench.report.sections import Figure, ReportSection, RunResults
+from capbench.report.sections import Figure, ReportSection, RunResults, fragment_beside
 from capbench.rundata.findings import Findings
 from capbench.rundata.records import StepRecord, doc
 from capbench.rundata.run import node_numbers
@@ -96,38 +96,7 @@ def figure_labels() -> dict[str, list[str]]:
             "cluster_over_node1": [nodes[0], "cluster"]}
 
 # Its part of report.html (capbench/report/sections.py): E and the balancing choices.
-REPORT = """{% set why = cluster.not_measured %}
-{% macro shown(key, unit="") %}{% if cluster[key] is not none %}{{ cluster[key] }}{{ unit }}{% else %}<span class="missing">{{ why[key] or "not measured" }}</span>{% endif %}{% endmacro %}
-{% if why | length == figure_count and why.values() | unique | list | length == 1 %}
-<p class="big">ΣX<sub>i</sub>, X<sub>cluster</sub>, <b>E</b>, X<sub>cluster</sub> / X<sub>node1</sub>: <span class="missing">{{ why.values() | first }}</span></p>
-{% elif why.efficiency and why.efficiency == why.cluster_over_node1 %}
-<p class="big">ΣX<sub>i</sub> = {{ shown("sum_nodes_rps", "/s") }} · X<sub>cluster</sub> = {{ shown("cluster_rps", "/s") }}</p>
-<p><b>E = X<sub>cluster</sub> / ΣX<sub>i</sub></b> and X<sub>cluster</sub> / X<sub>node1</sub>: <span class="missing">{{ why.efficiency }}</span>.</p>
-{% else %}
-<p class="big">ΣX<sub>i</sub> = {{ shown("sum_nodes_rps", "/s") }} · X<sub>cluster</sub> = {{ shown("cluster_rps", "/s") }} ·
- <b>E = X<sub>cluster</sub> / ΣX<sub>i</sub> = {{ shown("efficiency") }}</b> · X<sub>cluster</sub> / X<sub>node1</sub> = {{ shown("cluster_over_node1") }}</p>
-{% endif %}
-{% set e_caveat = cluster.efficiency_caveat or caveat(cluster.efficiency) %}{% if e_caveat %}<p class="hint caveat">Note on E: {{ e_caveat }}.</p>{% endif %}
-{% if cluster.balance_hint %}<p class="hint">Balance: {{ cluster.balance_hint.text }}.</p>{% endif %}
-{% for line in cluster.over_capacity %}<p class="hint">Balance: {{ line }}.</p>{% endfor %}
-{% if choices %}
-<h2 id="balancing">Balancing choices</h2>
-<p>The cluster measured under each balancing choice in this run, against the sum of the nodes' capacities
-ΣX<sub>i</sub> = {{ shown("sum_nodes_rps", "/s") }}. Heterogeneous nodes under equal weights get equal shares, so the
-slowest node saturates first; weights in proportion to the measured capacities, or leastconn (which sends each
-request to the node with the fewest in progress), let each node take what it can.</p>
-<table>
-<tr><th>choice</th><th>balance</th><th>weights node1:node2:node3</th><th>X<sub>cluster</sub> /s</th><th>E = X<sub>cluster</sub> / ΣX<sub>i</sub></th><th>X<sub>cluster</sub> / X<sub>node1</sub></th></tr>
-{% for name, c in choices.items() %}
-<tr><td>{{ name }}</td><td>{{ c.balance }}</td><td>{{ c.weights.values() | join(":") }}</td>
-<td class="num">{{ c.capacity_rps if c.capacity_rps else "none" }}</td><td class="num">{{ c.efficiency if c.efficiency is not none else "-" }}</td>
-<td class="num">{{ c.cluster_over_node1 if c.cluster_over_node1 is not none else "-" }}</td></tr>
-{% set e_caveat = c.efficiency_caveat or caveat(c.efficiency) %}{% if e_caveat %}<tr><td></td><td colspan="5" class="hint caveat">Note on E: {{ e_caveat }}.</td></tr>{% endif %}
-{% endfor %}
-</table>
-<p class="figs">Capacities of one run are comparable with each other within the noise band ±{{ noise_pct }} % (search precision, or the repeats' spread).</p>
-{% endif %}
-"""
+REPORT = fragment_beside(__file__)  # cluster.html, a Jinja2 fragment
 
 
 def report_values(results: RunResults) -> dict:
@@ -190,7 +159,7 @@ def node_count_points(summary: Summary) -> tuple[str, list[dict], None]:
 class Cluster(Kind):
     name = "cluster"
     description = "capacity of each node alone, then of all three: ΣX_i, X_cluster, E (WEIGHTS=auto: 3 balancings)"
-    section = ReportSection(REPORT, report_values, report_figures, usl=node_count_points)
+    section = ReportSection((REPORT,), report_values, report_figures, usl=node_count_points)
     needs = Needs(gated=True)
     own_settings = ClusterSettings
     findings = ClusterFindings

@@ -91,7 +91,7 @@ class Duet(Kind):
     targets = ("A", "B")
     own_settings = DuetSettings
     findings = DuetFindings
-    section = ReportSection(duet_report.REPORT + duet_profile.REPORT, duet_report.report_values,
+    section = ReportSection((duet_report.REPORT, duet_profile.REPORT), duet_report.report_values,
                             duet_report.report_figures, capacity_figures=False)
     # make gate runs it itself (GATE_MODE=duet): its verdict comes from the blocks, or the pairs
     needs = Needs(gated=False)

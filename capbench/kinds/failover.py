@@ -38,7 +38,7 @@ from capbench.engine.kind import Kind, KindSettings, Needs, keep_analysis
 from capbench.engine.progress import say
 from capbench.hosts import haproxy, haproxy_log, netfault, topology
 from capbench.hosts.backend import ClusterError, Delay, Done, backend
-from capbench.report.sections import Figure, ReportSection, RunResults
+from capbench.report.sections import Figure, ReportSection, RunResults, fragment_beside
 from capbench.rundata.findings import Findings
 from capbench.rundata.records import doc
 from capbench.settings.fields import auto_or, choice, integer, node_choice, number, setting
@@ -333,38 +333,7 @@ SERIES = ("per_second", "failed_times_s")
 
 
 # Its part of report.html (capbench/report/sections.py): the fault, its detection, what it cost, the goals.
-REPORT = """{% if failover.fault %}
-<h2 id="failover">Failover: {{ failover.fault }} {{ failover.node }} at {{ failover.rate_rps }}/s</h2>
-<table>
-<tr><th>fault (s into the step)</th><td class="num">{{ failover.fault_s }}{% if failover.fault_time %} ({{ failover.fault_time.source }}{% if failover.fault_time.uncertainty_s %}, ± {{ failover.fault_time.uncertainty_s }} s{% endif %}){% endif %}</td></tr>
-<tr><th>detection: fault → HAProxy marks it DOWN</th><td class="num">{{ "%.3f s"|format(failover.detection_s) if failover.detection_s is not none else "never" }}</td></tr>
-<tr><th>requests in flight on {{ failover.node }} at the fault</th><td class="num">{{ failover.in_flight_at_fault }}</td></tr>
-<tr><th>failed requests (HAProxy's log, of {{ failover.requests }}{% if failover.closed_unlogged %}, and {{ failover.closed_unlogged }} closed unlogged{% endif %})</th><td class="num">{{ failover.failed }}</td></tr>
-<tr><th>sent to {{ failover.node }} between the fault and its detection</th><td class="num">{{ failover.sent_to_node_before_detection }}</td></tr>
-<tr><th>failed, by when HAProxy accepted them</th><td>{% for k, n in failover.failed_by_when.items() %}{{ n }} {{ k }}{% if not loop.last %}; {% endif %}{% else %}none{% endfor %}</td></tr>
-<tr><th>failed, by kind (node)</th><td>{% for k, n in failover.failed_by_kind.items() %}{{ n }} × {{ k }}{% if not loop.last %}<br>{% endif %}{% else %}none{% endfor %}</td></tr>
-<tr><th>the generator's count</th><td>{{ failover.generator.failures }} failed of {{ failover.generator.responses }} answered; {% for k, n in failover.generator.errors.items() if n %}{{ k }} {{ n }} {% endfor %}</td></tr>
-<tr><th>retried on another node (redispatched)</th><td class="num">{{ failover.redispatched }}</td></tr>
-{% if failover.sessions %}{% for when, label in (("step", "the whole step"), ("from_fault", "from the fault on")) %}{% set s = failover.sessions[when] %}
-<tr><th>sessions lost, {{ label }}: requests that found no session their user had had</th><td class="num">{{ s.lost }} of {{ s.answered }}{% if s.lost_pct is not none %} ({{ s.lost_pct }} %){% endif %}; {{ s.users_lost }} users{% for node, n in s.lost_from_node.items() %}{% if loop.first %}; held by {% endif %}{{ node }} {{ n }}{% if not loop.last %}, {% endif %}{% endfor %}; {{ s.moved }} moved</td></tr>
-{% endfor %}{% endif %}
-{% if failover.node_p99_ms %}<tr><th>{{ failover.node }}'s answers, p99 of HAProxy's total time: before / during{% if failover.delay %} (+{{ failover.delay.ms }} ms, {{ failover.delay.loss_pct }} % lost){% endif %} / after the fault</th><td class="num">{% for k in ("before", "during", "after") %}{{ "%d ms"|format(failover.node_p99_ms[k]) if failover.node_p99_ms[k] is not none else "none answered" }}{% if not loop.last %} / {% endif %}{% endfor %}</td></tr>{% endif %}
-<tr><th>{{ failover.undone_by or ("restart" if failover.fault == "kill" else "thaw") }} → UP / → first answer</th><td class="num">{{ "%.2f s"|format(failover.time_to_up_s) if failover.time_to_up_s is not none else "not UP" }} / {{ "%.2f s"|format(failover.time_to_traffic_s) if failover.time_to_traffic_s is not none else "none seen in the step" }}</td></tr>
-</table>
-<p>Goals: {% for goal, met in failover.goals.items() %}<span class="{{ 'status-complete' if met else 'status-partial' }}">{{ goal }}: {{ "met" if met else "NOT met" }}</span>{% if not loop.last %} · {% endif %}{% endfor %}.
-Times of HAProxy's events are on the lb's clock, the fault's on the harness's (one clock on Compose; on VMs, the guests' clocks).</p>
-{% if failover.fault == "freeze" %}<p>A frozen node still accepts connections, so HAProxy sends it its share until its checks time out, and
-those requests wait for the thaw (or the 30 s server timeout): a freeze costs about the node's share of the rate × the
-detection time in failures ({{ failover.sent_to_node_before_detection }} sent to it here), which the goal written for a kill does not allow for.</p>{% endif %}
-{% if failover.fault == "partition" %}<p>A partitioned node neither answers nor refuses: HAProxy's checks and connects time out, and
-what was in flight on it waits, its answers dropped, until the reconnection delivers them (TCP retransmits) or the
-30 s server timeout ends them.</p>{% endif %}
-{% if failover.closed_unlogged %}<p>{{ failover.closed_unlogged }} requests were closed by HAProxy with no answer and no log line: requests in
-flight on kept-alive connections when the node's connections broke, which HAProxy closes silently so that the client
-retries (a client that retries idempotent requests, as RFC 9112 allows, would not see them; our generators count them
-as read errors). They are counted above as failed and as in flight at the fault.</p>{% endif %}
-{% endif %}
-"""
+REPORT = fragment_beside(__file__)  # failover.html, a Jinja2 fragment
 
 
 def report_values(results: RunResults) -> dict:
@@ -380,7 +349,7 @@ def report_figures(results: RunResults) -> list[Figure]:
 class Failover(Kind):
     name = "failover"
     description = "kill (FAULT=freeze: freeze) FAULT_NODE under load and bring it back: detection, failures, recovery"
-    section = ReportSection(REPORT, report_values, report_figures)
+    section = ReportSection((REPORT,), report_values, report_figures)
     targets = ("cluster",)
     # a node going down is the point
     needs = Needs(flags_disturbances=False)

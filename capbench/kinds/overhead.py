@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from capbench.engine.console import print_capacities
 from capbench.engine.kind import Kind, Needs
-from capbench.report.sections import ReportSection, RunResults
+from capbench.report.sections import ReportSection, RunResults, fragment_beside
 from capbench.rundata.findings import Findings
 from capbench.rundata.records import doc
 
@@ -39,11 +39,7 @@ def overhead_ratio(repeats: dict[str, list[float]]) -> dict:
 
 # Its part of report.html (capbench/report/sections.py): the capacities with monitoring off and on. Its searches come in
 # pairs measured for their ratio: no capacity figure each.
-REPORT = """{% if overhead.capacity_off_rps or overhead.capacity_on_rps %}
-<p class="big">Monitoring overhead: capacity off {{ overhead.capacity_off_rps }}/s, on {{ overhead.capacity_on_rps }}/s,
- on/off = <b>{{ overhead.ratio_on_over_off }}</b> (pairs {{ overhead.pair_ratios | join(", ") }}; goal ≥ {{ overhead.goal }})</p>
-{% endif %}
-"""
+REPORT = fragment_beside(__file__)  # overhead.html, a Jinja2 fragment
 
 
 def report_values(results: RunResults) -> dict:
@@ -53,7 +49,7 @@ def report_values(results: RunResults) -> dict:
 class Overhead(Kind):
     name = "overhead"
     description = "node1's capacity without and with PCP monitoring (REPEATS= pairs) and the ratio"
-    section = ReportSection(REPORT, report_values, capacity_figures=False)
+    section = ReportSection((REPORT,), report_values, capacity_figures=False)
     findings = OverheadFindings
     targets = ("node1",)
     needs = Needs(logs_whole_run=False, always_monitored=True)  # it switches monitoring itself

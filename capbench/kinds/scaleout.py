@@ -15,7 +15,7 @@ from capbench.engine.kind import Kind
 from capbench.hosts import topology
 from capbench.hosts.cluster_settings import cluster_settings
 from capbench.hosts.topology import first_nodes
-from capbench.report.sections import Figure, ReportSection, RunResults
+from capbench.report.sections import Figure, ReportSection, RunResults, fragment_beside
 from capbench.rundata.findings import Findings
 from capbench.rundata.history import usl_figures
 from capbench.rundata.records import StepRecord, doc, read_steps
@@ -94,24 +94,7 @@ class ScaleoutFindings(Findings):
 
 
 # Its part of report.html (capbench/report/sections.py): X(N), the ideal, E(N) and the harness's CPU at each N.
-REPORT = """{% if scaleout.points %}
-<h2 id="scaleout">Scale-out: capacity by nodes in rotation</h2>
-<table>
-<tr><th>N</th><th>nodes</th><th>X(N) /s</th><th>repeats /s</th><th>ideal {{ scaleout_ideal }} /s</th><th>E(N)</th><th>HAProxy cores</th><th>load host CPU %</th><th>machine idle %</th><th>in the fit</th></tr>
-{% for p in scaleout.points %}
-<tr><td class="num">{{ p.n }}</td><td>{{ p.nodes|join(" ") }}</td><td class="num">{{ p.capacity_rps or "none" }}</td><td class="num">{{ p.repeats|join(", ") }}</td>
-<td class="num">{{ p.ideal_rps|round(1) if p.ideal_rps else "-" }}</td><td class="num">{{ p.efficiency or "-" }}</td><td class="num">{{ p.lb_cpu_cores if p.lb_cpu_cores is not none else "-" }}</td>
-<td class="num">{{ p.generator_cpu_pct if p.generator_cpu_pct is not none else "-" }}</td><td class="num">{{ p.machine_idle_pct if p.machine_idle_pct is not none else "-" }}</td>
-<td>{{ "no: " ~ p.limited_by if p.limited_by else "yes" }}</td></tr>
-{% endfor %}
-</table>
-<p class="figs">At each point's capacity step (PCP): the balancer's CPU, the load host's (the generator's own count) and
-the idle CPU of the load host's machine. On one machine every host shares its cores: where little is left idle at
-the larger N, the machine, not the nodes' quotas, bent the curve. A point where HAProxy or the generator used 90 % or
-more of its CPU is left out of the USL fit below. The ideal is N·X(1) for nodes alike (the same settings, each a
-CPU quota), else ΣX_i: the capacities of the nodes in rotation, each measured alone in the same rounds.</p>
-{% endif %}
-"""
+REPORT = fragment_beside(__file__)  # scaleout.html, a Jinja2 fragment
 
 
 def report_values(results: RunResults) -> dict:
@@ -136,7 +119,7 @@ def usl_points(summary: Summary) -> tuple[str, list[dict], dict] | None:
 class Scaleout(Kind):
     name = "scaleout"
     description = "the cluster's capacity with 1, 2, … all nodes in rotation: X(N), ideal, E(N), the USL over N"
-    section = ReportSection(REPORT, report_values, report_figures, usl=usl_points)
+    section = ReportSection((REPORT,), report_values, report_figures, usl=usl_points)
     findings = ScaleoutFindings
 
     @property

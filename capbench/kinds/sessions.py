@@ -17,7 +17,7 @@ from capbench.engine.kind import Kind, KindSettings, Needs
 from capbench.engine.progress import say
 from capbench.hosts import haproxy, jvm
 from capbench.hosts.backend import ClusterError, backend
-from capbench.report.sections import ReportSection, RunResults
+from capbench.report.sections import ReportSection, RunResults, fragment_beside
 from capbench.rundata.findings import Findings
 from capbench.rundata.records import StepRecord, doc, read_steps
 from capbench.rundata.summary import TargetSummary, of_label, targets_of
@@ -95,17 +95,7 @@ class SessionsFindings(Findings):
 
 
 # Its part of report.html (capbench/report/sections.py): node1's capacity and heap by session size.
-REPORT = """{% if sessions.sizes %}
-{% if sessions.scenario %}<h2 id="sessions">node1 on the sessions of {{ sessions.scenario }}'s users (heap {{ sessions.heap_max_mb }} MB)</h2>
-{% else %}<h2 id="sessions">node1 by the size of its users' sessions ({{ sessions.users }} users; heap {{ sessions.heap_max_mb }} MB)</h2>
-{% endif %}<table>
-<tr><th>kB a user</th><th>every user's sessions, MB</th><th>capacity /s</th><th>heap in use at most, MB</th><th>% of the heap</th><th>GC % at most</th><th>sessions held at most</th><th>ended</th></tr>
-{% for s in sessions.sizes.values() %}<tr><td class="num">{{ s.kb if s.kb is not none else s.label }}</td><td class="num">{{ s.users_heap_mb if s.users_heap_mb is not none else "-" }}</td><td class="num">{{ s.capacity_rps if s.capacity_rps is not none else "none" }}</td><td class="num">{{ s.heap_used_mb_max if s.heap_used_mb_max is not none else "-" }}</td><td class="num">{{ s.heap_used_pct_max if s.heap_used_pct_max is not none else "-" }}</td><td class="num">{{ s.gc_time_pct_max if s.gc_time_pct_max is not none else "-" }}</td><td class="num">{{ s.sessions_max if s.sessions_max is not none else "-" }}</td><td>{% if s.collapsed %}<span class="status-partial">collapsed</span>: {{ s.why }}{% else %}{{ s.why or "" }}{% endif %}</td></tr>
-{% endfor %}</table>
-<p>Each {{ "search" if sessions.scenario else "size" }} on a JVM started afresh; the figures are PCP's over its search (MONITOR=on). Sessions last
-{{ "the application's timeout" if sessions.scenario else "30 minutes" }}, so the heap holds every user the search reached within it; a JVM that runs out of it ends (-XX:+ExitOnOutOfMemoryError).</p>
-{% endif %}
-"""
+REPORT = fragment_beside(__file__)  # sessions.html, a Jinja2 fragment
 
 
 def report_values(results: RunResults) -> dict:
@@ -115,7 +105,7 @@ def report_values(results: RunResults) -> dict:
 class Sessions(Kind):
     name = "sessions"
     description = "node1's capacity and heap by the kB each user's session keeps (SESSION_SIZES; WORKLOAD=session)"
-    section = ReportSection(REPORT, report_values)
+    section = ReportSection((REPORT,), report_values)
     targets = (NODE,)
     workload = "session"
     compares = "measures node1 by the size of its users' sessions (SESSION_SIZES)"

@@ -21,7 +21,7 @@ from capbench.engine.kind import Kind, KindSettings, Needs, keep_analysis
 from capbench.engine.progress import say
 from capbench.hosts import haproxy_log
 from capbench.hosts.backend import ClusterError
-from capbench.report.sections import Figure, ReportSection, RunResults
+from capbench.report.sections import Figure, ReportSection, RunResults, fragment_beside
 from capbench.rundata.findings import Findings
 from capbench.rundata.records import doc
 from capbench.settings.fields import auto_or, integer, node_choice, number, setting
@@ -178,22 +178,7 @@ class StressFindings(Findings):
 
 
 # Its part of report.html (capbench/report/sections.py): the overload, what failed, the recovery.
-REPORT = """{% if stress.target %}
-<h2 id="stress">Overload: {{ stress.target }} at {{ stress.rates_rps.overload }}/s, then {{ stress.rates_rps.recovery }}/s</h2>
-<table>
-<tr><th>capacity (the SLO's)</th><td class="num">{{ stress.capacity_rps }}/s</td></tr>
-<tr><th>answered while overloaded (HAProxy), mean / lowest second</th><td class="num">{{ stress.overload_answered_mean_rps }}/s / {{ stress.overload_answered_min_rps }}/s ({{ stress.overload_over_capacity }} × capacity)</td></tr>
-<tr><th>failed (HAProxy's log), by step</th><td>{% for k, n in stress.failed_by_phase.items() %}{{ k }} {{ n }}{% if not loop.last %} · {% endif %}{% endfor %}</td></tr>
-<tr><th>failed, by kind</th><td>{% for k, n in stress.failed_by_kind.items() %}{{ n }} × {{ k }}{% if not loop.last %}<br>{% endif %}{% else %}none{% endfor %}</td></tr>
-{% for phase, g in stress.generator.items() %}<tr><th>the generator, {{ phase }}</th><td>{{ g.achieved_rps }}/s achieved, corrected p99 {{ g.p99_ms }} ms, {{ g.failures }} failed{% for k, n in g.errors.items() if n %} · {{ k }} {{ n }}{% endfor %}</td></tr>{% endfor %}
-<tr><th>time to recover after the load fell</th><td class="num">{{ "%g s"|format(stress.time_to_recover_s) if stress.time_to_recover_s is not none else "not within the run" }}</td></tr>
-</table>
-<p>Recovered means {{ stress.recovered_means }}. The steps follow each other with no pause: the recovery step starts on whatever the overload left queued.
-HAProxy sees only what the generator's connections carry: what its users could not send yet waits at the generator,
-which charges the wait to those requests' latency (the generator's failures) — more connections (<code>CONNECTIONS=</code>)
-move that queue into HAProxy and the nodes.</p>
-{% endif %}
-"""
+REPORT = fragment_beside(__file__)  # stress.html, a Jinja2 fragment
 
 
 def report_values(results: RunResults) -> dict:
@@ -209,7 +194,7 @@ def report_figures(results: RunResults) -> list[Figure]:
 class Stress(Kind):
     name = "stress"
     description = "0.5x capacity, 2x for 60 s, 0.5x again: throughput while overloaded, failures, time to recover"
-    section = ReportSection(REPORT, report_values, report_figures)
+    section = ReportSection((REPORT,), report_values, report_figures)
     targets = ("cluster",)
     # overloaded nodes failing their checks is the point
     needs = Needs(flags_disturbances=False)

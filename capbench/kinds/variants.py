@@ -18,7 +18,7 @@ from capbench.hosts import jvm, topology
 from capbench.hosts.backend import ClusterError
 from capbench.profiling import threaddump
 from capbench.report import story
-from capbench.report.sections import Figure, ReportSection, RunResults
+from capbench.report.sections import Figure, ReportSection, RunResults, fragment_beside
 from capbench.rundata.findings import Findings
 from capbench.rundata.records import doc
 from capbench.rundata.run import RunRecord, node_cpus
@@ -122,33 +122,7 @@ def gather_evidence(bench, found: VariantsFindings, target: str, variant: str) -
 
 
 # Its part of report.html (capbench/report/sections.py): the study's investigation, with our numbers.
-REPORT = """{% if variants %}
-<h2 id="variants">The study's investigation, with our numbers</h2>
-<table>
-<tr><th>variant</th><th>node1 /s</th><th>cluster /s</th><th>cluster / node1</th><th>alloc MB/s</th><th>% time in GC</th><th>CPU % of quota</th><th>busy threads</th><th>request threads at node1's capacity (thread dumps)</th></tr>
-{% for v in variants %}
-<tr><td>{{ v.variant }}</td><td class="num">{{ v.node1_rps if v.node1_rps else "none" }}</td><td class="num">{{ v.cluster_rps if v.cluster_rps else "none" }}</td>
-<td class="num">{{ v.cluster_over_node1 if v.cluster_over_node1 else "-" }}</td><td class="num">{{ v.alloc_mb_per_s if v.alloc_mb_per_s is not none else "-" }}</td>
-<td class="num">{{ v.gc_time_pct if v.gc_time_pct is not none else "-" }}</td><td class="num">{{ v.cpu_pct_of_quota if v.cpu_pct_of_quota is not none else "-" }}</td>
-<td class="num">{{ v.busy_threads_mean if v.busy_threads_mean is not none else "-" }}</td>
-<td>{% if v.dumps and v.dumps.dumps %}of {{ v.dumps.request_threads }}: {% for k, n in v.dumps.mean_by_kind.items() if n %}{{ n }} {{ k }}{% if not loop.last %}, {% endif %}{% endfor %}{% for m, n in v.dumps.blocked_on.items() %}; <b>{{ n }} BLOCKED on {{ m }}</b>{% endfor %}{% for m, n in v.dumps.waiting_on.items() %}; {{ n }} waiting on {{ m }}{% endfor %} ({{ v.dumps.dumps }} dumps){% else %}no dumps{% endif %}</td></tr>
-{% endfor %}
-</table>
-{% if rounds %}{% for target in ("node1", "cluster") %}{% set t = rounds[target] %}
-<h3>{{ target }}, round by round</h3>
-<table><tr><th>round</th><th>order (drawn at random)</th>{% for v in variants %}<th>{{ v.variant }} /s</th>{% endfor %}</tr>
-{% for order in rounds.orders %}{% set r = loop.index0 %}<tr><td>{{ loop.index }}</td><td>{{ order | join(", ") }}</td>
-{% for v in variants %}{% set c = t.table[r][v.variant] %}<td class="num">{% if c and v.variant == t.round_best[r] %}<b>{{ c }}</b>{% else %}{{ c or "none" }}{% endif %}</td>{% endfor %}</tr>
-{% endfor %}</table>
-<p>{{ t.verdict }}; rounds won: {% for v, n in t.wins.items() %}{{ v }} {{ n }}{% if not loop.last %}, {% endif %}{% endfor %}
-{% if t.vs_baseline_pct %}; against {{ variants[0].variant }} within each round (median): {% for v, pct in t.vs_baseline_pct.items() if v != variants[0].variant %}{{ v }} {{ "%+.1f" | format(pct) }} %{% if not loop.last %}, {% endif %}{% endfor %}{% endif %}.</p>
-{% endfor %}{% endif %}
-{% for line in story %}<p>{{ line }}</p>{% endfor %}
-<p class="figs">Evidence from node1's search step at its capacity (PCP) and from the thread dumps taken in one more step at
- that rate (raw/step-*-threaddump-*.txt). Noise band ±{{ noise_pct }} %: the search's precision, or the repeats' spread;
- with one repeat the run-to-run noise of the machine (often larger) is not measured.</p>
-{% endif %}
-"""
+REPORT = fragment_beside(__file__)  # variants.html, a Jinja2 fragment
 
 
 def report_values(results: RunResults) -> dict:
@@ -205,7 +179,7 @@ class Variants(Kind):
     workload = "grind"
     compares = "compares the Grinder's variants (VARIANTS)"
     description = "the study's steps: VARIANTS on node1 and the cluster, with GC, CPU and thread-dump lock evidence"
-    section = ReportSection(REPORT, report_values, report_figures)
+    section = ReportSection((REPORT,), report_values, report_figures)
     targets = ("node1", "cluster")
     own_settings = VariantsSettings
     findings = VariantsFindings

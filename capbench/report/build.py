@@ -171,7 +171,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
         made.append(("USL", figures.usl_curve([p["n"] for p in usl_info["points"]],
                                              [p["throughput_rps"] for p in usl_info["points"]], usl_info["fit"],
                                              results.paths.figure("usl"), usl_info["what"])))
-    loader = ChoiceLoader([DictLoader({"kind.html": section.template}), FileSystemLoader(TEMPLATE_DIR)])
+    loader = ChoiceLoader([DictLoader({"kind.html": section.template()}), FileSystemLoader(TEMPLATE_DIR)])
     # A figure left None by a run that broke off reads "not measured" (its reason is said where one is known).
     env = Environment(loader=loader, autoescape=select_autoescape(["html"]),
                       finalize=lambda value: "not measured" if value is None else value)

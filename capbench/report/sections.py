@@ -55,11 +55,16 @@ def _no_figures(results: RunResults) -> list[Figure]:
     return []
 
 
+def fragment_beside(module_file: str) -> Path:
+    """A module's part of report.html: the Jinja2 fragment beside it, named as it is (kinds/cluster.html)."""
+    return Path(module_file).with_suffix(".html")
+
+
 @dataclass(frozen=True)
 class ReportSection:
     """What a kind adds to report.html. The fragment is rendered where the page includes it (after the
     capacities), with the page's values (run, summary, noise_pct, caveat, ...) and values()'s."""
-    template: str = ""  # the Jinja2 fragment
+    fragments: tuple[Path, ...] = ()  # its Jinja2 fragments, files beside the kind's module, rendered in order
     values: Callable[[RunResults], dict] = field(default=_no_values)
     figures: Callable[[RunResults], list[Figure]] = field(default=_no_figures)  # each made at results.paths.figure()
     # A capacity summary figure per search label; bench-overhead's paired searches are measured for their ratio.
@@ -67,3 +72,7 @@ class ReportSection:
     # The shared USL section's input: what N counts, the (N, X) points {"n", "throughput_rps"} and the fit the
     # run made (UslFit.as_dict, or its error), or None for the report to fit the points; None: no points.
     usl: Callable[[Summary], tuple[str, list[dict], dict | None] | None] | None = None
+
+    def template(self) -> str:
+        """Its fragments' text, read when a report is made."""
+        return "".join(path.read_text() for path in self.fragments)
