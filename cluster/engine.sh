@@ -2,6 +2,10 @@
 # The Docker engine and Compose, for a machine that may have neither running.
 #   engine.sh ensure    make it so: on Debian as root, install docker.io, start dockerd (when no init system
 #                       manages it) and build the Compose v2 plugin with Go; elsewhere, say what to do
+#   engine.sh ensure-engine
+#                       the engine alone (installed, started)
+#   engine.sh compose   only build the Compose plugin where it is missing (Go alone: make setup runs it from the
+#                       start, beside the engine's install, which is mostly waiting on downloads)
 #   engine.sh stop      stop a dockerd that `ensure` started (recorded in .capbench/dockerd.pid), nothing else
 # On a machine that already has a running engine and Compose, `ensure` changes nothing.
 set -euo pipefail
@@ -54,17 +58,25 @@ start_engine() {
     done
 }
 
-install_compose() {
+plugin=${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins/docker-compose
+
+# The plugin built where neither Docker's client finds one nor one was built before; it needs Go, not Docker.
+build_compose() {
     compose_ok && return 0
+    [ ! -x "$plugin" ] || return 0
     command -v go >/dev/null || { say "Docker Compose v2 is missing: install the docker-compose-plugin package (or Go, to build it)"; return 1; }
-    local plugins=${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins
     local build=$state/compose-build
     say "building the Docker Compose $compose_version plugin with Go (about 2 minutes)"
-    mkdir -p "$build" "$plugins"
+    mkdir -p "$build" "$(dirname "$plugin")"
     (cd "$build" && GOBIN="$build/bin" GOFLAGS=-mod=mod go install \
         -ldflags "-X github.com/docker/compose/v2/internal.Version=$compose_version" \
         "github.com/docker/compose/v2/cmd@$compose_version")
-    install -m 755 "$build/bin/cmd" "$plugins/docker-compose"
+    install -m 755 "$build/bin/cmd" "$plugin"
+}
+
+install_compose() {
+    compose_ok && return 0
+    build_compose || return 1
     compose_ok || { say "the Compose plugin was built but docker compose still fails"; return 1; }
 }
 
@@ -82,6 +94,8 @@ stop() {
 
 case ${1:-} in
     ensure) install_engine && start_engine && install_compose ;;
+    ensure-engine) install_engine && start_engine ;;
+    compose) build_compose ;;
     stop) stop ;;
-    *) echo "usage: $0 ensure | stop" >&2; exit 2 ;;
+    *) echo "usage: $0 ensure | ensure-engine | compose | stop" >&2; exit 2 ;;
 esac

@@ -2,7 +2,7 @@
 # make setup: everything the Compose backend and the tests need, idempotent (a second run only checks and finds
 # the builds cached). The load generator oha, the one long build (cargo, about 5 minutes on 2 cores), runs in
 # the background from the start, beside the rest:
-#   1. the Docker engine and Compose v2 (installed/started only where missing: see engine.sh)
+#   1. the Docker engine (installed/started only where missing: see engine.sh); Compose v2 built meanwhile
 #   2. the base image debian:bookworm-slim (pulled, or built with debootstrap where no registry answers)
 #   3. the generated secrets (.capbench/secrets.env, .capbench/secrets/) and the harness (.venv: the capbench
 #      package and its libraries; what only the tests use, make test installs)
@@ -11,7 +11,8 @@
 # What another backend needs beyond this only when that backend is asked for: BACKEND=vagrant adds the Vagrant
 # backend's tools (Vagrant, libvirt, QEMU and the box; or make vagrant-setup; docs/guides/vagrant.md).
 # Prerequisites it does not install: Java 17 + Maven (to build the WAR), Rust's cargo (to build oha) and
-# Python 3 (the bench harness, status and tests).
+# Python 3 (the bench harness, status and tests). The Compose plugin's Go build (where it is missing) runs from the
+# start too, beside Debian's docker.io install and the base image, which mostly wait on downloads.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -49,13 +50,22 @@ oha_build=$!
 venv_log=.capbench/venv-build.log
 make --no-print-directory --silent .venv/.installed >"$venv_log" 2>&1 &
 venv_build=$!
+compose_log=.capbench/compose-build.log
+cluster/engine.sh compose >"$compose_log" 2>&1 &
+compose_build=$!
 # A failed or interrupted setup does not leave the builds running behind it.
-trap 'kill "$oha_build" "$venv_build" 2>/dev/null || true' EXIT
+trap 'kill "$oha_build" "$venv_build" "$compose_build" 2>/dev/null || true' EXIT
 
-step "[1/5] Docker engine and Compose (oha and the venv build meanwhile: $oha_log, $venv_log)"
-cluster/engine.sh ensure
-step "[2/5] base image debian:bookworm-slim"
+step "[1/5] Docker engine (oha, the venv and Compose build meanwhile: $oha_log, $venv_log, $compose_log)"
+cluster/engine.sh ensure-engine
+step "[2/5] base image debian:bookworm-slim, and Compose"
 cluster/base-image.sh
+if ! wait "$compose_build"; then
+    say "building the Docker Compose plugin failed; its log ($compose_log) ends:" >&2
+    tail -n 20 "$compose_log" >&2
+    exit 1
+fi
+cluster/engine.sh ensure
 step "[3/5] generated secrets and the harness (.venv)"
 cluster/secrets.sh >/dev/null
 if ! wait "$venv_build"; then
