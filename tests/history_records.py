@@ -24,5 +24,5 @@ def build_of(run: dict) -> dict[str, str]:
 def history_line(run: dict, summary: dict) -> HistoryLine:
     """As the run's end writes it: with its kind's own figures (Kind.history)."""
     kind = KINDS.get(summary.get("kind", ""))
-    own = kind.history(kind.found_in(summary)) if kind is not None else None
+    own = kind.shows.history(kind.found_in(summary)) if kind is not None else None
     return history.history_line(RunRecord.from_json(run), Summary.from_json(summary), own)

@@ -91,7 +91,7 @@ def run(kind, settings, driver, wrk2_local, chosen, check_only: bool) -> int:
         return code
     written = jsonl.read_json(paths.summary) or {}
     summary = Summary.from_json(written)
-    now = history_line(RunRecord.read(paths.run_json), summary, kind.history(kind.found_in(written)))
+    now = history_line(RunRecord.read(paths.run_json), summary, kind.shows.history(kind.found_in(written)))
     try:
         found = baselines.find(*read_history(history_path()), chosen.baseline, now.bench_hash,
                                calibration.machine(calibration.of(now)))

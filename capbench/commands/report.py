@@ -25,7 +25,7 @@ def section_of(folder: Path) -> ReportSection | None:
     run = RunRecord.read(RunPaths(folder).run_json)
     topology.adopt(run_topology(run))
     kind = KINDS.get(run.kind)
-    return kind.section if kind else None
+    return kind.shows.section if kind else None
 
 
 def run(argv: list[str]) -> int:

@@ -104,7 +104,7 @@ def finish(kind, paths: RunPaths, summary: dict) -> None:
     the report loses nothing already written."""
     if kind.needs.reports:
         found = kind.found_in(summary)
-        kind.console(summary, found)
+        kind.shows.console(summary, found)
         print_host_figures(summary)
         print_load_hosts(summary)
         try:
@@ -112,8 +112,8 @@ def finish(kind, paths: RunPaths, summary: dict) -> None:
             from capbench.report import build  # matplotlib and jinja only when a report is made
             typed = Summary.from_json(summary)
             jsonl.append(history_path(), history.history_line(RunRecord.read(paths.run_json), typed,
-                                                         kind.history(found)).to_json())
-            say(f"report: {build.build(paths.root, kind.section)}")
+                                                         kind.shows.history(found)).to_json())
+            say(f"report: {build.build(paths.root, kind.shows.section)}")
         except Exception as problem:  # noqa: BLE001 — the run's results are on disk; say what failed, keep going
             say(f"warning: the report could not be made ({type(problem).__name__}: {problem}); "
                 f"retry with make report RUN={paths.root.name}")

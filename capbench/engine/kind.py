@@ -1,11 +1,10 @@
 """What a bench kind is: `make bench-<name>` runs its run() inside the runner (capbench/engine/runner.py), which owns the
 rest (settings, monitoring, the partial marker, the summary's common part, restoring the cluster, exit codes).
 A kind sets the class attributes that differ from these defaults (what it needs of the runner: a Needs) and
-overrides run(). What it finds beyond its
-capacities is a record of its own type (`findings`, a rundata.findings.Findings dataclass): the runner makes it
+overrides run(). What it finds beyond its capacities is a record of its own type (`findings`, a rundata.findings.Findings dataclass): the runner makes it
 empty before run() and hands it in, so a run that breaks off keeps what it had found; summarize() completes it
 from the capacities, the runner writes it under the kind's name in summary.json however the run ended, and
-console() and `section` (its part of report.html) read it back as that type."""
+its Showing (console(), history() and `section`, its part of report.html) reads it back as that type."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,14 +34,32 @@ class Needs:
     gated: bool = False  # make gate may measure a build with it: its targets' capacities are searched, with repeats
 
 
+class Showing:
+    """How a kind shows what it found, apart from how it measures it: its tables in the console at the end, its
+    part of report.html and its figures in the run's history line. A kind that shows more than its capacities
+    declares a Showing of its own (Kind.shows)."""
+    section: ReportSection | None = None  # its own part of report.html (None: the shared page alone)
+
+    def console(self, summary: dict, found) -> None:
+        """Prints the kind's tables at the end, before the host figures: by default the capacities' table."""
+        print_capacities(summary)
+
+    def history(self, found) -> dict:
+        """Its figures for the run's line in results/history.jsonl (HistoryLine's fields by name): none by
+        default, the capacities are in the line already."""
+        return {}
+
+
 class Kind:
+    """What a kind measures and how: its targets, its plan (for the ETA), its settings, its findings and its
+    run(); how it shows them is its Showing (`shows`)."""
     name = ""
     description = ""  # one line: make help, --help
     targets: tuple[str, ...] = ()  # what it measures, recorded in run.json
     needs = Needs()
     workload: str | None = None  # the one WORKLOAD it runs (None: any), and what it compares, for the refusal
     compares = ""
-    section: ReportSection | None = None  # its own part of report.html (None: the shared page alone)
+    shows = Showing()
     # Its own settings: a frozen dataclass of capbench/settings/fields.setting() fields (and a problems() method for
     # rules between them), read and checked with the shared ones; None: it has none.
     own_settings: type | None = None
@@ -78,15 +95,6 @@ class Kind:
 
     def summarize(self, bench, summary: dict, found) -> None:
         """Completes `found` from the common part of summary.json (its capacities), which is in by now."""
-
-    def console(self, summary: dict, found) -> None:
-        """Prints the kind's tables at the end, before the host figures: by default the capacities' table."""
-        print_capacities(summary)
-
-    def history(self, found) -> dict:
-        """Its figures for the run's line in results/history.jsonl (HistoryLine's fields by name): none by
-        default, the capacities are in the line already."""
-        return {}
 
     def found_in(self, summary: dict):
         """Its findings record read back from summary.json as written (None for a kind without one)."""

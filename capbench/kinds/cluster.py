@@ -11,15 +11,13 @@ from dataclasses import dataclass
 from capbench.analysis import balance, efficiency, not_measured
 from capbench.analysis.balance import capacity_weights
 from capbench.analysis.testbed_ceiling import Ceiling, efficiency_not_measured
-from capbench.engine.console import figure, print_capacities
 from capbench.engine.kind import Kind, KindSettings, Needs
 from capbench.hosts import topology
 from capbench.hosts.backend import ClusterError
-from capbench.report.sections import Figure, ReportSection, RunResults, fragment_beside
-from capbench.rundata.findings import Findings
-from capbench.rundata.records import StepRecord, doc
+from capbench.kinds.cluster_findings import BalanceHint, BalancingChoice, ClusterFindings, figure_labels
+from capbench.kinds.cluster_shown import ClusterShown
 from capbench.rundata.run import node_numbers
-from capbench.rundata.summary import Summary, targets_of
+from capbench.rundata.summary import targets_of
 from capbench.settings.fields import choice as one_of, setting
 
 # WEIGHTS=auto: the balancing choices the cluster is measured under (label, HAProxy balance, weights)
@@ -36,130 +34,10 @@ class ClusterSettings(KindSettings):
                            "measured under equal weights, those weights and leastconn, with E for each)")
 
 
-@dataclass
-class BalanceHint:
-    """Which node set the cluster's pace under the weights it was measured with, and what weights from the
-    nodes' capacities would predict (capbench/analysis/balance.py)."""
-    pace_setter: str = doc("the node with the highest share of its CPU quota at the cluster's capacity")
-    shares_pct: dict[str, float] = doc("each node's CPU % of its quota there")
-    weights: dict[str, float] = doc("the weights the cluster was measured under")
-    predicted_rps: float = doc("the cluster's capacity the nodes' capacities predict under those weights")
-    predicted_efficiency: float = doc("E that prediction gives")
-    saturates_first: str = doc("the node the prediction saturates first")
-    capacity_weights: dict[str, int] = doc("weights in proportion to the measured capacities")
-    text: str = doc("all of it in a sentence")
-
-
-@dataclass
-class BalancingChoice:
-    """The cluster measured under one balancing choice (WEIGHTS=equal or auto)."""
-    balance: str = doc("HAProxy's balance algorithm")
-    weights: dict[str, int] = doc("the nodes' weights")
-    label: str = doc("the search label of the cluster under it")
-    capacity_rps: float | None = doc("its capacity", default=None)
-    efficiency: float | None = doc("E = its capacity / ΣX_i", default=None)
-    efficiency_caveat: str | None = doc("E's one-line caveat above 1 or below 0.5", default=None)
-    cluster_over_node1: float | None = doc("its capacity / X_node1", default=None)
-
-
-@dataclass
-class ClusterFindings(Findings):
-    """bench-cluster: the nodes against the cluster."""
-    kind = "cluster"
-    sum_nodes_rps: float | None = doc("ΣX_i, the sum of the nodes' capacities", default=None)
-    cluster_rps: float | None = doc("X_cluster (under WEIGHTS=auto: under capacity weights)", default=None)
-    efficiency: float | None = doc("E = X_cluster / ΣX_i", default=None)
-    efficiency_caveat: str | None = doc("E's one-line caveat above 1 or below 0.5", default=None)
-    cluster_over_node1: float | None = doc("X_cluster / X_node1", default=None)
-    not_measured: dict[str, str] = doc("for each of the four figures above that is missing, why "
-                                       "(capbench/analysis/not_measured.py)", default_factory=dict)
-    balancing: dict[str, BalancingChoice] = doc("WEIGHTS=equal or auto: each balancing choice's capacity and E",
-                                                default_factory=dict)
-    balance_hint: BalanceHint | None = doc("what the nodes' shares say about the weights", default=None)
-    over_capacity: list[str] = doc("each node HAProxy sent more at the cluster's capacity than it carried alone, in "
-                                   "a sentence: it paced the cluster", default_factory=list)
-    testbed_efficiency: float | None = doc("where a figure E is made of is testbed-bound: E as the figures would give "
-                                           "it, the testbed's and not the application's (`efficiency` is then None "
-                                           "and `not_measured` says why)", default=None)
-
-    @classmethod
-    def earlier(cls, summary: dict) -> dict | None:
-        """Before it had a section of its own its figures were at summary.json's top level."""
-        return summary if "cluster" not in summary and "sum_nodes_rps" in summary else None
-
-
-# The search labels each of the run's figures is made of: a figure missing says why by the first of them without a
-# capacity (capbench/analysis/not_measured.py).
-def figure_labels() -> dict[str, list[str]]:
-    nodes = topology.NODES
-    return {"sum_nodes_rps": list(nodes), "cluster_rps": ["cluster"], "efficiency": [*nodes, "cluster"],
-            "cluster_over_node1": [nodes[0], "cluster"]}
-
-# Its part of report.html (capbench/report/sections.py): E and the balancing choices.
-REPORT = fragment_beside(__file__)  # cluster.html, a Jinja2 fragment
-
-
-def report_values(results: RunResults) -> dict:
-    found = results.findings(ClusterFindings)
-    return {"cluster": found, "choices": found.balancing, "figure_count": len(figure_labels())}
-
-
-def balance_shares(results: RunResults, record: StepRecord | None, weights: dict | None = None) -> dict | None:
-    """Each node's share of the step's requests, its weight's share (the profile's, or `weights` the run set
-    through the runtime API) and its share of the nodes' capacities."""
-    if record is None or record.host_metrics is None:
-        return None
-    checks = record.host_metrics.get("requests_cross_check", {})
-    nodes = results.nodes
-    if weights is None:
-        weights = node_numbers(results.run.cluster_settings, "WEIGHT", nodes)
-    targets = results.summary.targets
-    caps = {n: targets[n].capacity_rps if n in targets else None for n in nodes}
-
-    def share(values: dict) -> dict:
-        total = sum(v for v in values.values() if v)
-        return {k: (100 * v / total if v and total else None) for k, v in values.items()}
-
-    haproxy = share({n: checks.get(n, {}).get("haproxy_responses") for n in nodes})
-    tomcat = share({n: checks.get(n, {}).get("tomcat_requests") for n in nodes})
-    weight, capacity = share({n: weights.get(n) for n in nodes}), share(caps)
-    return {n: {"haproxy": haproxy[n], "tomcat": tomcat[n], "weight": weight[n], "capacity": capacity[n]}
-            for n in nodes}
-
-
-def report_figures(results: RunResults) -> list[Figure]:
-    """The nodes against the cluster, the nodes' shares of the cluster's requests, and the balancing choices."""
-    from capbench.report import figures  # matplotlib only when a report is made
-    from capbench.report.build import capacity_step
-    summary, found, made = results.summary, results.findings(ClusterFindings), []
-    weighted = found.balancing.get("weighted")  # WEIGHTS=auto's: the cluster under capacity weights
-    # The cluster's capacity: its one search, or under WEIGHTS=auto the search under capacity weights.
-    label = "cluster" if "cluster" in summary.targets else weighted.label if weighted else None
-    if label in summary.targets:
-        made.append(("single vs cluster", figures.single_vs_cluster(summary, found, results.cpus,
-                                                                    results.paths.figure("single-vs-cluster"), results.nodes)))
-        shares = balance_shares(results, capacity_step("cluster", summary.targets[label], results.steps),
-                                weighted.weights if weighted else None)
-        if shares:
-            made.append(("load balance", figures.load_balance(shares, results.paths.figure("load-balance"))))
-    if len(found.balancing) > 1:
-        made.append(("balancing choices", figures.balancing(found.balancing, found.sum_nodes_rps,
-                                                            results.paths.figure("balancing"))))
-    return made
-
-
-def node_count_points(summary: Summary) -> tuple[str, list[dict], None]:
-    """The USL's points over nodes in rotation, for the report to fit: node1 alone and the cluster."""
-    node1 = summary.targets.get("node1")
-    points = [{"n": 1, "throughput_rps": node1.capacity_rps if node1 else None},
-              {"n": len(topology.NODES), "throughput_rps": summary.findings(ClusterFindings).cluster_rps}]
-    return "nodes in rotation", [p for p in points if p["throughput_rps"]], None
-
-
 class Cluster(Kind):
     name = "cluster"
     description = "capacity of each node alone, then of all three: ΣX_i, X_cluster, E (WEIGHTS=auto: 3 balancings)"
-    section = ReportSection((REPORT,), report_values, report_figures, usl=node_count_points)
+    shows = ClusterShown()
     needs = Needs(gated=True)
     own_settings = ClusterSettings
     findings = ClusterFindings
@@ -295,39 +173,5 @@ class Cluster(Kind):
                             {n: at[n].get("cpu_pct_of_quota") if at.get(n) else None for n in topology.NODES})
         return BalanceHint(**hint) if hint else None
 
-    def history(self, found: ClusterFindings) -> dict:
-        return {"cluster_rps": found.cluster_rps, "efficiency": found.efficiency,
-                "cluster_over_node1": found.cluster_over_node1}
-
-    def console(self, summary: dict, found: ClusterFindings) -> None:
-        print_capacities(summary)
-        why = found.not_measured
-
-        def shown(key: str, unit: str = "") -> str:
-            value = getattr(found, key)
-            return figure(value, unit) if value is not None else why.get(key, "not measured")
-        if len(why) == len(figure_labels()) and len(set(why.values())) == 1:  # one loss took them all: said once
-            print(f"ΣX_i, X_cluster, E, X_cluster / X_node1: {next(iter(why.values()))}")
-        else:
-            print(f"{'ΣX_i':<10}{shown('sum_nodes_rps', '/s'):>12}")
-            print(f"{'X_cluster':<10}{shown('cluster_rps', '/s'):>12}")
-            if "efficiency" in why and why["efficiency"] == why.get("cluster_over_node1"):  # one reason, said once
-                print(f"E = X_cluster / ΣX_i and X_cluster / X_node1: {why['efficiency']}")
-            else:
-                print(f"E = X_cluster / ΣX_i = {shown('efficiency')}    X_cluster / X_node1 = "
-                      f"{shown('cluster_over_node1')}")
-        if efficiency.caveat(found.efficiency):
-            print(f"note: {efficiency.caveat(found.efficiency)}")
-        if found.balance_hint:
-            print(f"balance: {found.balance_hint.text}")
-        for line in found.over_capacity:
-            print(f"balance: {line}")
-        for choice, b in found.balancing.items():
-            weights = ":".join(str(w) for w in b.weights.values())
-            capacity = figure(b.capacity_rps, "/s") if b.capacity_rps else "none"
-            print(f"  balancing {choice:<10} balance {b.balance:<10} weights {weights:<10} "
-                  f"X_cluster {capacity:>9}  E {figure(b.efficiency)}")
-            if b.efficiency_caveat or efficiency.caveat(b.efficiency):
-                print(f"    note: {b.efficiency_caveat or efficiency.caveat(b.efficiency)}")
 
 KIND = Cluster()

@@ -18,7 +18,7 @@ from capbench.duet.builds import ONE_HOST_MARGIN_S, RE_CREATED, SLOTS, Build, Tw
 from capbench.duet.findings import DuetFindings
 from capbench.duet.report import shown
 from capbench.engine import profile_step
-from capbench.engine.kind import Kind, KindSettings, Needs
+from capbench.engine.kind import Kind, KindSettings, Needs, Showing
 from capbench.engine.progress import say
 from capbench.hosts import haproxy, topology
 from capbench.hosts.backend import ClusterError, backend
@@ -85,14 +85,22 @@ def builds(settings) -> tuple[Build, Build]:
     return build("A", own.a), build("B", own.b)
 
 
+class DuetShown(Showing):
+    """How bench-duet shows what it found (capbench/engine/kind.py's Showing)."""
+    section = ReportSection((duet_report.REPORT, duet_profile.REPORT), duet_report.report_values,
+                            duet_report.report_figures, capacity_figures=False)
+
+    def console(self, summary: dict, found: DuetFindings) -> None:
+        duet_report.console(found)
+
+
 class Duet(Kind):
     name = "duet"
     description = "build B against build A, measured together on twin slots (DUET_A= DUET_B= DUET_PAIRS= QUICK=1 ...)"
     targets = ("A", "B")
     own_settings = DuetSettings
     findings = DuetFindings
-    section = ReportSection((duet_report.REPORT, duet_profile.REPORT), duet_report.report_values,
-                            duet_report.report_figures, capacity_figures=False)
+    shows = DuetShown()
     # make gate runs it itself (GATE_MODE=duet): its verdict comes from the blocks, or the pairs
     needs = Needs(gated=False)
 
@@ -283,8 +291,6 @@ class Duet(Kind):
         found.blocks_interval = blocks
         found.common = duet_common.summary(read_steps(bench.paths.steps), self.own(bench.settings).common_pct)
 
-    def console(self, summary: dict, found: DuetFindings) -> None:
-        duet_report.console(found)
 
 def grid_starts(found: list[float | None], start_rate: float, growth: float) -> tuple[list[float], float]:
     """Each build's start and the growth both searches take: every start a point of one grid (START_RATE times

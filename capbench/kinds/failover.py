@@ -34,7 +34,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from capbench.analysis import session_loss
-from capbench.engine.kind import Kind, KindSettings, Needs, keep_analysis
+from capbench.engine.kind import Kind, KindSettings, Needs, Showing, keep_analysis
 from capbench.engine.progress import say
 from capbench.hosts import haproxy, haproxy_log, netfault, topology
 from capbench.hosts.backend import ClusterError, Delay, Done, backend
@@ -346,10 +346,15 @@ def report_figures(results: RunResults) -> list[Figure]:
     return [("failover", figures.failover(analysis, results.paths.figure("failover"), results.nodes))] if analysis else []
 
 
+class FailoverShown(Showing):
+    """How bench-failover shows what it found (capbench/engine/kind.py's Showing)."""
+    section = ReportSection((REPORT,), report_values, report_figures)
+
+
 class Failover(Kind):
     name = "failover"
     description = "kill (FAULT=freeze: freeze) FAULT_NODE under load and bring it back: detection, failures, recovery"
-    section = ReportSection((REPORT,), report_values, report_figures)
+    shows = FailoverShown()
     targets = ("cluster",)
     # a node going down is the point
     needs = Needs(flags_disturbances=False)

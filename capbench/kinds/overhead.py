@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass
 
 from capbench.engine.console import print_capacities
-from capbench.engine.kind import Kind, Needs
+from capbench.engine.kind import Kind, Needs, Showing
 from capbench.report.sections import ReportSection, RunResults, fragment_beside
 from capbench.rundata.findings import Findings
 from capbench.rundata.records import doc
@@ -46,10 +46,20 @@ def report_values(results: RunResults) -> dict:
     return {"overhead": results.findings(OverheadFindings)}
 
 
+class OverheadShown(Showing):
+    """How bench-overhead shows what it found (capbench/engine/kind.py's Showing)."""
+    section = ReportSection((REPORT,), report_values, capacity_figures=False)
+
+    def console(self, summary: dict, found: OverheadFindings) -> None:
+        print_capacities(summary)
+        print(f"\nmonitoring overhead: capacity off {found.capacity_off_rps}/s, on {found.capacity_on_rps}/s, "
+              f"on/off = {found.ratio_on_over_off} (pairs {found.pair_ratios}; goal >= {found.goal})")
+
+
 class Overhead(Kind):
     name = "overhead"
     description = "node1's capacity without and with PCP monitoring (REPEATS= pairs) and the ratio"
-    section = ReportSection((REPORT,), report_values, capacity_figures=False)
+    shows = OverheadShown()
     findings = OverheadFindings
     targets = ("node1",)
     needs = Needs(logs_whole_run=False, always_monitored=True)  # it switches monitoring itself
@@ -71,10 +81,6 @@ class Overhead(Kind):
     def summarize(self, bench, summary: dict, found: OverheadFindings) -> None:
         found.update(overhead_ratio({label: t["repeats"] for label, t in summary["targets"].items()}))
 
-    def console(self, summary: dict, found: OverheadFindings) -> None:
-        print_capacities(summary)
-        print(f"\nmonitoring overhead: capacity off {found.capacity_off_rps}/s, on {found.capacity_on_rps}/s, "
-              f"on/off = {found.ratio_on_over_off} (pairs {found.pair_ratios}; goal >= {found.goal})")
 
 
 KIND = Overhead()

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 
 from capbench.analysis import scaling
 from capbench.engine.console import print_capacities, print_usl_fit
-from capbench.engine.kind import Kind
+from capbench.engine.kind import Kind, Showing
 from capbench.hosts import topology
 from capbench.hosts.cluster_settings import cluster_settings
 from capbench.hosts.topology import first_nodes
@@ -107,7 +107,7 @@ def report_figures(results: RunResults) -> list[Figure]:
     if not found.points:
         return []
     from capbench.report import build, figures  # matplotlib only when a report is made
-    fit = build.usl_section(results.summary, Scaleout.section)["fit"]
+    fit = build.usl_section(results.summary, ScaleoutShown.section)["fit"]
     return [("scale-out", figures.scaleout_curve([asdict(p) for p in found.points], fit,
                                                  results.paths.figure("scaleout")))]
 
@@ -116,10 +116,32 @@ def usl_points(summary: Summary) -> tuple[str, list[dict], dict] | None:
     return summary.findings(ScaleoutFindings).usl()
 
 
+class ScaleoutShown(Showing):
+    """How bench-scaleout shows what it found (capbench/engine/kind.py's Showing)."""
+    section = ReportSection((REPORT,), report_values, report_figures, usl=usl_points)
+
+    def history(self, found: ScaleoutFindings) -> dict:
+        """E(N) at each N (its X(N) are the capacities of its targets N=1, N=2, …), and the USL over N."""
+        return {"scaleout": {str(p.n): p.efficiency for p in found.points} or None, "usl": usl_figures(found.fit)}
+
+    def console(self, summary: dict, found: ScaleoutFindings) -> None:
+        print_capacities(summary)
+
+        def shown(value, digits: int) -> str:
+            return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "n/a"
+        print(f"\nideal: {scaling.ideal_label([asdict(p) for p in found.points])}")
+        print(f"{'N':>3}{'X(N)/s':>10}{'ideal/s':>10}{'E(N)':>7}{'lb cores':>10}{'load CPU %':>12}{'idle %':>8}")
+        for p in found.points:
+            print(f"{p.n:>3}{shown(p.capacity_rps, 1):>10}{shown(p.ideal_rps, 1):>10}"
+                  f"{shown(p.efficiency, 3):>7}{shown(p.lb_cpu_cores, 3):>10}{shown(p.generator_cpu_pct, 1):>12}"
+                  f"{shown(p.machine_idle_pct, 1):>8}" + (f"  left out: {p.limited_by}" if p.limited_by else ""))
+        print_usl_fit(found.fit, "USL over N")
+
+
 class Scaleout(Kind):
     name = "scaleout"
     description = "the cluster's capacity with 1, 2, … all nodes in rotation: X(N), ideal, E(N), the USL over N"
-    section = ReportSection((REPORT,), report_values, report_figures, usl=usl_points)
+    shows = ScaleoutShown()
     findings = ScaleoutFindings
 
     @property
@@ -162,21 +184,6 @@ class Scaleout(Kind):
         found.points = [CurvePoint(**p.as_dict(), **harness[first_nodes(p.n)]) for p in points]
         found.fit = scaling.fit_over_n(points)
 
-    def history(self, found: ScaleoutFindings) -> dict:
-        """E(N) at each N (its X(N) are the capacities of its targets N=1, N=2, …), and the USL over N."""
-        return {"scaleout": {str(p.n): p.efficiency for p in found.points} or None, "usl": usl_figures(found.fit)}
 
-    def console(self, summary: dict, found: ScaleoutFindings) -> None:
-        print_capacities(summary)
-
-        def shown(value, digits: int) -> str:
-            return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "n/a"
-        print(f"\nideal: {scaling.ideal_label([asdict(p) for p in found.points])}")
-        print(f"{'N':>3}{'X(N)/s':>10}{'ideal/s':>10}{'E(N)':>7}{'lb cores':>10}{'load CPU %':>12}{'idle %':>8}")
-        for p in found.points:
-            print(f"{p.n:>3}{shown(p.capacity_rps, 1):>10}{shown(p.ideal_rps, 1):>10}"
-                  f"{shown(p.efficiency, 3):>7}{shown(p.lb_cpu_cores, 3):>10}{shown(p.generator_cpu_pct, 1):>12}"
-                  f"{shown(p.machine_idle_pct, 1):>8}" + (f"  left out: {p.limited_by}" if p.limited_by else ""))
-        print_usl_fit(found.fit, "USL over N")
 
 KIND = Scaleout()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from capbench.engine.kind import Kind, KindSettings, Needs
+from capbench.engine.kind import Kind, KindSettings, Needs, Showing
 from capbench.engine.progress import say
 from capbench.hosts import haproxy, jvm
 from capbench.hosts.backend import ClusterError, backend
@@ -102,10 +102,30 @@ def report_values(results: RunResults) -> dict:
     return {"sessions": results.findings(SessionsFindings)}
 
 
+class SessionsShown(Showing):
+    """How bench-sessions shows what it found (capbench/engine/kind.py's Showing)."""
+    section = ReportSection((REPORT,), report_values)
+
+    def console(self, summary: dict, found: SessionsFindings) -> None:
+        heap = f"heap {found.heap_max_mb} MB"
+        if found.scenario:
+            print(f"\nnode1 on the sessions of {found.scenario}'s users ({heap})")
+        else:
+            print(f"\nnode1 by session size ({found.users} users; {heap})")
+        print(f"{'kB/user':>8}{'all users MB':>13}{'capacity/s':>11}{'heap MB max':>12}{'heap %':>7}{'GC % max':>9}"
+              f"{'sessions':>9}   ended")
+        for size in found.sizes.values():
+            cells = [size.kb, size.users_heap_mb, size.capacity_rps, size.heap_used_mb_max,
+                     size.heap_used_pct_max, size.gc_time_pct_max, size.sessions_max]
+            text = [f"{v:g}" if isinstance(v, (int, float)) else "-" for v in cells]
+            ended = f"collapsed: {size.why}" if size.collapsed else (size.why or "")
+            print(f"{text[0]:>8}{text[1]:>13}{text[2]:>11}{text[3]:>12}{text[4]:>7}{text[5]:>9}{text[6]:>9}   {ended}")
+
+
 class Sessions(Kind):
     name = "sessions"
     description = "node1's capacity and heap by the kB each user's session keeps (SESSION_SIZES; WORKLOAD=session)"
-    section = ReportSection((REPORT,), report_values)
+    shows = SessionsShown()
     targets = (NODE,)
     workload = "session"
     compares = "measures node1 by the size of its users' sessions (SESSION_SIZES)"
@@ -157,19 +177,5 @@ class Sessions(Kind):
                 heap_used_pct_max=round(100 * held / found.heap_max_mb, 1) if held and found.heap_max_mb else None,
                 users_heap_mb=None if kb is None else round((found.users or 0) * kb / 1024, 1), **figures)
 
-    def console(self, summary: dict, found: SessionsFindings) -> None:
-        heap = f"heap {found.heap_max_mb} MB"
-        if found.scenario:
-            print(f"\nnode1 on the sessions of {found.scenario}'s users ({heap})")
-        else:
-            print(f"\nnode1 by session size ({found.users} users; {heap})")
-        print(f"{'kB/user':>8}{'all users MB':>13}{'capacity/s':>11}{'heap MB max':>12}{'heap %':>7}{'GC % max':>9}"
-              f"{'sessions':>9}   ended")
-        for size in found.sizes.values():
-            cells = [size.kb, size.users_heap_mb, size.capacity_rps, size.heap_used_mb_max,
-                     size.heap_used_pct_max, size.gc_time_pct_max, size.sessions_max]
-            text = [f"{v:g}" if isinstance(v, (int, float)) else "-" for v in cells]
-            ended = f"collapsed: {size.why}" if size.collapsed else (size.why or "")
-            print(f"{text[0]:>8}{text[1]:>13}{text[2]:>11}{text[3]:>12}{text[4]:>7}{text[5]:>9}{text[6]:>9}   {ended}")
 
 KIND = Sessions()

@@ -17,7 +17,7 @@ import gzip
 from collections import Counter
 from dataclasses import dataclass
 
-from capbench.engine.kind import Kind, KindSettings, Needs, keep_analysis
+from capbench.engine.kind import Kind, KindSettings, Needs, Showing, keep_analysis
 from capbench.engine.progress import say
 from capbench.hosts import haproxy_log
 from capbench.hosts.backend import ClusterError
@@ -191,10 +191,15 @@ def report_figures(results: RunResults) -> list[Figure]:
     return [("overload and recovery", figures.stress(analysis, results.paths.figure("stress")))] if analysis else []
 
 
+class StressShown(Showing):
+    """How bench-stress shows what it found (capbench/engine/kind.py's Showing)."""
+    section = ReportSection((REPORT,), report_values, report_figures)
+
+
 class Stress(Kind):
     name = "stress"
     description = "0.5x capacity, 2x for 60 s, 0.5x again: throughput while overloaded, failures, time to recover"
-    section = ReportSection((REPORT,), report_values, report_figures)
+    shows = StressShown()
     targets = ("cluster",)
     # overloaded nodes failing their checks is the point
     needs = Needs(flags_disturbances=False)

@@ -7,7 +7,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from capbench.engine.console import print_usl_fit
-from capbench.engine.kind import Kind, KindSettings, Needs
+from capbench.engine.kind import Kind, KindSettings, Needs, Showing
 from capbench.report.sections import ReportSection
 from capbench.rundata.findings import Findings
 from capbench.rundata.history import usl_figures
@@ -75,6 +75,22 @@ def usl_fit(points: list[dict]) -> dict:
     return fit.as_dict()
 
 
+class UslShown(Showing):
+    """How bench-usl shows what it found (capbench/engine/kind.py's Showing)."""
+    section = ReportSection(usl=lambda summary: summary.findings(UslFindings).usl())
+
+    def history(self, found: UslFindings) -> dict:
+        return {"usl": usl_figures(found.fit)}
+
+    def console(self, summary: dict, found: UslFindings) -> None:
+        print(f"\n{'connections':>11}{'X /s':>10}{'X/N /s':>9}{'mean ms':>9}{'N = X·R':>9}   (closed loop, node1)")
+        for p in found.points:
+            little = f"{p.throughput_rps * p.mean_latency_ms / 1000:.1f}" if p.mean_latency_ms else "-"
+            print(f"{p.n:>11}{p.throughput_rps:>10.1f}{p.throughput_rps / p.n:>9.1f}"
+                  f"{p.mean_latency_ms if p.mean_latency_ms is not None else '-':>9}{little:>9}")
+        print_usl_fit(found.fit)
+
+
 class Usl(Kind):
     name = "usl"
     description = "node1's throughput at closed-loop concurrencies USL_LEVELS= and the USL fit (σ, κ, N*, R²)"
@@ -82,7 +98,7 @@ class Usl(Kind):
     needs = Needs(closed_loop=True)
     own_settings = UslSettings
     findings = UslFindings
-    section = ReportSection(usl=lambda summary: summary.findings(UslFindings).usl())
+    shows = UslShown()
 
     def steps_per_search(self, settings) -> int:
         return len(self.own(settings).usl_levels)
@@ -103,16 +119,7 @@ class Usl(Kind):
         found.points = [p for p in found.measured if p.valid and p.throughput_rps > 0]
         found.fit = usl_fit([asdict(p) for p in found.points])
 
-    def history(self, found: UslFindings) -> dict:
-        return {"usl": usl_figures(found.fit)}
 
-    def console(self, summary: dict, found: UslFindings) -> None:
-        print(f"\n{'connections':>11}{'X /s':>10}{'X/N /s':>9}{'mean ms':>9}{'N = X·R':>9}   (closed loop, node1)")
-        for p in found.points:
-            little = f"{p.throughput_rps * p.mean_latency_ms / 1000:.1f}" if p.mean_latency_ms else "-"
-            print(f"{p.n:>11}{p.throughput_rps:>10.1f}{p.throughput_rps / p.n:>9.1f}"
-                  f"{p.mean_latency_ms if p.mean_latency_ms is not None else '-':>9}{little:>9}")
-        print_usl_fit(found.fit)
 
 
 KIND = Usl()

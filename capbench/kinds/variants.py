@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from capbench.analysis import rounds as rounds_analysis
 from capbench.analysis.rounds import draw_orders
 from capbench.engine.console import print_capacities
-from capbench.engine.kind import Kind, KindSettings, Needs
+from capbench.engine.kind import Kind, KindSettings, Needs, Showing
 from capbench.engine.progress import say
 from capbench.hosts import jvm, topology
 from capbench.hosts.backend import ClusterError
@@ -174,12 +174,30 @@ def print_rounds(found: dict | None) -> None:
         print(f"  {t['verdict']}; rounds won: {wins}")
 
 
+class VariantsShown(Showing):
+    """How bench-variants shows what it found (capbench/engine/kind.py's Showing)."""
+    section = ReportSection((REPORT,), report_values, report_figures)
+
+    def console(self, summary: dict, found: VariantsFindings) -> None:
+        """The study's table: each variant on node1 and on the cluster, with what the evidence steps showed."""
+        print(f"\n{'variant':<10}{'node1 /s':>9}{'cluster /s':>11}{'cl/node1':>9}   at node1's capacity: "
+              "alloc MB/s, GC %, CPU % of quota; request threads")
+        for row in story.variant_lines(Summary.from_json(summary), found.variants):
+            cells = [f"{row[k]:.1f}" if row[k] else "none" for k in ("node1_rps", "cluster_rps")]
+            gain = f"{row['cluster_over_node1']:.2f}" if row["cluster_over_node1"] else "-"
+            shown = ["-" if row[k] is None else row[k] for k in ("alloc_mb_per_s", "gc_time_pct", "cpu_pct_of_quota")]
+            print(f"{row['variant']:<10}{cells[0]:>9}{cells[1]:>11}{gain:>9}   {shown[0]} MB/s, GC {shown[1]} %, "
+                  f"CPU {shown[2]} %; {threaddump.describe(row['dumps']) if row['dumps'] else 'no thread dumps'}")
+        print_capacities(summary)
+        print_rounds(found.rounds)
+
+
 class Variants(Kind):
     name = "variants"
     workload = "grind"
     compares = "compares the Grinder's variants (VARIANTS)"
     description = "the study's steps: VARIANTS on node1 and the cluster, with GC, CPU and thread-dump lock evidence"
-    section = ReportSection((REPORT,), report_values, report_figures)
+    shows = VariantsShown()
     targets = ("node1", "cluster")
     own_settings = VariantsSettings
     findings = VariantsFindings
@@ -228,17 +246,5 @@ class Variants(Kind):
             found.rounds = compare_rounds(summary["targets"], list(variants), found.orders,
                                           bench.settings.precision_pct)
 
-    def console(self, summary: dict, found: VariantsFindings) -> None:
-        """The study's table: each variant on node1 and on the cluster, with what the evidence steps showed."""
-        print(f"\n{'variant':<10}{'node1 /s':>9}{'cluster /s':>11}{'cl/node1':>9}   at node1's capacity: "
-              "alloc MB/s, GC %, CPU % of quota; request threads")
-        for row in story.variant_lines(Summary.from_json(summary), found.variants):
-            cells = [f"{row[k]:.1f}" if row[k] else "none" for k in ("node1_rps", "cluster_rps")]
-            gain = f"{row['cluster_over_node1']:.2f}" if row["cluster_over_node1"] else "-"
-            shown = ["-" if row[k] is None else row[k] for k in ("alloc_mb_per_s", "gc_time_pct", "cpu_pct_of_quota")]
-            print(f"{row['variant']:<10}{cells[0]:>9}{cells[1]:>11}{gain:>9}   {shown[0]} MB/s, GC {shown[1]} %, "
-                  f"CPU {shown[2]} %; {threaddump.describe(row['dumps']) if row['dumps'] else 'no thread dumps'}")
-        print_capacities(summary)
-        print_rounds(found.rounds)
 
 KIND = Variants()

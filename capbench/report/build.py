@@ -114,7 +114,7 @@ def _inline(path: Path) -> str:
 
 
 def build(run_dir: Path, section: ReportSection | None = None) -> Path:
-    """report.html of the run in run_dir; section: its kind's part (Kind.section), None for a kind without one."""
+    """report.html of the run in run_dir; section: its kind's part (Kind.shows.section), None for a kind without one."""
     results = load_run(run_dir)
     section = section or ReportSection()
     run, summary, records = results.run, results.summary, results.steps

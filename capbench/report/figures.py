@@ -194,7 +194,7 @@ def failover(analysis: dict, path: Path, nodes: tuple[str, ...]) -> Path:
 
 def single_vs_cluster(summary: Summary, cluster, quotas: dict[str, float], path: Path,
                       nodes: tuple[str, ...]) -> Path:
-    """`cluster`: bench-cluster's findings (capbench/kinds/cluster.py): ΣX_i, X_cluster (under WEIGHTS=auto the one under
+    """`cluster`: bench-cluster's findings (capbench/kinds/cluster_findings.py): ΣX_i, X_cluster (under WEIGHTS=auto the one under
     capacity weights) and E."""
     targets = {**{n: t.capacity_rps for n, t in summary.targets.items()}, "cluster": cluster.cluster_rps}
     names = [n for n in (*nodes, "cluster") if n in targets]
@@ -337,7 +337,7 @@ def _legend(*axes) -> None:
 
 
 def balancing(choices: dict, sum_nodes: float | None, path: Path) -> Path:
-    """choices: bench-cluster's balancing choices by label (capbench/kinds/cluster.py, BalancingChoice), measured in one
+    """choices: bench-cluster's balancing choices by label (capbench/kinds/cluster_findings.py, BalancingChoice), measured in one
     run."""
     labels = list(choices)
     caps = [choices[c].capacity_rps or 0 for c in labels]

@@ -1,5 +1,5 @@
 """A bench kind's part of report.html, and what it is read from. report.html (template.html) holds what every
-kind shares; a kind declares its own part as a ReportSection (kinds/<kind>.py, Kind.section): its Jinja2
+kind shares; a kind declares its own part as a ReportSection (kinds/<kind>.py, Kind.shows.section): its Jinja2
 fragment, the fragment's values and its figures, all from the run's typed records (RunResults)."""
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def _no_figures(results: RunResults) -> list[Figure]:
 
 
 def fragment_beside(module_file: str) -> Path:
-    """A module's part of report.html: the Jinja2 fragment beside it, named as it is (kinds/cluster.html)."""
+    """A module's part of report.html: the Jinja2 fragment beside it, named as it is (kinds/scaleout.html)."""
     return Path(module_file).with_suffix(".html")
 
 

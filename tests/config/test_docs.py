@@ -29,7 +29,8 @@ NOT_SETTINGS = {"GET", "POST", "HEAD", "PUT", "PATCH", "DELETE", "SIGKILL", "SIG
                 "ROOT",  # Tomcat's name of the context at /
                 "NET_ADMIN", "CONFIG_NET_SCH_NETEM",  # a Linux capability, a kernel option
                 "APP_SHA256", "APP_MIGRATED_SHA256",  # run.json's names of what the application's WARs held
-                "SMOKE", "RUN", "TESTBED", "HELD", "SHORT"}  # the console's marks: SMOKE RUN, TESTBED-BOUND, HELD SHORT
+                "SMOKE", "RUN", "TESTBED", "HELD", "SHORT",  # the console's marks: SMOKE RUN, TESTBED-BOUND, HELD SHORT
+                "CAPBENCH_SETTINGS_TRACE"}  # cluster/load-settings.sh's count of its resolutions, for the tests
 
 
 def settings_classes() -> list[type]:

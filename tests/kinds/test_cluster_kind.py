@@ -5,7 +5,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from capbench.analysis import efficiency
-from capbench.kinds.cluster import KIND, ClusterFindings
+from capbench.kinds.cluster import KIND
+from capbench.kinds.cluster_findings import ClusterFindings
 
 
 def target(capacity):
@@ -20,7 +21,7 @@ def test_e_and_its_caveat_in_the_summary_and_on_the_console(capsys):
                                    settings=SimpleNamespace(kinds={"cluster": SimpleNamespace(weights="equal")})), summary, found)
     assert found.efficiency == 1.25 and found.cluster_over_node1 == 3.333
     assert found.efficiency_caveat == efficiency.caveat(1.25) and "superlinear" in found.efficiency_caveat
-    KIND.console(summary, ClusterFindings.from_json(found.to_json()))
+    KIND.shows.console(summary, ClusterFindings.from_json(found.to_json()))
     out = capsys.readouterr().out
     assert "E = X_cluster / ΣX_i = 1.250" in out and f"note: {efficiency.caveat(1.25)}" in out
 
@@ -37,7 +38,7 @@ def test_each_balancing_choice_gets_its_own_caveat(capsys):
     assert found.balancing["equal"].efficiency == 0.45
     assert "wastes over half" in found.balancing["equal"].efficiency_caveat
     assert found.balancing["weighted"].efficiency_caveat is None and found.efficiency_caveat is None
-    KIND.console(summary, ClusterFindings.from_json(found.to_json()))
+    KIND.shows.console(summary, ClusterFindings.from_json(found.to_json()))
     out = capsys.readouterr().out
     assert out.count("note: ") == 1 and f"    note: {efficiency.caveat(0.45)}" in out
 
@@ -57,7 +58,7 @@ def test_the_balance_hint_for_the_cluster_under_equal_weights(capsys):
     hint = found.balance_hint
     assert hint.pace_setter == "node3" and hint.predicted_rps == 600.0 and hint.predicted_efficiency == 0.6
     assert hint.capacity_weights == {"node1": 100, "node2": 60, "node3": 40}
-    KIND.console(summary, ClusterFindings.from_json(found.to_json()))
+    KIND.shows.console(summary, ClusterFindings.from_json(found.to_json()))
     assert f"balance: {hint.text}" in capsys.readouterr().out
 
 
@@ -80,7 +81,7 @@ def test_e_of_a_testbed_bound_cluster_is_not_the_application_s(capsys):
     assert found.efficiency is None and found.cluster_over_node1 is None and found.testbed_efficiency == 0.544
     assert found.not_measured["efficiency"].startswith("not measured: cluster's 4107/s is this machine's ceiling")
     assert "ΣX_i 7550/s needs about 1.13 cores of balancer and generator, 0.8 are left" in found.not_measured["efficiency"]
-    KIND.console(summary, ClusterFindings.from_json(found.to_json()))
+    KIND.shows.console(summary, ClusterFindings.from_json(found.to_json()))
     out = capsys.readouterr().out
     assert "0.544" not in out.split("(the figures would give")[0]
     assert "E = X_cluster / ΣX_i and X_cluster / X_node1: not measured: cluster's 4107/s" in out
@@ -98,5 +99,5 @@ def test_a_node_sent_more_than_it_carries_alone_paced_the_cluster(capsys):
     assert found.efficiency == 0.85 and found.over_capacity == [
         "at cluster's 1115.6/s node3 received 273.0/s, above its 237.5/s alone: it paced the cluster; weights from "
         "the capacities (WEIGHTS=auto) would give 100:54:34"]
-    KIND.console(summary, ClusterFindings.from_json(found.to_json()))
+    KIND.shows.console(summary, ClusterFindings.from_json(found.to_json()))
     assert f"balance: {found.over_capacity[0]}" in capsys.readouterr().out

@@ -3,7 +3,7 @@ and where a summary written before kinds had sections of their own kept them."""
 from __future__ import annotations
 
 from capbench.kinds import KINDS
-from capbench.kinds.cluster import BalancingChoice, ClusterFindings
+from capbench.kinds.cluster_findings import BalancingChoice, ClusterFindings
 from capbench.kinds.usl import UslFindings
 from capbench.kinds.variants import VariantsFindings
 from capbench.rundata.summary import Summary

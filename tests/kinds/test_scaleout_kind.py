@@ -48,11 +48,11 @@ def test_points_e_and_a_balancer_bound_point_left_out(tmp_path, capsys, monkeypa
     # Two points the harness did not limit cannot carry a three-parameter fit: said, not faked.
     assert summary["scaleout"]["fit"]["left_out"] == [{"n": 3, "reason": points[2]["limited_by"]}]
     assert "too few points" in summary["scaleout"]["fit"]["error"]
-    KIND.console(summary, KIND.found_in(summary))
+    KIND.shows.console(summary, KIND.found_in(summary))
     out = capsys.readouterr().out
     assert "left out: the balancer used 95 %" in out and "USL over N: no fit: too few points" in out
     section = build.usl_section(Summary.from_json({**summary, "run_id": "r", "kind": "scaleout", "status": "complete"}),
-                                KIND.section)
+                                KIND.shows.section)
     assert section["what"] == "nodes in rotation" and len(section["points"]) == 6 and section["fit"] is None
 
 
@@ -68,7 +68,7 @@ def test_nodes_that_differ_have_the_sum_of_each_alone_for_ideal(tmp_path, capsys
     points = summary["scaleout"]["points"]
     assert [(p["ideal_rps"], p["efficiency"], p["ideal_basis"]) for p in points] == \
         [(500.0, 1.0, "ΣX_i"), (900.0, 0.9, "ΣX_i"), (1200.0, 0.9, "ΣX_i")]
-    KIND.console(summary, KIND.found_in(summary))
+    KIND.shows.console(summary, KIND.found_in(summary))
     assert "ideal: ΣX_i" in capsys.readouterr().out
 
 

@@ -26,7 +26,7 @@ def test_the_table_names_the_collapse(capsys):
         "64": {"kb": 64, "users_heap_mb": 625.0, "capacity_rps": None, "heap_used_mb_max": 301.0,
                "heap_used_pct_max": 97.4, "gc_time_pct_max": 71.0, "sessions_max": 4400, "collapsed": True,
                "why": "node1 DOWN"}}}}
-    sessions.KIND.console(summary, sessions.KIND.found_in(summary))
+    sessions.KIND.shows.console(summary, sessions.KIND.found_in(summary))
     out = capsys.readouterr().out
     assert "node1 by session size (10000 users; heap 309.0 MB)" in out
     assert "      64          625          -         301   97.4       71     4400   collapsed: node1 DOWN" in out
@@ -37,7 +37,7 @@ def test_a_scenarios_search_is_one_row_named_by_its_file(capsys):
         "node1 shop.yaml": {"kb": None, "label": "node1 shop.yaml", "users_heap_mb": None, "capacity_rps": 750.0,
                             "heap_used_mb_max": 191.8, "heap_used_pct_max": 62.0, "gc_time_pct_max": 3.43,
                             "sessions_max": 38183, "collapsed": False, "why": None}}}}
-    sessions.KIND.console(summary, sessions.KIND.found_in(summary))
+    sessions.KIND.shows.console(summary, sessions.KIND.found_in(summary))
     out = capsys.readouterr().out
     assert "node1 on the sessions of shop.yaml's users (heap 309.4 MB)" in out
     assert "       -            -        750       191.8     62     3.43    38183" in out

@@ -23,7 +23,7 @@ def test_a_failing_fit_is_recorded_as_failed_and_the_summary_is_still_made(monke
     found = summarized(POINTS)
     assert found.to_json()["points"] == POINTS and found.fit["failed"] is True
     assert "RuntimeError: Optimal parameters not found" in found.fit["error"]
-    KIND.console({}, found)
+    KIND.shows.console({}, found)
     assert "USL: fit failed: the least-squares fit failed (RuntimeError" in capsys.readouterr().out
 
 
@@ -39,5 +39,5 @@ def test_too_few_points_are_refused_not_failed_and_a_fit_at_a_bound_prints_at_bo
     assert few["failed"] is False and "too few points" in few["error"]
     flat = summarized([{**p, "throughput_rps": 700.0 * (1 + 0.03 * (-1) ** i)} for i, p in enumerate(POINTS)])
     assert flat.fit["at_bound"] == ["sigma"] and flat.fit["sigma_err"] is None
-    KIND.console({}, flat)
+    KIND.shows.console({}, flat)
     assert "USL: σ = 1.0000 (at bound)  κ = " in capsys.readouterr().out

@@ -48,7 +48,7 @@ def test_the_report_shows_the_rounds(tmp_path):
     summary["variants"] = {"variants": {v: {"node1_rps": NODE1[v][0], "cluster_rps": CLUSTER[v][0]} for v in ("v1", "v3")},
                            "orders": ORDERS, "rounds": compare_rounds(targets(), ["v1", "v3"], ORDERS, 5.0)}
     (run / "summary.json").write_text(json.dumps(summary))
-    html = build.build(run, KINDS["variants"].section).read_text()
+    html = build.build(run, KINDS["variants"].shows.section).read_text()
     assert "node1, round by round" in html and "cluster, round by round" in html
     assert "<td>2</td><td>v1, v3</td>" in html and "<b>420.0</b>" in html
     assert "rounds won: v1 0, v3 3" in html and "v3 +100.0 %" in html

@@ -20,7 +20,7 @@ from capbench.report.__main__ import main as report_main
 from capbench.rundata.summary import Summary
 
 DATA = Path(__file__).parent / "data"
-CLUSTER = KINDS["cluster"].section  # the run's kind
+CLUSTER = KINDS["cluster"].shows.section  # the run's kind
 RUN = next(p for p in DATA.iterdir() if p.is_dir())
 FIGURES = {"capacity-node1.png", "capacity-node2.png", "capacity-node3.png", "capacity-cluster.png",
            "single-vs-cluster.png", "load-balance.png", "latency-spectrum.png", "usl.png"}
@@ -98,7 +98,7 @@ def test_a_usl_sweeps_fit_at_its_bound_on_the_page(tmp_path):
               for n, x in zip((1, 2, 4, 8), FLAT)]
     summary["usl"] = {"points": points, "fit": usl_fit.fit([p["n"] for p in points], FLAT).as_dict()}
     (run / "summary.json").write_text(json.dumps(summary))
-    html = build.build(run, KINDS["usl"].section).read_text()
+    html = build.build(run, KINDS["usl"].shows.section).read_text()
     assert "1.00000 (at bound)" in html and '"At bound"' in html
 
 
@@ -127,7 +127,7 @@ def test_a_sessions_run_shows_capacity_and_heap_by_session_size(tmp_path):
                      "why": "node1 went down during step 18"}}
     summary["sessions"] = {"heap_max_mb": 309.4, "users": 10000, "sizes": sizes}
     (run / "summary.json").write_text(json.dumps(summary))
-    html = build.build(run, KINDS["sessions"].section).read_text()
+    html = build.build(run, KINDS["sessions"].shows.section).read_text()
     assert "node1 by the size of its users' sessions (10000 users; heap 309.4 MB)" in html
     assert ('<td class="num">128</td><td class="num">1250.0</td><td class="num">none</td><td class="num">236.0</td>'
             '<td class="num">76.3</td>') in html
@@ -138,7 +138,7 @@ def test_the_usl_section_is_for_kinds_that_measure_by_n(tmp_path):
     run = tmp_path / RUN.name
     shutil.copytree(RUN, run)
     assert 'id="usl"' in build.build(run, CLUSTER).read_text()  # node1 alone and the cluster: N = 1 and 3
-    assert 'id="usl"' not in build.build(run, KINDS["single"].section).read_text()
+    assert 'id="usl"' not in build.build(run, KINDS["single"].shows.section).read_text()
 
 
 def test_a_failed_fit_is_said_as_failed():
@@ -146,7 +146,7 @@ def test_a_failed_fit_is_said_as_failed():
         "run_id": "r", "kind": "usl", "status": "complete", "targets": {},
         "usl": {"points": [{"n": 1, "throughput_rps": 5.0}],
                 "fit": {"error": "the least-squares fit failed (RuntimeError: x)", "failed": True}}}),
-        KINDS["usl"].section)
+        KINDS["usl"].shows.section)
     assert section["failed"] and section["fit"] is None and "RuntimeError" in section["error"]
 
 
@@ -198,13 +198,13 @@ def test_a_duets_section_shows_its_pairs_what_the_same_instants_allowed_and_the_
                            "grew": {"self": [{"name": "capbench.grinder.Grinder.reverse", "a": 3.0, "b": 41.2,
                                               "grew": 38.2, "a_at_most": True}], "total": [], "application": []}}}
     (run / "summary.json").write_text(json.dumps(summary))
-    html = build.build(run, KINDS["duet"].section).read_text()
+    html = build.build(run, KINDS["duet"].shows.section).read_text()
     assert "What B spends more on than A (CPU samples, both at 320.0/s)" in html
     assert "A 150.0, B 210.5\n(3200 and 3190 requests)" in html and "these took 48.0 (A) and 67.1 (B)" in html
     summary["duet"]["profile_difference"].update(
         sampled_by={"by": "async-profiler", "event": "cpu", "interval_us": 1666}, unit="CPU ms")
     (run / "summary.json").write_text(json.dumps(summary))
-    sampled = build.build(run, KINDS["duet"].section).read_text()
+    sampled = build.build(run, KINDS["duet"].shows.section).read_text()
     assert "What B spends more on than A (CPU ms, both at 320.0/s)" in sampled
     assert "async-profiler sampled both JVMs at least 1666 µs of\nCPU time apart (cpu)" in sampled
     assert "(48.0 samples a second on A, 67.1 on B)" in sampled and "5 threads a tick" not in sampled
@@ -300,7 +300,7 @@ def test_a_partial_run_or_a_lost_node_or_machine_shows_why_a_figure_is_missing_n
         del data["targets"]["cluster"]
         lost = f"node2&#39;s machine lab3 was lost at {events.clock(LAB3_LOST['epoch'])}"
         expected = [f"not measured: {lost}", f'<p class="banner status-degraded">Degraded: {lost} (it ran node2; ']
-    from capbench.kinds.cluster import figure_labels
+    from capbench.kinds.cluster_findings import figure_labels
     sums = figure_labels()
     cluster = data["cluster"]
     for key, labels in sums.items():
@@ -314,9 +314,9 @@ def test_a_partial_run_or_a_lost_node_or_machine_shows_why_a_figure_is_missing_n
     for words in expected:
         assert words in html
     found = KINDS["cluster"].found_in(data)
-    KINDS["cluster"].console(data, found)
+    KINDS["cluster"].shows.console(data, found)
     line = history.history_line(RunRecord.read(run / "run.json"), Summary.from_json(data),
-                                KINDS["cluster"].history(found))
+                                KINDS["cluster"].shows.history(found))
     said = capsys.readouterr().out + json.dumps(line.to_json())
     assert "None" not in said
     for words in expected:
@@ -337,7 +337,7 @@ def test_a_sessions_run_on_a_scenario_names_it_and_says_a_capacity_its_heap_does
     summary["targets"] = {label: {"capacity_rps": 562.5, "status": "found",
                                   "memory_unsustained": {"sentence": sentence, "nodes": {}}}}
     (run / "summary.json").write_text(json.dumps(summary))
-    html = build.build(run, KINDS["sessions"].section).read_text()
+    html = build.build(run, KINDS["sessions"].shows.section).read_text()
     assert "node1 on the sessions of shop.yaml's users (heap 309.4 MB)" in html
     assert f'<td class="num">{label}</td><td class="num">-</td><td class="num">562.5</td>' in html
     escaped = sentence.replace("'", "&#39;")  # Jinja's autoescape

@@ -8,7 +8,7 @@ import pytest
 import capbench
 from capbench.kinds import KINDS
 
-SECTIONS = [(name, kind.section) for name, kind in KINDS.items() if kind.section and kind.section.fragments]
+SECTIONS = [(name, kind.shows.section) for name, kind in KINDS.items() if kind.shows.section and kind.shows.section.fragments]
 
 
 def test_the_kinds_with_a_report_section_have_their_fragments():
