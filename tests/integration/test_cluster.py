@@ -18,7 +18,7 @@ import urllib.request
 import pytest
 
 from capbench.hosts import haproxy
-from capbench.hosts.compose import SERVICES
+from capbench.hosts.compose import services
 from capbench.hosts.topology import NODES
 from conftest import IT_ENV as ENV, PROJECT, ROOT, compose, it_up, run
 
@@ -55,13 +55,13 @@ def containers() -> dict[str, dict]:
 def test_all_seven_services_are_running_and_healthy():
     rows = [json.loads(line) for line in compose("ps", "--all", "--format", "json", env=ENV).stdout.splitlines()]
     state = {row["Service"]: (row["State"], row["Health"]) for row in rows}
-    assert state == {service: ("running", "healthy") for service in SERVICES}
+    assert state == {service: ("running", "healthy") for service in services()}
 
 
 def test_status_shows_each_nodes_quota_memory_heap_and_gc():
     out = run(["python3", "-m", "capbench.hosts", "status"], env=ENV).stdout
     rows = {line.split()[0]: line.split() for line in out.splitlines()[1:]}
-    assert set(rows) == set(SERVICES), out
+    assert set(rows) == set(services()), out
     for node in NODES:
         prefix = node.upper()
         row = rows[node]

@@ -2,23 +2,31 @@
 torn by a crash or damaged by hand reported and skipped, and the next append not glued to it."""
 from __future__ import annotations
 
-import multiprocessing
+import subprocess
+import sys
 
 from capbench.rundata import jsonl
 
-
-def _append_many(args) -> None:
-    path, n = args
-    for i in range(50):
-        jsonl.append(path, {"run_id": f"p{n}-{i}", "padding": "x" * 5000})
+# Four writers, each a process of its own (not a fork of the test's: a fork of pytest-xdist's worker, whose other
+# threads may hold a lock at that instant, once hung in CI for 14 minutes).
+WRITER = """import sys, time
+from pathlib import Path
+from capbench.rundata import jsonl
+path = Path(sys.argv[1])
+while not path.with_suffix(".go").exists():  # all four begin together
+    time.sleep(0.001)
+for i in range(500):
+    jsonl.append(path, {"run_id": f"p{sys.argv[2]}-{i}", "padding": "x" * 5000})
+"""
 
 
 def test_concurrent_appends_never_interleave(tmp_path):
     path = tmp_path / "records.jsonl"
-    with multiprocessing.Pool(4) as pool:
-        pool.map(_append_many, [(path, n) for n in range(4)])
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(n)]) for n in range(4)]
+    path.with_suffix(".go").touch()
+    assert [writer.wait(timeout=120) for writer in writers] == [0, 0, 0, 0]
     lines = jsonl.read(path)
-    assert len(lines) == 200 and all(len(line["padding"]) == 5000 for line in lines)
+    assert len(lines) == 2000 and all(len(line["padding"]) == 5000 for line in lines)
 
 
 def test_a_torn_line_is_reported_and_skipped_and_the_next_append_stays_whole(tmp_path, capsys):
