@@ -60,10 +60,9 @@ start_engine() {
 
 plugin=${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins/docker-compose
 
-# The plugin built where neither Docker's client finds one nor one was built before; it needs Go, not Docker.
+# The plugin built where Docker's client finds none that works; it needs Go, not Docker.
 build_compose() {
     compose_ok && return 0
-    [ ! -x "$plugin" ] || return 0
     command -v go >/dev/null || { say "Docker Compose v2 is missing: install the docker-compose-plugin package (or Go, to build it)"; return 1; }
     local build=$state/compose-build
     say "building the Docker Compose $compose_version plugin with Go (about 2 minutes)"

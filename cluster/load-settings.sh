@@ -33,14 +33,14 @@ if [[ ! $PROFILE =~ ^[a-z0-9_-]+$ ]] || [ ! -f "$profile_file" ]; then
 fi
 # Created once (idempotent): a checkout from before the database gets its password here.
 secrets_file=$("$root/cluster/secrets.sh")
+# The credentials' keys, as a pattern: never in the mark below, nor in the environment printed.
+secret_keys=$(settings_keys "$secrets_file" | paste -sd'|' -)
 
 # The mark of an environment this script resolved (capbench/hosts/cluster_settings.py's mark computes the same):
 # the sha256 of its variables as sorted KEY=VALUE lines, NUL-separated, but for those a shell or make sets on its
 # own, the mark's own and the credentials.
 settings_mark() {
-    local secrets
-    secrets=$(settings_keys "$secrets_file" | paste -sd'|' -)
-    env -0 | grep -zvE "^(PWD|OLDPWD|SHLVL|_|MAKELEVEL|MAKEFLAGS|MFLAGS|MAKEOVERRIDES|MAKE_TERMOUT|MAKE_TERMERR|CAPBENCH_RESOLVED|CAPBENCH_RESOLVED_ADDED|CAPBENCH_SETTINGS_TRACE|BASH_FUNC_[^=]*${secrets:+|$secrets})=" \
+    env -0 | grep -zvE "^(PWD|OLDPWD|SHLVL|_|MAKELEVEL|MAKEFLAGS|MFLAGS|MAKEOVERRIDES|MAKE_TERMOUT|MAKE_TERMERR|CAPBENCH_RESOLVED|CAPBENCH_RESOLVED_ADDED|CAPBENCH_SETTINGS_TRACE|BASH_FUNC_[^=]*${secret_keys:+|$secret_keys})=" \
         | LC_ALL=C sort -z | sha256sum | cut -d' ' -f1
 }
 
@@ -119,8 +119,7 @@ export_start_windows "${CAPBENCH_NODES[@]}"
 fi
 
 if [ "${BASH_SOURCE[0]}" = "$0" ] && [ "${1:-}" = environment ]; then
-    secrets=$(settings_keys "$secrets_file" | paste -sd'|' -)
-    env -0 | grep -zvE "^(${secrets:-CAPBENCH_NO_SECRET})="
+    env -0 | grep -zvE "^(${secret_keys:-CAPBENCH_NO_SECRET})="
     exit 0
 fi
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
