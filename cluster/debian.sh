@@ -36,8 +36,8 @@ SOURCES
 ensure_debootstrap() {
     command -v debootstrap >/dev/null && return 0
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
-        apt-get update -q >/dev/null
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null
+        apt-get -o DPkg::Lock::Timeout=300 update -q >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q debootstrap >/dev/null
     else
         echo "capbench: debootstrap is missing: install it (as root: apt-get install debootstrap)" >&2
         return 1

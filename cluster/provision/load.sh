@@ -8,7 +8,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 packages() {
-    tool_host_packages curl libssl3 "${PCP_PACKAGES[@]}"
+    tool_host_packages curl libssl3 libsqlite3-0 "${PCP_PACKAGES[@]}"
 }
 
 # SRC is a capbench checkout with oha built (.capbench/tools/oha/bin/oha).
