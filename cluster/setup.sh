@@ -44,7 +44,9 @@ fi
 
 mkdir -p .capbench
 oha_log=.capbench/oha-build.log
-load/install-oha.sh >"$oha_log" 2>&1 &
+# At a lower priority: Compose's build, beside it, is on the path to the images (step 4), oha only to the
+# load image (step 5), and takes the cores the image builds leave while they wait on apt.
+nice -n 10 load/install-oha.sh >"$oha_log" 2>&1 &
 oha_build=$!
 # The harness's venv (downloads, mostly) beside the engine's install and Compose's build, waited for at step 3.
 venv_log=.capbench/venv-build.log
