@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make setup: everything the Compose backend and the tests need, idempotent (a second run only checks and finds
-# the builds cached). The load generator oha, the one long build (cargo, about 5 minutes on 2 cores), runs in
-# the background from the start, beside the rest:
+# the builds cached). The load generator oha, the longest build (cargo: 3 minutes alone on 2 cores, about 6
+# beside the rest), runs in the background from the start:
 #   1. the Docker engine (installed/started only where missing: see engine.sh); Compose v2 built meanwhile
 #   2. the base image debian:bookworm-slim (pulled, or built with debootstrap where no registry answers)
 #   3. the generated secrets (.capbench/secrets.env, .capbench/secrets/) and the harness (.venv: the capbench

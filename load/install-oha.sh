@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds oha, the packaged constant-rate load generator, from crates.io into .capbench/tools/oha/ (the load
 # image copies it from there). Pinned version, locked dependencies; does nothing when that version is there.
-# The build is kept in the user's cache (~/.cache/capbench/oha-VERSION), so another checkout on this machine
+# The build is kept in the user's cache (~/.cache/capbench/oha-VERSION-FEATURES), so another checkout on this machine
 # copies it instead of building again. About 4 minutes on 2 cores the first time. Needs cargo (Rust), and
 # OpenSSL's and SQLite's development files (installed from Debian's packages where missing, as root).
 #
