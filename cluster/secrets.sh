@@ -6,6 +6,7 @@
 #                                  as a Compose secret (a file under /run/secrets, never in the environment or on a
 #                                  command line); readable inside the containers' unprivileged users, on this
 #                                  machine only through the owner's 700 folder.
+#   .capbench/tls/                 the private certificate authority and the balancer's certificate (tls.sh)
 # Prints the path of secrets.env.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,4 +25,5 @@ if [ ! -s "$db_dir/db_password" ]; then
     (umask 022; random_password > "$db_dir/db_password.tmp")
     mv "$db_dir/db_password.tmp" "$db_dir/db_password"
 fi
+"$root/cluster/tls.sh"
 echo "$file"

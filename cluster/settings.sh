@@ -166,6 +166,7 @@ check_profile() {
     done
     check_choice LB_BALANCE roundrobin leastconn
     check_choice LB_STICKY none user cookie
+    check_choice TLS off lb
     [ -z "${LB_LOG_REQUESTS-}" ] || check_choice LB_LOG_REQUESTS 0 1
     check_size LB_MEM 64
     check_size LOAD_MEM 64

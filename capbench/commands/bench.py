@@ -15,6 +15,7 @@ from capbench.engine.progress import say
 from capbench.engine.runner import Bench
 from capbench.engine.session import in_session, measured, refuse
 from capbench.hosts import topology
+from capbench.hosts.backend import backend
 from capbench.hosts.cluster_settings import NO_GRINDER, SettingsRefused, cluster_settings
 from capbench.kinds import KINDS, read_settings
 from capbench.load.drivers import find_wrk2
@@ -64,6 +65,23 @@ def refuse_what_the_kind_cannot_run(kind, settings) -> None:
                             f"{kind.compares} on WORKLOAD={kind.workload}'s requests; leave SCENARIO_FILE empty")
 
 
+def refuse_what_tls_cannot_run(kind, driver_name: str, cluster: dict[str, str]) -> None:
+    """TLS=lb runs on Compose's cluster, with oha, through the balancer's bench port (docs/guides/tls.md)."""
+    where = cluster.get("TLS", "off")
+    if where == "off":
+        return
+    if backend().name != "compose":
+        raise SettingsError(f"TLS='{where}' cannot run on the {backend().name} backend yet: its balancer has no "
+                            "certificate; use BACKEND=compose, or TLS=off")
+    if driver_name == "wrk2":
+        raise SettingsError(f"TLS='{where}' cannot run with LOADGEN=wrk2: wrk2 never verifies the certificate it is "
+                            "shown, and capbench measures only a balancer whose certificate was verified; use "
+                            "LOADGEN=oha, or TLS=off")
+    if kind is not None and kind.name == "duet":
+        raise SettingsError(f"TLS='{where}' cannot run make bench-duet yet: a duet measures through each node's own "
+                            "port on the balancer, which is clear text; use TLS=off")
+
+
 def checked(closed_loop: bool = False, environ: dict[str, str] | None = None, kind=None):
     """The bench settings, the driver and the user's wrk2 binary, every setting checked (the cluster's too, and
     what the kind allows); SettingsError or SettingsRefused naming each problem."""
@@ -77,6 +95,7 @@ def checked(closed_loop: bool = False, environ: dict[str, str] | None = None, ki
                             f"(APP_JAR='{cluster.get('APP_JAR')}'): its requests ask the Grinder, which they do not "
                             "have; give your application's requests in a SCENARIO_FILE")
     driver, wrk2_local = choose_driver(settings, environ, closed_loop)
+    refuse_what_tls_cannot_run(kind, driver.name, cluster)
     return check_for_driver(settings, driver.name), driver, wrk2_local
 
 

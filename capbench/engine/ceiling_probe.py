@@ -19,14 +19,21 @@ from capbench.engine.measuring import StepRunner
 from capbench.engine.progress import say
 from capbench.hosts import process_cpu, topology
 from capbench.hosts.backend import ClusterError, backend
+from capbench.hosts.balancer_address import base_url
 from capbench.hosts.shared_cores import machines as shared_machines
 from capbench.rundata import jsonl
 from capbench.rundata.layout import testbed_ceiling_path
 from capbench.rundata.run import node_numbers
 
-URL = "http://lb:8080/capbench-ceiling"  # the balancer's ceiling backend (haproxy/haproxy.cfg)
 DIRECT_RATES = (1000.0, 2000.0, 4000.0, 8000.0, 16000.0)
 PHASE = "ceiling"
+
+
+def url() -> str:
+    """The balancer's ceiling backend (haproxy/haproxy.cfg), over TLS where TLS=lb."""
+    return f"{base_url('lb')}/capbench-ceiling"
+
+
 def harness() -> tuple[str, ...]:
     return ("lb", *topology.LOAD_HOSTS)
 
@@ -36,7 +43,7 @@ def key(bench, machines: list[dict] | None) -> str:
     balancer and the load hosts measures anew."""
     placed = ("; ".join(f"{m['name']} {m['cpus']:g} cpus: {', '.join(h for h in m['hosts'] if h in harness())}"
                         for m in machines if any(h in harness() for h in m["hosts"])) if machines else "not counted")
-    return " | ".join([URL, machine(), backend().name, f"{bench.driver.name} {bench.version}",
+    return " | ".join([url(), machine(), backend().name, f"{bench.driver.name} {bench.version}",
                        f"load hosts {len(bench.loads.hosts)}", f"threads {bench.settings.threads}",
                        f"harness on {placed}"])
 
@@ -63,7 +70,7 @@ def measure(bench) -> dict:
     steps, duration = [], max(bench.settings.step_s, bench.driver.min_step_s)
     for rate in DIRECT_RATES:
         before = process_cpu.cpu_seconds("lb", "haproxy")
-        record = own.measure("lb", 1, rate, PHASE, label=PHASE, url=URL, duration_s=duration, settle=False)
+        record = own.measure("lb", 1, rate, PHASE, label=PHASE, url=url(), duration_s=duration, settle=False)
         after = process_cpu.cpu_seconds("lb", "haproxy")
         r = record.result
         usages = [g.loadhost for g in r.generators if g.loadhost] or ([r.loadhost] if r.loadhost else [])
@@ -82,7 +89,7 @@ def measure(bench) -> dict:
     cost = None
     if top and top["haproxy_cores"] is not None and top["generator_cores"] is not None and top["achieved_rps"]:
         cost = round(1000 * (top["haproxy_cores"] + top["generator_cores"]) / top["achieved_rps"], 4)
-    return {"url": URL, "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "run_id": bench.run_id,
+    return {"url": url(), "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "run_id": bench.run_id,
             "steps": steps, "carried_rps": top["achieved_rps"] if top else None,
             "carried_all": bool(top) and top is steps[-1] and len(steps) == len(DIRECT_RATES),
             "harness_ms_per_request": cost, "machine_cpus": (top or steps[-1])["cpus"] if steps else None}
@@ -129,7 +136,7 @@ def ensure(bench) -> dict | None:
     wanted = key(bench, machines)
     check = cached(wanted)
     if check is None:
-        say(f"testbed ceiling: checking what the generator and HAProxy carry on HAProxy's own answer ({URL}), once "
+        say(f"testbed ceiling: checking what the generator and HAProxy carry on HAProxy's own answer ({url()}), once "
             "for this machine and settings")
         try:
             check = measure(bench)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from capbench.engine.progress import Progress, say
 from capbench.engine.step import judge
 from capbench.hosts import haproxy
+from capbench.hosts.balancer_address import BALANCER_PORT
 from capbench.load.drivers import StepPlan
 from capbench.load.drivers.wrk2 import scenario_table
 from capbench.load.load_hosts import LoadHosts
@@ -22,7 +23,6 @@ from capbench.rundata.records import SEARCH_PHASES, StepRecord
 from capbench.settings.bench import MAX_CONNECTIONS, BenchSettings
 
 RAW_FILES = ("oha.json", "wrk2.json", "stdout", "stderr", "envelope")  # kept per step (not oha's request database)
-BALANCER_PORT = 8080
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from capbench.load.drivers import DriverError
 from capbench.load.drivers.wrk2 import LOADHOST_BINARY
 from capbench.load.load_hosts import LoadHosts
 from capbench.load.loadhost import WORK_DIR
+from capbench.load.tls_facts import tls_record
 from capbench.metrics.monitor import Monitor
 from capbench.rundata import jsonl
 from capbench.rundata.layout import RunPaths, git_sha
@@ -56,6 +57,7 @@ class Bench:
         self.profiles: dict[str, dict] = {}  # JFR: per label, the profile at its capacity (capbench/engine/profile_step.py)
         self.calibration: dict | None = None  # the machine's speed at the start (capbench/engine/calibration_probe.py)
         self.ceiling_check: dict | None = None  # the testbed's ceiling, checked directly (capbench/engine/ceiling_probe.py)
+        self.tls: dict | None = None  # TLS=lb: its certificates and what a connection negotiated (capbench/load/tls_facts.py)
         self.profiling = profile_step.wanted(settings, kind)
         planned = kind.planned_searches(settings) if searches is None else searches
         progress = Progress(planned, settings.step_s, StepRunner.SETTLE_AFTER_PASS_S,
@@ -107,6 +109,7 @@ class Bench:
         if self.wrk2_local is not None:
             self.loads.put_binary(self.wrk2_local, LOADHOST_BINARY)
         self.version = self.loads.record_versions(self.driver)
+        self.tls = tls_record(self.loads.first)
         if self.kind.needs.users and (self.settings.scenario == "session" or self.settings.user_scenario is not None):
             self.steps.put_dataset()
         self.calibration = calibrate(self.loads.first, topology.NODES)
@@ -125,7 +128,8 @@ class Bench:
             backend=chosen.name, backend_version=chosen.version(), targets=list(self.kind.targets),
             harness={"python": platform.python_version(), "host": platform.node()},
             git_sha=git_sha(), nodes={node: jvm.node_info(node) for node in topology.NODES},
-            calibration=self.calibration, testbed_ceiling=self.ceiling_check, started_epoch=time.time())
+            calibration=self.calibration, testbed_ceiling=self.ceiling_check, tls=self.tls,
+            started_epoch=time.time())
 
 
 def execute(bench: Bench, body=None, extra: dict | None = None) -> tuple[dict, int]:

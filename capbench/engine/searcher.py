@@ -13,6 +13,7 @@ from capbench.engine.progress import Progress, say
 from capbench.engine.warmup import MAX_WINDOWS, expected_rps, run_warm_rate, warm_up
 from capbench.hosts import haproxy, topology
 from capbench.hosts.backend import ClusterError
+from capbench.hosts.balancer_address import base_url
 from capbench.hosts.cluster_settings import grinder_path, has_grinder, routing_path
 from capbench.hosts.topology import DATABASE
 from capbench.load.loadhost import LoadHost
@@ -90,7 +91,7 @@ class Searcher:
         # One user through first (warm-up), which also shows where HAProxy sends the traffic; beside a user's
         # application, a path every node answers (the Grinder's /info, or a JAR's APP_HEALTH).
         settings = self.steps.settings
-        url = (f"http://lb:8080{routing_path()}" if grinder_path() or not has_grinder()
+        url = (f"{base_url('lb')}{routing_path()}" if grinder_path() or not has_grinder()
                else f"{target_url('lb', settings)}&user={user_ids(1)[0]}")
         seen = self.host.nodes_answering(url, max(settings.session_requests, 4 * len(nodes_in)))
         for again in range(2):

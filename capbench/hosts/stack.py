@@ -32,6 +32,9 @@ from capbench.hosts.swarm_hosts import SwarmHosts
 from capbench.hosts.topology import DATABASE
 
 STACK_FORMAT = "3.9"
+# The secrets a stack hands out: the database's password. TLS=lb's certificate and authority (compose.yaml's
+# lb_tls, capbench_ca) are the Compose backend's alone so far (docs/guides/tls.md).
+SWARM_SECRETS = ("db_password",)
 # Swarm replaces a task whose health check fails (Compose only reports it): re-creating the balancer made the
 # load host's and the controller's checks (which reach it) fail and Swarm restarted both mid-bench, and an
 # overloaded node would be killed the same way. The checks stay (make up waits until each passes once), with
@@ -89,9 +92,10 @@ def render(config: dict, hosts: SwarmHosts, registry: str = "") -> dict:
                            if net in _swarm_networks(config, left_out)}
         if name in topology.NODES:
             _find_peers_by_dns(name, out, [node for node in config["services"] if node in topology.NODES])
-        if hosts.database and service.get("secrets"):  # a file in /run/secrets, as Compose mounts it
+        handed = [x for x in service.get("secrets") or [] if x["source"] in SWARM_SECRETS]
+        if hosts.database and handed:  # a file in /run/secrets, as Compose mounts it
             out["secrets"] = [{"source": x["source"], "target": PurePosixPath(x.get("target") or x["source"]).name}
-                              for x in service["secrets"]]
+                              for x in handed]
         out["volumes"] = _volumes(name, service)
         if not out["volumes"]:
             del out["volumes"]
@@ -119,7 +123,8 @@ def render(config: dict, hosts: SwarmHosts, registry: str = "") -> dict:
             networks[name]["ipam"] = {"config": [{"subnet": c["subnet"]} for c in subnets]}
     stack = {"version": STACK_FORMAT, "services": services, "networks": networks}
     if hosts.database:
-        stack["secrets"] = {name: {"file": secret["file"]} for name, secret in (config.get("secrets") or {}).items()}
+        stack["secrets"] = {name: {"file": secret["file"]} for name, secret in (config.get("secrets") or {}).items()
+                            if name in SWARM_SECRETS}
         stack["volumes"] = {volume: {} for name, (volume, _) in DATA_VOLUMES.items() if name in services}
     return stack
 

@@ -6,15 +6,20 @@ from dataclasses import dataclass
 
 from capbench.engine.kind import Kind, KindSettings, Needs, Outcome
 from capbench.engine.progress import say
+from capbench.hosts.balancer_address import base_url
 from capbench.rundata.findings import Findings
 from capbench.rundata.history import read_history
 from capbench.rundata.layout import history_path
 from capbench.rundata.records import doc
 from capbench.settings.fields import auto_or, number, setting
 
-URL = "http://lb:8080/lb-health"
 DEFAULT_RATE = 4000.0
 TOLERANCE_PCT = 1.0
+
+
+def url() -> str:
+    """HAProxy's own answer, over TLS where TLS=lb."""
+    return f"{base_url('lb')}/lb-health"
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ class Selfcheck(Kind):
 
     @staticmethod
     def check(bench, rate: float) -> dict:
-        record = bench.steps.measure("lb", 1, rate, "selfcheck", url=URL,
+        record = bench.steps.measure("lb", 1, rate, "selfcheck", url=url(),
                                      duration_s=max(bench.settings.step_s, bench.driver.min_step_s))
         r = record.result
         within = abs(r.achieved_pct - 100) <= TOLERANCE_PCT
@@ -94,7 +99,7 @@ class Selfcheck(Kind):
                    "loadhost_cpu_cores": round(usage.cpu_seconds / usage.wall_seconds, 3) if usage else None,
                    "loadhost_cpus": usage.cpus_available if usage else None,
                    "passed": within and record.valid and r.failures == 0}
-        say(f"self-check at {rate:g}/s on {URL}: achieved {r.achieved_rps:g}/s "
+        say(f"self-check at {rate:g}/s on {url()}: achieved {r.achieved_rps:g}/s "
             f"({r.achieved_pct:.2f}% of offered, allowed ±{TOLERANCE_PCT:g}%), failures {r.failures}, "
             f"load host CPU {verdict['loadhost_cpu_cores']} cores = {verdict['loadhost_cpu_pct']}% of its "
             f"{verdict['loadhost_cpus']:g} CPUs → {'generator keeps up' if verdict['passed'] else 'NOT OK'}")

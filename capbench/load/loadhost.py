@@ -9,6 +9,7 @@ import tarfile
 from pathlib import Path
 
 from capbench.hosts.backend import backend
+from capbench.hosts.balancer_address import ca_file
 from capbench.load.drivers import Envelope
 
 RUN_STEP = "/opt/capbench/bin/run-step"
@@ -57,7 +58,8 @@ class LoadHost:
     def nodes_answering(self, url: str, count: int) -> dict[str, int]:
         """Sends `count` requests one after another; how many each node answered, by the balancer's X-Capbench-Node
         header (haproxy.cfg), whatever application answered."""
-        script = (f'for i in $(seq {count}); do curl -fsS -o /dev/null -D - --max-time {ANSWER_MAX_S} "{url}" '
+        verify = f"--cacert {ca} " if (ca := ca_file(url)) else ""
+        script = (f'for i in $(seq {count}); do curl -fsS {verify}-o /dev/null -D - --max-time {ANSWER_MAX_S} "{url}" '
                   f'| grep -i "^{NODE_HEADER}:" || echo "{NODE_HEADER}: ?"; done')
         seen: dict[str, int] = {}
         for line in self.exec(["sh", "-c", script], timeout=30 + count * ANSWER_MAX_S).decode().splitlines():

@@ -12,6 +12,7 @@ import math
 import random
 from dataclasses import asdict
 
+from capbench.hosts.balancer_address import base_url
 from capbench.hosts.cluster_settings import grinder_path
 from capbench.rundata import workload
 from capbench.settings.bench import MAX_CONNECTIONS, BenchSettings
@@ -23,7 +24,7 @@ MIN_CONNECTIONS = 16
 def target_url(host: str, settings: BenchSettings, port: int = 8080) -> str:
     """The URL every request of the bench asks for (the scenario adds the user): the Grinder's, beside a user's
     application (APP_WAR) at its own path; `port`: the balancer's, or a node's own (a duet's slot)."""
-    base = f"http://{host}:{port}{grinder_path()}"
+    base = f"{base_url(host, port)}{grinder_path()}"
     if settings.workload == "query":
         q = settings.query
         return f"{base}/query?rows={q.rows}&join={q.join}&write={q.write_pct}&calls={q.calls}"

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import yaml
 
+from capbench.hosts.balancer_address import base_url
+
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 TOP_KEYS = ("success", "requests")
 REQUEST_KEYS = ("path", "method", "headers", "body", "weight")
@@ -74,7 +76,7 @@ class UserScenario:
     requests: tuple[ScenarioRequest, ...]
 
     def url(self, request: ScenarioRequest, host: str, port: int = 8080) -> str:
-        return f"http://{host}:{port}{request.path}"
+        return f"{base_url(host, port)}{request.path}"
 
     def weighted_urls(self, host: str, port: int = 8080) -> str:
         """Each request's URL `weight` times, weights divided by their common divisor: a tool that picks a line

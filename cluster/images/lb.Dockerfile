@@ -8,7 +8,7 @@ COPY metrics/ /opt/capbench/src/metrics/
 COPY cluster/provision/healthy /opt/capbench/src/cluster/provision/
 RUN /opt/capbench/src/cluster/provision/lb.sh install /opt/capbench/src
 USER haproxy
-EXPOSE 8080 8404 44321
+EXPOSE 8080 8443 8404 44321
 # -W: master-worker (a reload keeps the process tree); -db: stay in the foreground under tini. with-pmcd
 # starts PCP's pmcd first.
 ENTRYPOINT ["/usr/bin/tini", "--", "/opt/capbench/bin/with-pmcd", "/opt/capbench/bin/haproxy-start"]

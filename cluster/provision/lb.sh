@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Provisions the load balancer host: Debian's HAProxy 2.6, our haproxy.cfg, and lb-api, a small client of
 # HAProxy's runtime API socket; PCP's pmcd with HAProxy's per-server counters (metrics/). HAProxy and pmcd run
-# as the unprivileged user haproxy (created by the package).
+# as the unprivileged user haproxy (uid 443, created here before the package).
 set -euo pipefail
 # shellcheck source=cluster/provision/lib.sh
 source "$(dirname "$0")/lib.sh"
 
+# haproxy's uid and gid, fixed: the balancer's TLS key on the host is owned by this user (cluster/tls.sh), and the
+# file is bound into the container with its owner. A system uid, so the package's postinst keeps the user.
+HAPROXY_UID=443
+
 packages() {
+    getent group haproxy >/dev/null || groupadd --system --gid "$HAPROXY_UID" haproxy
+    id -u haproxy >/dev/null 2>&1 || useradd --system --uid "$HAPROXY_UID" --gid haproxy \
+        --home-dir /var/lib/haproxy --no-create-home --shell /usr/sbin/nologin haproxy
     apt_install haproxy socat curl tini "${PCP_PACKAGES[@]}"
 }
 

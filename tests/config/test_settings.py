@@ -221,8 +221,10 @@ def test_haproxy_runtime_api_stays_on_a_socket_and_stats_need_a_password():
     assert sockets == ["stats socket /run/haproxy/admin.sock mode 600 level admin"], sockets
     # Nothing binds the runtime API or the stats to a TCP address, and the stats frontend asks for the password.
     binds = [line for line in lines if line.startswith("bind")]
-    # (127.0.0.1:8406: the testbed ceiling's backend, HAProxy answering itself on loopback.)
-    assert binds == ["bind :8080", "bind 127.0.0.1:8406", "bind 127.0.0.1:8405", "bind :8404"], binds
+    # (127.0.0.1:8406: the testbed ceiling's backend, HAProxy answering itself on loopback; :8443, TLS=lb's port
+    # of the bench frontend, whose key is the secret given at start.)
+    assert binds == ["bind :8080", "bind :8443 ssl crt /run/secrets/lb_tls alpn h2,http/1.1", "bind 127.0.0.1:8406",
+                     "bind 127.0.0.1:8405", "bind :8404"], binds
     stats = config[config.index("frontend stats"):]
     assert "http-request auth realm capbench unless { http_auth(stats_users) }" in stats
     assert "stats admin" not in config, "the stats page must stay read-only"

@@ -10,6 +10,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+from capbench.hosts.balancer_address import ca_file
 from capbench.load.drivers import DriverError, Envelope, GeneratorRun, StepPlan, tool_failure
 from capbench.load.drivers.latency import StepLatency, figures, new_histogram, record_ms, unanswered_count
 from capbench.rundata.records import GENERATOR_LATE_MS, SLOW_MS, StepResult, Tool, empty_errors, socket_errors
@@ -55,10 +56,12 @@ class OhaDriver:
         # Rate 0: a closed loop (each connection sends its next request when the last is answered), where
         # there is no schedule to correct latency against.
         pace = ["-q", f"{plan.rate:g}", "--latency-correction"] if plan.rate > 0 else []
+        # Over TLS, the balancer's certificate verified against the checkout's authority (no --insecure).
+        verify = ["--cacert", ca] if (ca := ca_file(plan.url)) else []
         return [self.binary, "--no-tui", "--output-format", "json", "-o", SUMMARY_FILE,
                 "--db-url", REQUESTS_DB, *pace,
                 "-z", f"{plan.duration_s}s", "-c", str(plan.connections), "-t", f"{plan.timeout_s}s",
-                *sends, *target]
+                *verify, *sends, *target]
 
     def version_argv(self) -> list[str]:
         return [self.binary, "--version"]

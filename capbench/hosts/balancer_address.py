@@ -1,0 +1,31 @@
+"""Where the load goes: the balancer's address as the load hosts reach it, by where the client's TLS ends
+(TLS, tomcat-conf/tunables.env). TLS=off: http://lb:8080. TLS=lb: https://lb:8443, the balancer's certificate
+verified against the checkout's private authority (cluster/tls.sh), whose certificate every load host has at
+CA_FILE. A node's own port on the balancer (a duet's slot, 8101 …) and a node's own connector stay clear text."""
+from __future__ import annotations
+
+from capbench.hosts.cluster_settings import cluster_settings
+
+BALANCER = "lb"
+BALANCER_PORT = 8080  # haproxy.cfg's frontend bench, clear text
+BALANCER_TLS_PORT = 8443  # the same frontend's TLS port (TLS=lb)
+CA_FILE = "/run/secrets/capbench_ca"  # on each load host (compose.yaml's secret capbench_ca)
+TLS_HEADER = "X-Capbench-TLS"  # what the client's connection negotiated, on each response (haproxy.cfg)
+
+
+def tls() -> str:
+    """Where the client's TLS ends: "off" or "lb"."""
+    return cluster_settings().get("TLS", "off")
+
+
+def base_url(host: str, port: int = BALANCER_PORT) -> str:
+    """scheme://host:port for a request to `host` on `port`: the balancer's bench port over TLS where TLS=lb,
+    everything else in clear text."""
+    if host == BALANCER and port == BALANCER_PORT and tls() == "lb":
+        return f"https://{host}:{BALANCER_TLS_PORT}"
+    return f"http://{host}:{port}"
+
+
+def ca_file(url: str) -> str | None:
+    """The authority a client verifies `url`'s certificate against: CA_FILE for https, None for clear text."""
+    return CA_FILE if url.startswith("https://") else None
