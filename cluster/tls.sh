@@ -18,22 +18,33 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir=$root/.capbench/tls
 LB_UID=443
 
-[ -s "$dir/ca.key" ] && [ -s "$dir/ca.pem" ] && [ -s "$dir/lb.pem" ] && [ -s "$dir/lb.crt" ] && exit 0
+made() { [ -s "$dir/ca.key" ] && [ -s "$dir/ca.pem" ] && [ -s "$dir/lb.pem" ] && [ -s "$dir/lb.crt" ]; }
+made && exit 0
 command -v openssl >/dev/null || { echo "capbench: openssl is needed to make the balancer's certificate: install it (Debian: openssl)" >&2; exit 1; }
 install -d -m 700 "$dir"
+# One maker at a time: two first runs at once would otherwise mix an authority with another's certificate.
+exec 9>"$dir/.lock"
+flock 9
+made && exit 0
 work=$(mktemp -d "$dir/.new.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 umask 077
-openssl ecparam -name prime256v1 -genkey -noout -out "$work/ca.key" 2>/dev/null
+# openssl's own lines (the signing's "Certificate request self-signature ok", a subject) are said only when it
+# fails; it never writes a key to them.
+openssl() {
+    local said
+    said=$(command openssl "$@" 2>&1) || { echo "capbench: making the TLS certificates failed (openssl $1): $said" >&2; return 1; }
+}
+openssl ecparam -name prime256v1 -genkey -noout -out "$work/ca.key"
 openssl req -x509 -new -key "$work/ca.key" -sha256 -days 825 -subj "/O=capbench/CN=capbench private CA" \
     -addext "basicConstraints=critical,CA:TRUE,pathlen:0" -addext "keyUsage=critical,keyCertSign,cRLSign" \
-    -out "$work/ca.pem" 2>/dev/null
-openssl ecparam -name prime256v1 -genkey -noout -out "$work/lb.key" 2>/dev/null
-openssl req -new -key "$work/lb.key" -subj "/O=capbench/CN=lb" -out "$work/lb.csr" 2>/dev/null
+    -out "$work/ca.pem"
+openssl ecparam -name prime256v1 -genkey -noout -out "$work/lb.key"
+openssl req -new -key "$work/lb.key" -subj "/O=capbench/CN=lb" -out "$work/lb.csr"
 printf '%s\n' "basicConstraints=critical,CA:FALSE" "keyUsage=critical,digitalSignature" \
     "extendedKeyUsage=serverAuth" "subjectAltName=DNS:lb" >"$work/lb.ext"
 openssl x509 -req -in "$work/lb.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" -CAcreateserial -sha256 \
-    -days 825 -extfile "$work/lb.ext" -out "$work/lb.crt" 2>/dev/null
+    -days 825 -extfile "$work/lb.ext" -out "$work/lb.crt"
 cat "$work/lb.crt" "$work/lb.key" >"$work/lb.pem"
 chmod 644 "$work/ca.pem" "$work/lb.crt"
 chmod 600 "$work/ca.key" "$work/lb.pem"

@@ -56,8 +56,8 @@ def _on_database(run: RunRecord) -> bool:
 
 
 # Settings whose "off" is how runs from before they existed ran: a balancer without stickiness, sessions not
-# replicated, no cache of reads (whose TTL then says nothing).
-OFF_AS_BEFORE = (("LB_STICKY", "none"), ("TOMCAT_SESSION_REPLICATION", "0"), ("DB_CACHE_SIZE", "0"))
+# replicated, no cache of reads (whose TTL then says nothing), clear text end to end.
+OFF_AS_BEFORE = (("LB_STICKY", "none"), ("TOMCAT_SESSION_REPLICATION", "0"), ("DB_CACHE_SIZE", "0"), ("TLS", "off"))
 WITH_THE_CACHE = ("DB_CACHE_TTL_S",)
 
 

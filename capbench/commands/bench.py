@@ -26,9 +26,10 @@ from capbench.rundata.layout import RunPaths, new_run
 from capbench.settings.bench import SettingsError, check_for_driver
 
 
-def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False):
+def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False, tls: str = "off"):
     """The driver LOADGEN asks for, and the user's wrk2 binary when that is the one; SettingsError if absent.
-    A closed loop (bench-usl) needs oha: wrk2 always paces its requests at a rate."""
+    A closed loop (bench-usl) needs oha: wrk2 always paces its requests at a rate; so does TLS (auto takes oha,
+    which verifies the certificate; wrk2 never does)."""
     if closed_loop:
         if settings.loadgen == "wrk2":
             raise SettingsError("LOADGEN='wrk2' cannot run make bench-usl: its steps are closed loops (each "
@@ -47,7 +48,7 @@ def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False):
     if settings.loadgen == "wrk2" and wrk2 is None:
         raise SettingsError("LOADGEN='wrk2' but no wrk2 binary: run make wrk2, set WRK2=/path/to/wrk2 or put "
                             "wrk2 on PATH (DEVELOPERS.md), or use LOADGEN=oha or auto")
-    if settings.loadgen == "wrk2" or (settings.loadgen == "auto" and wrk2 is not None):
+    if settings.loadgen == "wrk2" or (settings.loadgen == "auto" and wrk2 is not None and tls == "off"):
         return Wrk2Driver(), wrk2
     return OhaDriver(), None
 
@@ -94,7 +95,7 @@ def checked(closed_loop: bool = False, environ: dict[str, str] | None = None, ki
         raise SettingsError(f"WORKLOAD='{settings.workload}' cannot run on nodes that run an executable JAR "
                             f"(APP_JAR='{cluster.get('APP_JAR')}'): its requests ask the Grinder, which they do not "
                             "have; give your application's requests in a SCENARIO_FILE")
-    driver, wrk2_local = choose_driver(settings, environ, closed_loop)
+    driver, wrk2_local = choose_driver(settings, environ, closed_loop, cluster.get("TLS", "off"))
     refuse_what_tls_cannot_run(kind, driver.name, cluster)
     return check_for_driver(settings, driver.name), driver, wrk2_local
 

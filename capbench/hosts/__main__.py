@@ -8,6 +8,7 @@ import sys
 
 from capbench.hosts import haproxy, topology
 from capbench.hosts.backend import BackendError, ClusterError, backend, backend_class, detect
+from capbench.hosts.balancer_address import tls
 
 
 def print_states() -> None:
@@ -47,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         chosen = backend()
         if args.verb == "up":
+            where = tls()
+            if where != "off" and chosen.name != "compose":
+                raise BackendError(f"TLS='{where}' cannot run on the {chosen.name} backend yet: its balancer has "
+                                   "no certificate; use BACKEND=compose, or TLS=off")
             done = chosen.up()
             if done == 0:
                 haproxy.reseat_rotation()

@@ -1,5 +1,5 @@
 """Where the load goes: the balancer's address as the load hosts reach it, by where the client's TLS ends
-(TLS, tomcat-conf/tunables.env). TLS=off: http://lb:8080. TLS=lb: https://lb:8443, the balancer's certificate
+(TLS, the profile's: cluster/profiles/). TLS=off: http://lb:8080. TLS=lb: https://lb:8443, the balancer's certificate
 verified against the checkout's private authority (cluster/tls.sh), whose certificate every load host has at
 CA_FILE. A node's own port on the balancer (a duet's slot, 8101 …) and a node's own connector stay clear text."""
 from __future__ import annotations

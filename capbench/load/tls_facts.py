@@ -10,6 +10,7 @@ import hashlib
 import ssl
 from pathlib import Path
 
+from capbench.hosts.backend import ClusterError
 from capbench.hosts.balancer_address import TLS_HEADER, base_url, ca_file, tls
 from capbench.hosts.cluster_settings import routing_path
 from capbench.hosts.topology import ROOT
@@ -32,7 +33,7 @@ def parse_negotiated(header: str) -> dict[str, str | None]:
 
 
 def negotiated(load_host) -> dict[str, str | None]:
-    """What the load host's connection to the balancer negotiated; ValueError when the balancer said nothing
+    """What the load host's connection to the balancer negotiated; ClusterError when the balancer said nothing
     (not terminating TLS, or an older haproxy.cfg)."""
     url = f"{base_url('lb')}{routing_path()}"
     out = load_host.exec(["curl", "-fsS", "--http1.1", "--cacert", ca_file(url), "-o", "/dev/null", "-D", "-",
@@ -41,7 +42,7 @@ def negotiated(load_host) -> dict[str, str | None]:
         name, _, value = line.partition(":")
         if name.strip().lower() == TLS_HEADER.lower():
             return parse_negotiated(value.strip())
-    raise ValueError(f"the balancer named no TLS on its answer to {url} ({TLS_HEADER} missing)")
+    raise ClusterError(f"the balancer named no TLS on its answer to {url} ({TLS_HEADER} missing)")
 
 
 def tls_record(load_host, certificates: Path = CERTIFICATES) -> dict | None:

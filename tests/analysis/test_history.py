@@ -74,6 +74,13 @@ def test_a_session_run_hashes_by_its_size_and_its_balancer_stickiness():
     assert config_hash(replicated) != config_hash(session)
 
 
+def test_clear_text_hashes_as_before_tls_was_a_setting_and_tls_at_the_balancer_is_another_bench():
+    clear = {**RUN, "cluster_settings": {**RUN["cluster_settings"], "TLS": "off"}}
+    assert config_hash(clear) == config_hash(RUN) and bench_hash(clear) == bench_hash(RUN)
+    at_lb = {**RUN, "cluster_settings": {**RUN["cluster_settings"], "TLS": "lb"}}
+    assert bench_hash(at_lb) != bench_hash(RUN)  # the balancer's work is the bench's, not the build's
+
+
 def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path):
     path = tmp_path / "history.jsonl"
     other = {**RUN, "settings": {**RUN["settings"], "variant": "v3"}}

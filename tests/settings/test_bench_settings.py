@@ -118,6 +118,8 @@ def test_driver_choice(tmp_path, monkeypatch):
     assert driver.name == "wrk2" and binary == fake
     assert choose_driver(settings(), {})[0].name == "wrk2"  # found on PATH
     assert choose_driver(settings(LOADGEN="oha"), {"WRK2": str(fake)})[0].name == "oha"
+    # TLS at the balancer: auto takes oha, which verifies the certificate (an explicit wrk2 is refused later).
+    assert choose_driver(settings(), {"WRK2": str(fake)}, tls="lb")[0].name == "oha"
     # bench-usl's closed loops: oha even where wrk2 would be chosen; an explicit wrk2 is refused.
     assert choose_driver(settings(), {"WRK2": str(fake)}, closed_loop=True)[0].name == "oha"
     with pytest.raises(SettingsError, match="LOADGEN='wrk2' cannot run make bench-usl"):
