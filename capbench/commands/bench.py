@@ -16,6 +16,7 @@ from capbench.engine.runner import Bench
 from capbench.engine.session import in_session, measured, refuse
 from capbench.hosts import topology
 from capbench.hosts.backend import backend
+from capbench.hosts.balancer_address import refused_on
 from capbench.hosts.cluster_settings import NO_GRINDER, SettingsRefused, cluster_settings
 from capbench.kinds import KINDS, read_settings
 from capbench.load.drivers import find_wrk2
@@ -71,9 +72,8 @@ def refuse_what_tls_cannot_run(kind, driver_name: str, cluster: dict[str, str]) 
     where = cluster.get("TLS", "off")
     if where == "off":
         return
-    if backend().name != "compose":
-        raise SettingsError(f"TLS='{where}' cannot run on the {backend().name} backend yet: its balancer has no "
-                            "certificate; use BACKEND=compose, or TLS=off")
+    if refusal := refused_on(backend().name, where):
+        raise SettingsError(refusal)
     if driver_name == "wrk2":
         raise SettingsError(f"TLS='{where}' cannot run with LOADGEN=wrk2: wrk2 never verifies the certificate it is "
                             "shown, and capbench measures only a balancer whose certificate was verified; use "

@@ -8,7 +8,8 @@ import sys
 
 from capbench.hosts import haproxy, topology
 from capbench.hosts.backend import BackendError, ClusterError, backend, backend_class, detect
-from capbench.hosts.balancer_address import tls
+from capbench.hosts.balancer_address import refused_on, tls
+from capbench.hosts.cluster_settings import SettingsRefused
 
 
 def print_states() -> None:
@@ -48,10 +49,12 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         chosen = backend()
         if args.verb == "up":
-            where = tls()
-            if where != "off" and chosen.name != "compose":
-                raise BackendError(f"TLS='{where}' cannot run on the {chosen.name} backend yet: its balancer has "
-                                   "no certificate; use BACKEND=compose, or TLS=off")
+            try:
+                where = tls()
+            except SettingsRefused:
+                where = "off"  # settings refused: the backend's up says which, one line each, as it always has
+            if refusal := refused_on(chosen.name, where):
+                raise BackendError(refusal)
             done = chosen.up()
             if done == 0:
                 haproxy.reseat_rotation()

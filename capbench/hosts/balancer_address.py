@@ -18,6 +18,15 @@ def tls() -> str:
     return cluster_settings().get("TLS", "off")
 
 
+def refused_on(backend_name: str, where: str) -> str | None:
+    """Why TLS=`where` cannot run on this backend (only Compose's balancer is given a certificate so far), or
+    None where it can: `make up` and every bench ask this one rule."""
+    if where == "off" or backend_name == "compose":
+        return None
+    return (f"TLS='{where}' cannot run on the {backend_name} backend yet: its balancer has no certificate; use "
+            "BACKEND=compose, or TLS=off")
+
+
 def base_url(host: str, port: int = BALANCER_PORT) -> str:
     """scheme://host:port for a request to `host` on `port`: the balancer's bench port over TLS where TLS=lb,
     everything else in clear text."""
