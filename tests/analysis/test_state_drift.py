@@ -88,3 +88,24 @@ def test_what_an_overload_does_to_a_stateless_server_is_not_growth_with_time():
     alone = [steps[1], a_step(65, offered_rps=2390.6, passed=False, target="cluster", phase="hold",
                               host_metrics=nodes(150, 170, 1.2))]
     assert state_drift.diagnose("cluster", alone, {})["cause"] == "unexplained"
+
+
+def test_sessions_opened_in_the_overloads_before_the_pass_still_name_a_heap_filling_late():
+    # A fast hour (CI, 2026-12-03): the capacity is found after the overloads above it, which opened most of the
+    # user pool's sessions; those are still held at the pass (they last the timeout), so the pass's count is
+    # their baseline and the heap filling with GC is named by sessions that grew 1.3×, not 1.5× past the overloads'.
+    steps = [a_step(7, offered_rps=8000, passed=False, host_metrics=node(70000, 190, 5.0)),
+             a_step(10, offered_rps=4000, passed=True, host_metrics=node(84000, 223, 6.9)),
+             a_step(13, offered_rps=4000, passed=False, phase="hold", host_metrics=node(109000, 309, 74.6))]
+    found = state_drift.diagnose("node1", steps, {"node1": 309.0})
+    assert found["cause"] == "memory-bound by its sessions", found
+    assert found["nodes"]["node1"]["sessions_max"] == [84000, 109000]
+
+
+def test_sessions_grown_by_a_tenth_without_the_heap_filling_name_no_cause():
+    steps = [a_step(5, offered_rps=700, passed=True, host_metrics=node(1000, 40, 3.0)),
+             a_step(6, offered_rps=700, passed=False, phase="hold", host_metrics=node(1300, 41, 3.5))]
+    found = state_drift.diagnose("node1", steps, {"node1": 320.0})
+    assert found["cause"] == "unexplained", found
+    alone = [steps[0], a_step(6, offered_rps=700, passed=False, phase="hold", host_metrics=node(1600, 41, 3.5))]
+    assert state_drift.diagnose("node1", alone, {})["cause"] == "state grew (sessions) while the rate did not"
