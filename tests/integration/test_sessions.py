@@ -89,8 +89,14 @@ def test_a_heap_filling_with_sessions_is_named_degraded_with_its_memory_capacity
     assert target["status"] == "degraded", target
     degraded = target["degraded"]
     assert degraded["cause"] == "memory-bound by its sessions", degraded
-    before, after = degraded["nodes"]["node1"]["sessions_max"]
-    assert after >= 1.5 * before and degraded["nodes"]["node1"]["gc_time_pct"][1] >= 10, degraded
+    # Said of a heap that filled with GC while the sessions grew: P's own sessions are their baseline (they last
+    # 30 minutes), and in a fast hour most of the pool is open by then (CI of 0902799: 86 920 → 113 430, 1.3×, the
+    # live heap 241 → 309 of 309 MB, GC 16 → 63 %), so a tenth is the rule (capbench/analysis/state_drift.py).
+    node1 = degraded["nodes"]["node1"]
+    before, after = node1["sessions_max"]
+    heap_before, heap_after = node1["heap_floor_mb"]
+    assert after >= 1.1 * before and after - before >= 100, degraded
+    assert heap_after >= 1.2 * heap_before and node1["gc_time_pct"][1] >= 10, degraded
     assert "node1 2 kB degraded during its search: sessions held" in done.stdout
     memory = summary["memory_capacity"]["node1"]
     assert 2.0 <= memory["kb_per_session"] <= 4.0, memory  # the payload and Tomcat's own session

@@ -155,7 +155,11 @@ def test_quick_bench_single_profiles_v1_at_its_capacity(second_cluster, tmp_path
     ground = sum(r["count"] for r in tables["cpu_application_self"]
                  if r["name"].startswith("capbench.grinder.AllocatingGrinder."))
     anywhere = {r["name"]: r["count"] for r in tables["cpu_application"]}
-    assert anywhere["capbench.grinder.SynchronizedAllocatingGrinder.grind"] >= ground, anywhere
+    # On all but a stack async-profiler could not walk to its root, which loses its outer frames (CI of 0902799:
+    # the wrapper on 306 of 307): the stacks without it are printed if more than one in a hundred lack it.
+    unwrapped = [line for line in stacks.splitlines() if "capbench/grinder/AllocatingGrinder." in line
+                 and "SynchronizedAllocatingGrinder.grind" not in line]
+    assert anywhere["capbench.grinder.SynchronizedAllocatingGrinder.grind"] >= 0.99 * ground, (anywhere, unwrapped)
     # v1 serialises every request on its one Grinder: the longest waits are for that monitor, in the servlet.
     monitor = tables["monitors_ms"][0]
     assert monitor["name"] == "capbench.grinder.SynchronizedAllocatingGrinder", tables["monitors_ms"]
