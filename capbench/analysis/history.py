@@ -59,6 +59,8 @@ def _on_database(run: RunRecord) -> bool:
 # replicated, no cache of reads (whose TTL then says nothing), clear text end to end.
 OFF_AS_BEFORE = (("LB_STICKY", "none"), ("TOMCAT_SESSION_REPLICATION", "0"), ("DB_CACHE_SIZE", "0"), ("TLS", "off"))
 WITH_THE_CACHE = ("DB_CACHE_TTL_S",)
+# Bench settings whose default is how runs from before they existed sent: HTTP/1.1 on the client's leg.
+AS_BEFORE = (("http", "1.1"),)
 
 
 def _cluster(run: RunRecord) -> dict:
@@ -73,7 +75,7 @@ def _cluster(run: RunRecord) -> dict:
 def _basis(run: RunRecord) -> dict:
     """What makes two runs comparable: the kind, the bench settings, the driver, the cluster's settings and what
     runs the hosts (VMs are not containers; runs from before the Vagrant backend are Compose runs)."""
-    settings = {k: v for k, v in run.settings.items() if k not in NOT_CONFIG
+    settings = {k: v for k, v in run.settings.items() if k not in NOT_CONFIG and (k, v) not in AS_BEFORE
                 and KIND_SETTINGS.get(k, run.kind) == run.kind
                 and (k not in OTHER_WORKLOADS_SETTINGS
                      or k in WORKLOAD_SETTINGS.get(run.settings.get("workload"), ()))}

@@ -29,8 +29,8 @@ from capbench.settings.bench import SettingsError, check_for_driver
 
 def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False, tls: str = "off"):
     """The driver LOADGEN asks for, and the user's wrk2 binary when that is the one; SettingsError if absent.
-    A closed loop (bench-usl) needs oha: wrk2 always paces its requests at a rate; so does TLS (auto takes oha,
-    which verifies the certificate; wrk2 never does)."""
+    A closed loop (bench-usl) needs oha: wrk2 always paces its requests at a rate; so do TLS (auto takes oha,
+    which verifies the certificate; wrk2 never does) and HTTP/2 (wrk2 speaks HTTP/1.1 only)."""
     if closed_loop:
         if settings.loadgen == "wrk2":
             raise SettingsError("LOADGEN='wrk2' cannot run make bench-usl: its steps are closed loops (each "
@@ -49,7 +49,8 @@ def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False, 
     if settings.loadgen == "wrk2" and wrk2 is None:
         raise SettingsError("LOADGEN='wrk2' but no wrk2 binary: run make wrk2, set WRK2=/path/to/wrk2 or put "
                             "wrk2 on PATH (DEVELOPERS.md), or use LOADGEN=oha or auto")
-    if settings.loadgen == "wrk2" or (settings.loadgen == "auto" and wrk2 is not None and tls == "off"):
+    if settings.loadgen == "wrk2" or (settings.loadgen == "auto" and wrk2 is not None and tls == "off"
+                                     and settings.http == "1.1"):
         return Wrk2Driver(), wrk2
     return OhaDriver(), None
 

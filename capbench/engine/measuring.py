@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 from capbench.engine.progress import Progress, say
 from capbench.engine.step import judge
 from capbench.hosts import haproxy
-from capbench.hosts.balancer_address import BALANCER_PORT
+from capbench.hosts.balancer_address import BALANCER_PORT, base_url, tls
+from capbench.load import client_leg
 from capbench.load.drivers import StepPlan
 from capbench.load.drivers.wrk2 import scenario_table
 from capbench.load.load_hosts import LoadHosts
@@ -150,7 +151,7 @@ class StepRunner:
                         connections=connections, threads=s.threads, timeout_s=s.timeout_s,
                         users_file=None if single else self.users_file,
                         urls_file=None if single and scenario is None else urls_file,
-                        session_requests=s.session_requests,
+                        session_requests=s.session_requests, http=s.http,
                         ramp_s=min(self.RAMP_S, (duration_s or s.step_s) / 5) if phase in self.RAMPED_PHASES else 0.0)
         if scenario is not None:
             first = scenario.requests[0]
@@ -161,9 +162,14 @@ class StepRunner:
                            body_file=self.body_file, cookie_jar=jar)
         began = self.progress.begin(target, phase, number, rate, plan.duration_s, connections)
         step_dir = f"{self.work_dir}/step-{number:03d}"
+        # The balancer's counts of the client's leg (protocol, connections, handshakes), for a step alone on it.
+        counted = (route is None and start_at is None and plan.url.startswith(base_url("lb") + "/")
+                   and client_leg.wanted(tls(), s.http))
+        counters_before = client_leg.read() if counted else None
         sent = self.loads.send(driver or self.driver, plan, step_dir, timeout=plan.duration_s + s.timeout_s + 120,
                                start_at=start_at)
         result = sent.result
+        counters_after = client_leg.read() if counted else None
         for host, files in sent.files.items():
             for name in RAW_FILES:
                 if files.get(name):
@@ -174,6 +180,10 @@ class StepRunner:
         record.label = label or target
         record.scenario_file = scenario.name if scenario is not None else ""
         record.node_cpus = node_cpus
+        if counted:
+            record.client_leg = client_leg.figures(counters_before, counters_after,
+                                                   result.end_epoch - result.start_epoch, plan.url.startswith("https:"),
+                                                   result.responses)
         if closed_connections:  # no offered rate, so no SLO verdict: the step only has to be valid
             record.passed, record.slo_broken = record.valid, []
         with self._numbering:

@@ -45,6 +45,30 @@ def requests_in_nodes(rows: list[dict[str, str]] | None = None) -> int:
     raise ClusterError(f"HAProxy's show stat has no BACKEND row for {BACKEND}")
 
 
+FRONTEND = "bench"  # haproxy.cfg's frontend of the load: its clear, TLS and node ports
+# The frontend's counters a step's client leg is told by (capbench/load/client_leg.py): connections and requests,
+# HAProxy's SSL module (handshakes, those resumed) and its HTTP/1 and HTTP/2 muxes (connections, streams).
+FRONTEND_COUNTERS = ("conn_tot", "req_tot", "ssl_sess", "ssl_reused_sess", "h1_total_connections",
+                     "h1_total_streams", "h2_total_connections", "h2_backend_total_streams")
+
+
+def parse_typed_counters(text: str, wanted: tuple[str, ...] = FRONTEND_COUNTERS) -> dict[str, int]:
+    """`show stat PROXY 1 -1 typed`'s frontend line per field ("F.2.0.48.req_tot.1:MCP:u64:11"): the `wanted`
+    fields' values summed over HAProxy's processes (one here); a field this HAProxy does not count is absent."""
+    counters: dict[str, int] = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        parts = key.split(".")
+        if len(parts) == 6 and parts[0] == "F" and parts[4] in wanted:
+            counters[parts[4]] = counters.get(parts[4], 0) + int(value.rsplit(":", 1)[-1] or 0)
+    return counters
+
+
+def frontend_counters() -> dict[str, int]:
+    """The load's frontend's cumulative counters (FRONTEND_COUNTERS), now."""
+    return parse_typed_counters(api(f"show stat {FRONTEND} 1 -1 typed"))
+
+
 def parse_server_states(text: str) -> dict[str, dict[str, str]]:
     """`show servers state`: per server, whether its checks hold it running and whether it is in maintenance
     ("up": yes|no, "admin": maint|ready), its address and the weight it was given (srv_uweight)."""

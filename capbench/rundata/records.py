@@ -236,10 +236,16 @@ class StepRecord:
     node_cpus: dict[str, float] | None = doc("the CPU quotas of nodes a kind gave other quotas than the profile's "
                                              "while it ran (a duet's twin slots), what their CPU % is counted "
                                              "against; absent: the profile's", default=None)
+    client_leg: dict | None = doc("where TLS or HTTP/2 is on, the client's leg as the balancer counted it over the "
+                                  "step (capbench/load/client_leg.py): protocol (h2, http/1.1 or mixed), tls, "
+                                  "requests, connections, new_connections_per_s, h2_connections, "
+                                  "streams_per_h2_connection; with TLS tls_handshakes, tls_resumed and "
+                                  "tls_full_handshakes_per_s; absent: clear-text HTTP/1.1, or a step beside "
+                                  "another on the balancer", default=None)
 
     def to_json(self) -> dict:
         data = {k: v for k, v in asdict(self).items()
-                if v is not None or k not in ("host_metrics", "metrics_window", "node_cpus")}
+                if v is not None or k not in ("host_metrics", "metrics_window", "node_cpus", "client_leg")}
         result = data.pop("result")
         result["loadhost"] = usage_json(self.result.loadhost)
         for written, generator in zip(result["generators"], self.result.generators):

@@ -29,6 +29,7 @@ VARIANTS = ("v1", "v1-nosync", "v2", "v3")
 SCENARIOS = ("session", "single")
 WORKLOADS = ("grind", "query", "session")
 LOADGENS = ("auto", "oha", "wrk2")
+HTTP_VERSIONS = ("1.1", "2")
 JFR_MODES = ("auto", "on", "off")
 CPU_PROFILERS = ("async", "jfr")
 STATE_BETWEEN = ("carry", "expire", "restart")
@@ -119,6 +120,9 @@ class BenchSettings:
     loadgen: str = setting("LOADGEN", "auto", choice(LOADGENS),
                            "the load generator: auto (wrk2 when WRK2=/path gives a binary or one is on PATH, "
                            "else oha), oha or wrk2")
+    http: str = setting("HTTP", "1.1", choice(HTTP_VERSIONS),
+                        "the client's HTTP: 1.1, or 2 (h2 by ALPN over TLS=lb, h2c by prior knowledge in clear "
+                        "text; oha only: each connection one user's, its requests one stream at a time)")
     connections: int | None = setting("CONNECTIONS", "auto", auto_or(integer(1, MAX_CONNECTIONS)),
                                       "connections of a step: auto (enough users that each pauses THINK_MS "
                                       "between requests at the step's rate, at least 16) or a number")
@@ -287,9 +291,12 @@ def load_settings(environ: dict[str, str] | None = None, kinds: dict[str, type] 
 
 
 def check_for_driver(settings: BenchSettings, driver_name: str) -> BenchSettings:
-    """Driver-specific limits: wrk2's steps must outlast its calibration (QUICK raises them to the minimum), and it
-    cannot read answers to HEAD (wg/wrk#198); oha sends one method, one set of headers and one body for every
+    """Driver-specific limits: wrk2 speaks HTTP/1.1 only, its steps must outlast its calibration (QUICK raises them
+    to the minimum), and it cannot read answers to HEAD (wg/wrk#198); oha sends one method, one set of headers and one body for every
     request of a step."""
+    if driver_name == "wrk2" and settings.http == "2":
+        raise SettingsError("HTTP='2' cannot run with LOADGEN=wrk2: wrk2 speaks HTTP/1.1 only; use LOADGEN=oha "
+                            "(or auto), or HTTP=1.1")
     scenario = settings.user_scenario
     heads = [r for r in scenario.requests if r.method == "HEAD"] if scenario is not None else []
     if driver_name == "wrk2" and heads:

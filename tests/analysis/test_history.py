@@ -81,6 +81,13 @@ def test_clear_text_hashes_as_before_tls_was_a_setting_and_tls_at_the_balancer_i
     assert bench_hash(at_lb) != bench_hash(RUN)  # the balancer's work is the bench's, not the build's
 
 
+def test_http_1_1_hashes_as_before_http_was_a_setting_and_http_2_is_another_bench():
+    before = {**RUN, "settings": {**RUN["settings"], "http": "1.1"}}
+    assert config_hash(before) == config_hash(RUN) and bench_hash(before) == bench_hash(RUN)
+    h2 = {**RUN, "settings": {**RUN["settings"], "http": "2"}}
+    assert bench_hash(h2) != bench_hash(RUN)
+
+
 def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path):
     path = tmp_path / "history.jsonl"
     other = {**RUN, "settings": {**RUN["settings"], "variant": "v3"}}

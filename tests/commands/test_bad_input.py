@@ -97,6 +97,7 @@ BAD = [
     ("tune", {"SWEEP": "{unknown_parameter}", "MAXTHREADS": "4"}, "not both"),
     # the rest of the make line
     ("bench cluster", {"LOADGEN": "ab"}, "LOADGEN='ab' is not allowed: use one of auto, oha, wrk2"),
+    ("bench cluster", {"HTTP": "3"}, "HTTP='3' is not allowed: use one of 1.1, 2"),
     ("bench cluster", {"WEIGHTS": "heavy"}, "WEIGHTS='heavy' is not allowed: use one of profile, equal, auto"),
     ("bench cluster", {"QUICK": "yes"}, "QUICK='yes' is not allowed: use one of 0, 1"),
     ("bench cluster", {"REPEATS": "0"}, "REPEATS='0' is not allowed: use an integer from 1 to 20"),

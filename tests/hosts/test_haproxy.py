@@ -47,3 +47,11 @@ def test_make_up_reseats_the_nodes_in_rotation_and_leaves_one_in_maintenance(mon
     one_pass = ["set server nodes/node1 state maint", "set server nodes/node1 state ready",
                 "set server nodes/node3 state maint", "set server nodes/node3 state ready"]
     assert sent[1:] == one_pass * 2
+
+
+def test_the_load_frontends_counters_are_read_from_its_typed_stats():
+    counters = haproxy.parse_typed_counters((DATA / "show-stat-bench-typed.txt").read_text())
+    assert set(counters) == set(haproxy.FRONTEND_COUNTERS)  # HAProxy 2.6 counts every one the harness reads
+    assert counters["req_tot"] == 914 and counters["h2_backend_total_streams"] == 900
+    assert counters["h1_total_streams"] == 14 and counters["ssl_sess"] == 0
+    assert haproxy.parse_typed_counters("F.2.0.0.pxname.1:KNS:str:bench\nnot a line\n") == {}

@@ -1,7 +1,8 @@
 """TLS=lb for real on the integration tests' cluster: the balancer alone is re-created (the nodes keep running);
 a load host reaches https://lb:8443 with the balancer's certificate verified against the checkout's authority,
 and is refused without it; a self-check step goes through oha over TLS, verified; run.json records the
-certificates' fingerprints and what the connection negotiated, as HAProxy itself reported it."""
+certificates' fingerprints and what the connection negotiated, as HAProxy itself reported it; each step the
+client's leg as the balancer counted it, HTTP/1.1 and then HTTP/2 (HTTP=2) by ALPN on the same port."""
 from __future__ import annotations
 
 import json
@@ -55,5 +56,20 @@ def test_tls_at_the_balancer_is_verified_and_recorded(tmp_path):
         argv = step["tool"]["argv"]
         assert argv[argv.index("--cacert") + 1] == "/run/secrets/capbench_ca", argv
         assert "generator keeps up" in done.stdout
+        # The balancer's own count of the step's client leg: HTTP/1.1 over TLS, a full handshake per connection.
+        leg = step["client_leg"]
+        assert leg["protocol"] == "http/1.1" and leg["tls"] and leg["requests"] >= step["responses"], leg
+        assert leg["h2_streams"] == 0 and leg["tls_handshakes"] - leg["tls_resumed"] >= step["connections"], leg
+
+        # HTTP=2: h2 by ALPN on the same TLS port, each of oha's connections one stream at a time; the protocol is
+        # read from the step record, as the balancer counted the generator's requests.
+        h2 = run([sys.executable, "-m", "capbench.commands.bench", "selfcheck"],
+                 env={**AT_LB, "RESULTS_DIR": str(tmp_path / "h2"), "SELFCHECK_RATE": "300", "STEP_S": "3",
+                      "LOADGEN": "oha", "MONITOR": "off", "HTTP": "2"}, timeout=300)
+        [step] = steps_of(only_run(tmp_path / "h2"))
+        leg = step["client_leg"]
+        assert step["passed"] and "--http2" in step["tool"]["argv"] and "generator keeps up" in h2.stdout
+        assert leg["protocol"] == "h2" and leg["h2_streams"] >= step["responses"], leg
+        assert leg["h2_connections"] == step["connections"] and leg["streams_per_h2_connection"] > 1, leg
     finally:
         it_up()

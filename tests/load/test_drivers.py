@@ -261,3 +261,10 @@ def test_oha_closed_loop_has_no_rate_and_no_correction():
     assert argv[argv.index("-c") + 1] == "8" and argv[argv.index("-z") + 1] == "20s"
     paced = OhaDriver().argv(plan(250, 20, 25))
     assert paced[paced.index("-q") + 1] == "250" and "--latency-correction" in paced
+
+
+def test_oha_speaks_http2_when_asked_one_stream_per_connection_at_a_time():
+    assert "--http2" not in OhaDriver().argv(plan(250, 20, 25))
+    argv = OhaDriver().argv(replace(plan(250, 20, 25), http="2"))
+    assert "--http2" in argv and "-p" not in argv  # oha's default: one request in flight per connection
+    assert argv[argv.index("-c") + 1] == "25" and argv[-1].startswith("http://lb:8080/")

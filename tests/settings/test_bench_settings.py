@@ -120,6 +120,11 @@ def test_driver_choice(tmp_path, monkeypatch):
     assert choose_driver(settings(LOADGEN="oha"), {"WRK2": str(fake)})[0].name == "oha"
     # TLS at the balancer: auto takes oha, which verifies the certificate (an explicit wrk2 is refused later).
     assert choose_driver(settings(), {"WRK2": str(fake)}, tls="lb")[0].name == "oha"
+    # HTTP/2 on the client's leg: auto takes oha; wrk2, which speaks HTTP/1.1 only, is refused in one line.
+    assert choose_driver(settings(HTTP="2"), {"WRK2": str(fake)})[0].name == "oha"
+    with pytest.raises(SettingsError, match="^HTTP='2' cannot run with LOADGEN=wrk2: wrk2 speaks HTTP/1.1 only"):
+        check_for_driver(settings(HTTP="2"), "wrk2")
+    assert check_for_driver(settings(HTTP="2"), "oha").http == "2"
     # bench-usl's closed loops: oha even where wrk2 would be chosen; an explicit wrk2 is refused.
     assert choose_driver(settings(), {"WRK2": str(fake)}, closed_loop=True)[0].name == "oha"
     with pytest.raises(SettingsError, match="LOADGEN='wrk2' cannot run make bench-usl"):

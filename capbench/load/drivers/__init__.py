@@ -43,6 +43,8 @@ class StepPlan:
     # wrk2 with a scenario and users: where its users' cookies are kept across the steps of one search (capbench.lua's
     # JAR_PREFIX); None: a user's cookies last one step.
     cookie_jar: str | None = None
+    # The client's HTTP (HTTP): "1.1", or "2" (oha only: h2 by ALPN over TLS, h2c by prior knowledge in clear text).
+    http: str = "1.1"
 
 
 @dataclass(frozen=True)

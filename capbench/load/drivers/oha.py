@@ -58,10 +58,14 @@ class OhaDriver:
         pace = ["-q", f"{plan.rate:g}", "--latency-correction"] if plan.rate > 0 else []
         # Over TLS, the balancer's certificate verified against the checkout's authority (no --insecure).
         verify = ["--cacert", ca] if (ca := ca_file(plan.url)) else []
+        # HTTP/2 with oha's one stream per connection at a time (its -p 1): each connection is one user's, whose
+        # requests follow one another, as they do over HTTP/1.1; streams in parallel on one connection are not
+        # what a step of users sends.
+        http2 = ["--http2"] if plan.http == "2" else []
         return [self.binary, "--no-tui", "--output-format", "json", "-o", SUMMARY_FILE,
                 "--db-url", REQUESTS_DB, *pace,
                 "-z", f"{plan.duration_s}s", "-c", str(plan.connections), "-t", f"{plan.timeout_s}s",
-                *verify, *sends, *target]
+                *http2, *verify, *sends, *target]
 
     def version_argv(self) -> list[str]:
         return [self.binary, "--version"]

@@ -1,0 +1,52 @@
+"""What a step's client leg was, as the balancer counted it: the load's frontend's counters read before and
+after the step (capbench/hosts/haproxy.py), their difference the step's. The protocol its requests came in
+(h2 or http/1.1, by the streams of HAProxy's HTTP/2 and HTTP/1 muxes), the connections it opened and the TLS
+handshakes they made (full, and resumed), per second of the step, and the streams an HTTP/2 connection carried.
+
+Read where the client's leg is not today's clear-text HTTP/1.1 (TLS=lb, HTTP=2), for the steps sent through the
+balancer's bench ports alone: a duet's two steps share the frontend, so neither could be told from the
+other. The counters are the frontend's, so what else reaches it during the step is counted too: the balancer's
+and the load hosts' health checks (compose.yaml: one request each every few seconds, over HTTP/1.1), a person's
+curl; the protocol is said of the generator's requests, the others set apart by the generator's own count."""
+from __future__ import annotations
+
+from capbench.hosts import haproxy
+
+
+def wanted(tls: str, http: str) -> bool:
+    """Whether steps record their client leg: with TLS or HTTP/2 on it."""
+    return tls != "off" or http != "1.1"
+
+
+def read() -> dict[str, int]:
+    return haproxy.frontend_counters()
+
+
+def protocol(h1_streams: int, h2_streams: int, others: int) -> str | None:
+    """The protocol the step's requests came in: h2 or http/1.1 where the other carried no more than the requests
+    that were not the generator's (`others`), mixed where it did, None where no request came."""
+    if not h1_streams and not h2_streams:
+        return None
+    major, minor = ("h2", h1_streams) if h2_streams >= h1_streams else ("http/1.1", h2_streams)
+    return major if minor <= others else "mixed"
+
+
+def figures(before: dict[str, int], after: dict[str, int], seconds: float, tls: bool, answered: int) -> dict:
+    """The step's client leg from the counters before and after it, over its `seconds`; `answered`: the requests
+    the generator had answered (the rest of the frontend's are health checks', or cut at the step's end)."""
+    delta = {name: after.get(name, 0) - before.get(name, 0) for name in after}
+    requests, connections = delta.get("req_tot", 0), delta.get("conn_tot", 0)
+    h1_streams, h2_streams = delta.get("h1_total_streams", 0), delta.get("h2_backend_total_streams", 0)
+    h2_connections = delta.get("h2_total_connections", 0)
+
+    def per_s(count: int) -> float | None:
+        return round(count / seconds, 2) if seconds > 0 else None
+    leg = {"protocol": protocol(h1_streams, h2_streams, max(0, requests - answered)), "tls": tls,
+           "requests": requests, "h1_streams": h1_streams, "h2_streams": h2_streams,
+           "connections": connections, "new_connections_per_s": per_s(connections), "h2_connections": h2_connections,
+           "streams_per_h2_connection": round(h2_streams / h2_connections, 1) if h2_connections else None}
+    if tls:
+        handshakes, resumed = delta.get("ssl_sess", 0), delta.get("ssl_reused_sess", 0)
+        leg |= {"tls_handshakes": handshakes, "tls_resumed": resumed,
+                "tls_full_handshakes_per_s": per_s(handshakes - resumed)}
+    return leg

@@ -1,0 +1,42 @@
+"""A step's client leg from the balancer's counters before and after it (capbench/load/client_leg.py): its
+protocol said of the generator's requests, not of the health checks that come through the same frontend."""
+from __future__ import annotations
+
+from capbench.load import client_leg
+
+BEFORE = {"conn_tot": 100, "req_tot": 1000, "ssl_sess": 10, "ssl_reused_sess": 2, "h1_total_connections": 90,
+          "h1_total_streams": 990, "h2_total_connections": 10, "h2_backend_total_streams": 10}
+
+
+def after(**more: int) -> dict[str, int]:
+    return {name: value + more.get(name, 0) for name, value in BEFORE.items()}
+
+
+def test_http2_over_tls_with_the_health_checks_beside_it():
+    # A 3-s self-check step at 300/s over 30 connections (TLS=lb HTTP=2, 2026-12-06): 2 health checks beside it.
+    leg = client_leg.figures(BEFORE, after(conn_tot=32, req_tot=902, ssl_sess=30, h1_total_connections=2,
+                                           h1_total_streams=2, h2_total_connections=30, h2_backend_total_streams=900),
+                             3.0, True, 900)
+    assert leg["protocol"] == "h2" and leg["tls"] and leg["requests"] == 902
+    assert leg["connections"] == 32 and leg["new_connections_per_s"] == 10.67
+    assert leg["streams_per_h2_connection"] == 30.0
+    assert leg["tls_handshakes"] == 30 and leg["tls_resumed"] == 0 and leg["tls_full_handshakes_per_s"] == 10.0
+
+
+def test_http_1_1_in_clear_text_has_no_handshakes_to_count():
+    leg = client_leg.figures(BEFORE, after(conn_tot=30, req_tot=600, h1_total_streams=600), 2.0, False, 600)
+    assert leg["protocol"] == "http/1.1" and "tls_handshakes" not in leg and leg["streams_per_h2_connection"] is None
+
+
+def test_resumed_handshakes_are_not_full_ones():
+    leg = client_leg.figures(BEFORE, after(ssl_sess=50, ssl_reused_sess=40, h1_total_streams=10, req_tot=10),
+                             10.0, True, 10)
+    assert leg["tls_handshakes"] == 50 and leg["tls_resumed"] == 40 and leg["tls_full_handshakes_per_s"] == 1.0
+
+
+def test_a_protocol_the_generator_mixed_is_said_mixed_and_a_step_without_requests_has_none():
+    # 400 of the generator's 1000 requests over HTTP/1.1 (a connection that negotiated no h2): more than the
+    # requests that were not the generator's.
+    assert client_leg.protocol(402, 600, others=2) == "mixed"
+    assert client_leg.protocol(2, 1000, others=2) == "h2" and client_leg.protocol(0, 0, others=0) is None
+    assert client_leg.wanted("off", "1.1") is False and client_leg.wanted("lb", "1.1") and client_leg.wanted("off", "2")
