@@ -54,6 +54,8 @@ def print_capacities(summary: dict) -> None:
             [f"did not hold: {', '.join(failed)}"] if failed else [])
         if said:
             print(f"{'':<{width}}  " + "; ".join(said))
+        if t.get("client_leg_at_capacity"):
+            print(f"{'':<{width}}  client leg at capacity: {client_leg_words(t['client_leg_at_capacity'])}")
     for name in summary.get("skipped") or {}:
         if name not in summary["targets"]:
             print(f"{name:<{width}}{'none':>12}  {not_measured.why_no_capacity(summary, name)}")
@@ -62,6 +64,21 @@ def print_capacities(summary: dict) -> None:
         print(f"testbed ceiling: {ceiling['sentence']}")
         if any(t.get("testbed_bound") for _, t in rows):
             print(f"  testbed-bound figures: {next(t for _, t in rows if t.get('testbed_bound'))['testbed_bound']['remedy']}")
+
+
+def client_leg_words(leg: dict) -> str:
+    """A step's client leg as the balancer counted it (capbench/load/client_leg.py), in one line: "h2 over TLS,
+    31 connections (10.3 new/s), 30 streams per HTTP/2 connection, 10 full handshakes/s"."""
+    def per_s(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:g}"
+    words = [f"{leg['protocol'] or 'no request'}{' over TLS' if leg['tls'] else ' in clear text'}",
+             f"{leg['connections']} connections ({per_s(leg['new_connections_per_s'])} new/s)"]
+    if leg.get("streams_per_h2_connection"):
+        words.append(f"{leg['streams_per_h2_connection']:g} streams per HTTP/2 connection")
+    if leg["tls"]:
+        words.append(f"{per_s(leg['tls_full_handshakes_per_s'])} full handshakes/s "
+                     f"({leg['tls_resumed']} of {leg['tls_handshakes']} resumed)")
+    return ", ".join(words)
 
 
 def print_host_figures(summary: dict) -> None:

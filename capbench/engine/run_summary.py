@@ -15,7 +15,7 @@ from capbench.rundata import jsonl
 from capbench.rundata.generators import load_hosts
 from capbench.rundata.records import SEARCH_PHASES, StepRecord, read_steps
 from capbench.rundata.run import RunRecord, node_numbers
-from capbench.rundata.summary import HELD_SHORT, SUMMARY_SCHEMA, metrics_at, of_label, steps_at, target_summary
+from capbench.rundata.summary import HELD_SHORT, SUMMARY_SCHEMA, client_leg_at, metrics_at, of_label, steps_at, target_summary
 
 
 def summarize(bench, status: str, error: str | None, started: float) -> dict:
@@ -46,6 +46,9 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
         summary["monitoring"] = bench.monitoring.monitor.summary()
         for label, target in targets.items():
             target["metrics_at_capacity"] = metrics_at(steps, label, target["capacity_rps"])
+    for label, target in targets.items():
+        if leg := client_leg_at(steps, label, target["capacity_rps"]):
+            target["client_leg_at_capacity"] = leg
     state_findings(summary, steps, bench.paths.run_json)
     if bench.kind.needs.reports:
         testbed_findings(summary, steps, bench.ceiling_check, bench.cluster_settings())

@@ -33,6 +33,9 @@ class TargetSummary:
                                "lowest_failure_rps, tried, warnings", default_factory=list)
     metrics_at_capacity: dict | None = doc("the host figures at the capacity (metrics_at), with the step they "
                                            "come from; None: not monitored", default=None)
+    client_leg_at_capacity: dict | None = doc("the client's leg as the balancer counted it at the capacity "
+                                              "(client_leg_at: a step record's client_leg, with its step); None: "
+                                              "clear-text HTTP/1.1, or no step at the capacity", default=None)
     status: str = doc("found: a capacity (held, with HOLD_S); degraded: the target changed during its search, a "
                       "rate it carried failed later (`degraded` says why); testbed-bound: the figure is this "
                       "machine's ceiling, not the application's (`testbed_bound` says why); held-short: a search "
@@ -198,6 +201,12 @@ def metrics_at(records: list[StepRecord], label: str, capacity: float | None) ->
                       default=None)
         at = [r for r in logged if r.result.offered_rps == nearest]
     return {"step": at[-1].step, **at[-1].host_metrics} if at else None
+
+
+def client_leg_at(records: list[StepRecord], label: str, capacity: float | None) -> dict | None:
+    """The client leg of the label's last step at the capacity found that recorded one (steps_at), or None."""
+    at = [r for r in steps_at(records, label, capacity) if r.client_leg is not None]
+    return {"step": at[-1].step, **at[-1].client_leg} if at else None
 
 
 def node_figures(host_metrics: dict | None) -> dict[str, dict]:

@@ -40,3 +40,13 @@ def test_a_protocol_the_generator_mixed_is_said_mixed_and_a_step_without_request
     assert client_leg.protocol(402, 600, others=2) == "mixed"
     assert client_leg.protocol(2, 1000, others=2) == "h2" and client_leg.protocol(0, 0, others=0) is None
     assert client_leg.wanted("off", "1.1") is False and client_leg.wanted("lb", "1.1") and client_leg.wanted("off", "2")
+
+
+def test_the_console_says_the_leg_at_capacity_in_one_line():
+    from capbench.engine.console import client_leg_words
+    leg = client_leg.figures(BEFORE, after(conn_tot=32, req_tot=902, ssl_sess=30, h1_total_streams=2,
+                                           h2_total_connections=30, h2_backend_total_streams=900), 3.0, True, 900)
+    assert client_leg_words(leg) == ("h2 over TLS, 32 connections (10.67 new/s), 30 streams per HTTP/2 connection, "
+                                     "10 full handshakes/s (0 of 30 resumed)")
+    clear = client_leg.figures(BEFORE, after(conn_tot=30, req_tot=600, h1_total_streams=600), 2.0, False, 600)
+    assert client_leg_words(clear) == "http/1.1 in clear text, 30 connections (15 new/s)"
