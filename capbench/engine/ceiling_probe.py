@@ -40,12 +40,12 @@ def harness() -> tuple[str, ...]:
 
 def key(bench, machines: list[dict] | None) -> str:
     """What the check depends on: another machine, backend, generator, number of load hosts or placement of the
-    balancer and the load hosts measures anew."""
+    balancer and the load hosts measures anew; so does HTTP/2 on the client's leg (HTTP/1.1's key is as before)."""
     placed = ("; ".join(f"{m['name']} {m['cpus']:g} cpus: {', '.join(h for h in m['hosts'] if h in harness())}"
                         for m in machines if any(h in harness() for h in m["hosts"])) if machines else "not counted")
     return " | ".join([url(), machine(), backend().name, f"{bench.driver.name} {bench.version}",
                        f"load hosts {len(bench.loads.hosts)}", f"threads {bench.settings.threads}",
-                       f"harness on {placed}"])
+                       f"harness on {placed}", *([f"HTTP {bench.settings.http}"] if bench.settings.http != "1.1" else [])])
 
 
 def cached(wanted: str) -> dict | None:

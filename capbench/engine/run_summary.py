@@ -15,7 +15,15 @@ from capbench.rundata import jsonl
 from capbench.rundata.generators import load_hosts
 from capbench.rundata.records import SEARCH_PHASES, StepRecord, read_steps
 from capbench.rundata.run import RunRecord, node_numbers
-from capbench.rundata.summary import HELD_SHORT, SUMMARY_SCHEMA, client_leg_at, metrics_at, of_label, steps_at, target_summary
+from capbench.rundata.summary import (
+    HELD_SHORT,
+    SUMMARY_SCHEMA,
+    client_leg_at,
+    metrics_at,
+    of_label,
+    steps_at,
+    target_summary,
+)
 
 
 def summarize(bench, status: str, error: str | None, started: float) -> dict:

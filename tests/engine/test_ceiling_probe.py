@@ -31,3 +31,17 @@ def test_the_ceiling_on_one_machine_and_on_machines_of_their_own():
     # Two cores of their own: by CPU 19267.8/s, but no more than the check carried on this machine.
     assert moved.machine == "m2" and moved.by_cpu_rps == 19267.8 and moved.rps == 7998.2
     assert ceiling_probe.ceiling(CHECK, SETTINGS).beside(("node1",)).rps is None  # machines not found: not counted
+
+
+def test_http2_on_the_clients_leg_is_checked_anew_and_http_1_1_keeps_its_key(monkeypatch):
+    from types import SimpleNamespace
+    monkeypatch.setattr(ceiling_probe, "url", lambda: "http://lb:8080/capbench-ceiling")
+    monkeypatch.setattr(ceiling_probe, "machine", lambda: "this machine")
+    monkeypatch.setattr(ceiling_probe, "backend", lambda: SimpleNamespace(name="compose"))
+
+    def bench(http: str):
+        return SimpleNamespace(driver=SimpleNamespace(name="oha"), version="oha 1.16.0",
+                               loads=SimpleNamespace(hosts=["load"]), settings=SimpleNamespace(threads=2, http=http))
+    assert ceiling_probe.key(bench("1.1"), None) == ("http://lb:8080/capbench-ceiling | this machine | compose | "
+                                                   "oha oha 1.16.0 | load hosts 1 | threads 2 | harness on not counted")
+    assert ceiling_probe.key(bench("2"), None) == ceiling_probe.key(bench("1.1"), None) + " | HTTP 2"
