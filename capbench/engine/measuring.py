@@ -180,7 +180,7 @@ class StepRunner:
         record.label = label or target
         record.scenario_file = scenario.name if scenario is not None else ""
         record.node_cpus = node_cpus
-        if counted:
+        if counters_before is not None and counters_after is not None:
             record.client_leg = client_leg.figures(counters_before, counters_after,
                                                    result.end_epoch - result.start_epoch, plan.url.startswith("https:"),
                                                    result.responses)

@@ -50,3 +50,13 @@ def test_the_console_says_the_leg_at_capacity_in_one_line():
                                      "10 full handshakes/s (0 of 30 resumed)")
     clear = client_leg.figures(BEFORE, after(conn_tot=30, req_tot=600, h1_total_streams=600), 2.0, False, 600)
     assert client_leg_words(clear) == "http/1.1 in clear text, 30 connections (15 new/s)"
+
+
+def test_a_balancer_that_does_not_answer_costs_the_step_its_client_leg_only(monkeypatch):
+    from capbench.hosts import haproxy
+    from capbench.hosts.backend import ClusterError
+
+    def gone():
+        raise ClusterError("the lb container is being re-created")
+    monkeypatch.setattr(haproxy, "frontend_counters", gone)
+    assert client_leg.read() is None
