@@ -88,6 +88,10 @@ else
     APP_HEALTH=${APP_HEALTH:-/health}
 fi
 export CAPBENCH_NODE_IMAGE GRINDER_PATH APP_HEALTH
+# Whether the nodes open their TLS connector (TLS=both: the balancer re-encrypts to it). A setting of its own, so
+# that TLS=off ↔ lb re-creates the balancer alone, not the nodes.
+[ "${TLS-}" = both ] && NODE_TLS=1 || NODE_TLS=0
+export NODE_TLS
 # The hosts, for the controller's health check (compose.yaml).
 export CAPBENCH_NODES_LIST="${CAPBENCH_NODES[*]}" CAPBENCH_MONITORED_LIST="${CAPBENCH_MONITORED[*]}"
 

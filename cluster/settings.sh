@@ -166,7 +166,7 @@ check_profile() {
     done
     check_choice LB_BALANCE roundrobin leastconn
     check_choice LB_STICKY none user cookie
-    check_choice TLS off lb
+    check_choice TLS off lb both
     [ -z "${LB_LOG_REQUESTS-}" ] || check_choice LB_LOG_REQUESTS 0 1
     check_size LB_MEM 64
     check_size LOAD_MEM 64
@@ -238,6 +238,12 @@ check_app() {
             "- . _ ~ / ? = & % : @ + , (no spaces or quotes), like /examples/index.html"
     fi
     check_app_jar "$war"
+    # TLS=both's node leg ends at Tomcat's own connector (tomcat-conf/render-config.sh), which a JAR's server
+    # does not read.
+    if [ -n "${APP_JAR-}" ] && [ "${TLS-}" = both ]; then
+        settings_error "TLS=both is not allowed with APP_JAR='$APP_JAR' yet: the nodes' TLS connector is Tomcat's" \
+            "server.xml, which an executable JAR does not run; use TLS=lb (TLS ends at the balancer) or TLS=off"
+    fi
     check_app_java_opts
     # Unset where a node's provisioning checks the application it installs (only the machine that starts it waits,
     # and stages it: converted there, if at all).

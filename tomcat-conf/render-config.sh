@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes what this node's Tomcat starts from into $CATALINA_BASE/temp (conf/ is read-only): server.xml, with
 # the session replication where it says @cluster when TOMCAT_SESSION_REPLICATION=1 and, with a user's
-# application, the shared database's DataSource where it says @datasource (below); and the default context
+# application, the shared database's DataSource where it says @datasource, and the TLS connector where it says
+# @tls-connector when NODE_TLS=1 (below); and the default context
 # (conf/context.xml links to it), which links that DataSource and says where sessions live:
 # - 0: in this node's heap only (a Manager that saves nothing at a stop), so a node that restarts has lost its
 #   sessions as a crashed one has;
@@ -122,6 +123,27 @@ global_datasource() {
     printf '  </GlobalNamingResources>\n'
 }
 
+# TLS=both (NODE_TLS=1): a second connector, on 8443, that the balancer re-encrypts to, with this node's
+# certificate and key (cluster/tls.sh; the Compose secret node_tls, read by this user alone). It shares the
+# request threads (the executor) and every connector tunable with 8080, so a request costs the same threads
+# either way; JSSE is the TLS (no native library: tomcat-native is not installed), TLS 1.2 and 1.3 only. 8080
+# stays for the node's own health check and the harness's probes on the bench network.
+tls_connector() {
+    cat <<'XML'
+    <Connector port="8443" executor="requests" protocol="${capbench.protocolClass}"
+               SSLEnabled="true" scheme="https" secure="true"
+               acceptCount="${capbench.acceptCount}"
+               maxConnections="${capbench.maxConnections}"
+               connectionTimeout="${capbench.connectionTimeout}"
+               keepAliveTimeout="${capbench.keepAliveTimeout}"
+               maxKeepAliveRequests="${capbench.maxKeepAliveRequests}">
+      <SSLHostConfig protocols="TLSv1.2+TLSv1.3">
+        <Certificate certificateFile="/run/secrets/node_tls" type="EC"/>
+      </SSLHostConfig>
+    </Connector>
+XML
+}
+
 xml_escaped() {
     sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g' | tr -d '\n'
 }
@@ -132,6 +154,11 @@ if offers_datasource; then
     global_datasource > "$out/datasource.xml"
     server_edits+=(-e "/<!-- @datasource/r $out/datasource.xml")
     context+=('  <ResourceLink name="jdbc/capbench" global="jdbc/capbench" type="javax.sql.DataSource"/>')
+fi
+if [ "${NODE_TLS:-0}" = 1 ]; then
+    [ -r /run/secrets/node_tls ] || { echo "capbench: NODE_TLS=1 but this node has no certificate at /run/secrets/node_tls" >&2; exit 2; }
+    tls_connector > "$out/tls-connector.xml"
+    server_edits+=(-e "/<!-- @tls-connector/r $out/tls-connector.xml")
 fi
 if [ "$TOMCAT_SESSION_REPLICATION" = 1 ]; then
     address=$(bench_address "$NODE_NAME")

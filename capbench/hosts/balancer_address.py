@@ -1,7 +1,8 @@
 """Where the load goes: the balancer's address as the load hosts reach it, by where the client's TLS ends
-(TLS, the profile's: cluster/profiles/). TLS=off: http://lb:8080. TLS=lb: https://lb:8443, the balancer's certificate
-verified against the checkout's private authority (cluster/tls.sh), whose certificate every load host has at
-CA_FILE. A node's own port on the balancer (a duet's slot, 8101 …) and a node's own connector stay clear text."""
+(TLS, the profile's: cluster/profiles/). TLS=off: http://lb:8080. TLS=lb and TLS=both: https://lb:8443, the
+balancer's certificate verified against the checkout's private authority (cluster/tls.sh), whose certificate every
+load host has at CA_FILE (with both, the balancer re-encrypts to each node's TLS connector: haproxy/start). A node's
+own port on the balancer (a duet's slot, 8101 …) and a node's clear connector (8080) stay clear text."""
 from __future__ import annotations
 
 from capbench.hosts.cluster_settings import cluster_settings
@@ -11,10 +12,13 @@ BALANCER_PORT = 8080  # haproxy.cfg's frontend bench, clear text
 BALANCER_TLS_PORT = 8443  # the same frontend's TLS port (TLS=lb)
 CA_FILE = "/run/secrets/capbench_ca"  # on each load host (compose.yaml's secret capbench_ca)
 TLS_HEADER = "X-Capbench-TLS"  # what the client's connection negotiated, on each response (haproxy.cfg)
+NODE_TLS_HEADER = "X-Capbench-Node-TLS"  # what the balancer's connection to the node negotiated (TLS=both)
+CLIENT_TLS = ("lb", "both")  # the TLS settings whose client leg is TLS to the balancer
+NODE_TLS = ("both",)  # those whose node leg is TLS to each node's connector
 
 
 def tls() -> str:
-    """Where the client's TLS ends: "off" or "lb"."""
+    """Where TLS ends: "off", "lb" (at the balancer) or "both" (at the balancer, re-encrypted to the nodes)."""
     return cluster_settings().get("TLS", "off")
 
 
@@ -28,9 +32,9 @@ def refused_on(backend_name: str, where: str) -> str | None:
 
 
 def base_url(host: str, port: int = BALANCER_PORT) -> str:
-    """scheme://host:port for a request to `host` on `port`: the balancer's bench port over TLS where TLS=lb,
-    everything else in clear text."""
-    if host == BALANCER and port == BALANCER_PORT and tls() == "lb":
+    """scheme://host:port for a request to `host` on `port`: the balancer's bench port over TLS where the client's
+    leg is TLS (CLIENT_TLS), everything else in clear text."""
+    if host == BALANCER and port == BALANCER_PORT and tls() in CLIENT_TLS:
         return f"https://{host}:{BALANCER_TLS_PORT}"
     return f"http://{host}:{port}"
 

@@ -32,8 +32,8 @@ from capbench.hosts.swarm_hosts import SwarmHosts
 from capbench.hosts.topology import DATABASE
 
 STACK_FORMAT = "3.9"
-# The secrets a stack hands out: the database's password. TLS=lb's certificate and authority (compose.yaml's
-# lb_tls, capbench_ca) are the Compose backend's alone so far (docs/guides/tls.md).
+# The secrets a stack hands out: the database's password. TLS's certificates and authority (compose.yaml's
+# lb_tls, capbench_ca, each node's nodeN_tls) are the Compose backend's alone so far (docs/guides/tls.md).
 SWARM_SECRETS = ("db_password",)
 # Swarm replaces a task whose health check fails (Compose only reports it): re-creating the balancer made the
 # load host's and the controller's checks (which reach it) fail and Swarm restarted both mid-bench, and an

@@ -1,17 +1,20 @@
-"""What a run records of its TLS (run.json's tls) where TLS=lb: where the client's TLS ended, the SHA-256
-fingerprints of the private authority's and the balancer's certificates (read from the public certificates on
-this machine, never from a key), and what a connection from the first load host negotiated, as the balancer
-itself reported it on the response (X-Capbench-TLS: haproxy.cfg). The probe is curl on the load host, over
-HTTP/1.1 and with the certificate verified, as the load generator's connections are: both link the load host's
-OpenSSL, so the protocol and cipher are those the generator gets."""
+"""What a run records of its TLS (run.json's tls) where TLS is not off: where it ended, the SHA-256 fingerprints
+of the private authority's and the balancer's certificates (read from the public certificates on this machine,
+never from a key), and what a connection from the first load host negotiated, as the balancer itself reported it
+on the response (X-Capbench-TLS: haproxy.cfg). The probe is curl on the load host, over HTTP/1.1 and with the
+certificate verified, as the load generator's connections are: both link the load host's OpenSSL, so the
+protocol and cipher are those the generator gets. Where the balancer re-encrypts (TLS=both), also each node's
+certificate's fingerprint and what the balancer's connection to the node that answered negotiated
+(X-Capbench-Node-TLS), with the TLS the nodes run."""
 from __future__ import annotations
 
 import hashlib
 import ssl
 from pathlib import Path
 
+from capbench.hosts import topology
 from capbench.hosts.backend import ClusterError
-from capbench.hosts.balancer_address import TLS_HEADER, base_url, ca_file, tls
+from capbench.hosts.balancer_address import NODE_TLS, NODE_TLS_HEADER, TLS_HEADER, base_url, ca_file, tls
 from capbench.hosts.cluster_settings import routing_path
 from capbench.hosts.topology import ROOT
 
@@ -32,23 +35,39 @@ def parse_negotiated(header: str) -> dict[str, str | None]:
             "alpn": words[2] if len(words) > 2 else None}
 
 
-def negotiated(load_host) -> dict[str, str | None]:
-    """What the load host's connection to the balancer negotiated; ClusterError when the balancer said nothing
-    (not terminating TLS, or an older haproxy.cfg)."""
+# The nodes' TLS (tomcat-conf/render-config.sh's connector): Tomcat's JSSE, the JVM's own TLS.
+NODE_TLS_IMPLEMENTATION = "JSSE (OpenJDK 17)"
+
+
+def answer_headers(load_host) -> dict[str, str]:
+    """The headers of the balancer's answer to one request from the load host, by lower-case name."""
     url = f"{base_url('lb')}{routing_path()}"
     out = load_host.exec(["curl", "-fsS", "--http1.1", "--cacert", ca_file(url), "-o", "/dev/null", "-D", "-",
                           "--max-time", "10", url], timeout=30).decode()
-    for line in out.splitlines():
-        name, _, value = line.partition(":")
-        if name.strip().lower() == TLS_HEADER.lower():
-            return parse_negotiated(value.strip())
-    raise ClusterError(f"the balancer named no TLS on its answer to {url} ({TLS_HEADER} missing)")
+    return {name.strip().lower(): value.strip() for name, sep, value in (line.partition(":") for line in out.splitlines())
+            if sep}
+
+
+def negotiated_on(headers: dict[str, str], header: str, what: str) -> dict[str, str | None]:
+    """`header`'s account of a connection's TLS; ClusterError when the balancer said nothing (not ending TLS
+    there, or an older haproxy.cfg)."""
+    if header.lower() not in headers:
+        raise ClusterError(f"the balancer named no TLS of {what} on its answer ({header} missing)")
+    return parse_negotiated(headers[header.lower()])
 
 
 def tls_record(load_host, certificates: Path = CERTIFICATES) -> dict | None:
     """run.json's tls; None where TLS=off."""
     if tls() == "off":
         return None
-    return {"terminates": tls(), "url": base_url("lb"),
-            "certificates_sha256": {"ca": fingerprint(certificates / "ca.pem"), "lb": fingerprint(certificates / "lb.crt")},
-            "negotiated": negotiated(load_host), "probe": "curl --http1.1 on the first load host, verified"}
+    headers = answer_headers(load_host)
+    record = {"terminates": tls(), "url": base_url("lb"),
+              "certificates_sha256": {"ca": fingerprint(certificates / "ca.pem"), "lb": fingerprint(certificates / "lb.crt")},
+              "negotiated": negotiated_on(headers, TLS_HEADER, "the client's connection"),
+              "probe": "curl --http1.1 on the first load host, verified"}
+    if tls() in NODE_TLS:
+        record["certificates_sha256"] |= {node: fingerprint(certificates / f"{node}.crt") for node in topology.NODES}
+        record["node_leg"] = {"node": headers.get("x-capbench-node"), "implementation": NODE_TLS_IMPLEMENTATION,
+                              "negotiated": negotiated_on(headers, NODE_TLS_HEADER, "its connection to the node"),
+                              "verified": "each node's certificate against the authority, for the node's name (HAProxy)"}
+    return record

@@ -121,7 +121,7 @@ class BenchSettings:
                            "the load generator: auto (wrk2 when WRK2=/path gives a binary or one is on PATH, "
                            "else oha), oha or wrk2")
     http: str = setting("HTTP", "1.1", choice(HTTP_VERSIONS),
-                        "the client's HTTP: 1.1, or 2 (h2 by ALPN over TLS=lb, h2c by prior knowledge in clear "
+                        "the client's HTTP: 1.1, or 2 (h2 by ALPN over TLS=lb or both, h2c by prior knowledge in clear "
                         "text; oha only: each connection one user's, its requests one stream at a time)")
     connections: int | None = setting("CONNECTIONS", "auto", auto_or(integer(1, MAX_CONNECTIONS)),
                                       "connections of a step: auto (enough users that each pauses THINK_MS "

@@ -33,6 +33,8 @@ render_nodes() {
     healthcheck:
       # Its start window (cluster/settings.sh's export_start_windows): Docker counts no failed check before it.
       start_period: \${${upper}_START_S:?}s
+    # Its own TLS certificate and key (cluster/tls.sh), read by its tomcat user alone where TLS=both.
+    secrets: [db_password, {source: ${node}_tls, target: node_tls}]
     environment:
       NODE_NAME: $node
       JVM_HEAP: \${${upper}_HEAP:?}
@@ -61,7 +63,15 @@ NODE
         echo "    extends: {file: $root/compose.yaml, service: load}"
         echo "    hostname: $load"
     done
+    echo "secrets:"
+    for node in "${CAPBENCH_NODES[@]}"; do
+        echo "  ${node}_tls:"
+        echo "    file: $root/.capbench/tls/$node.pem"
+    done
 }
+
+# Each node's certificate, made where it is missing (a checkout's first cluster of this many nodes).
+"$root/cluster/tls.sh" "${CAPBENCH_NODES[@]}"
 
 nodes_file=$root/.capbench/compose/nodes-${#CAPBENCH_NODES[@]}-load-${#CAPBENCH_LOADS[@]}.yaml
 mkdir -p "$(dirname "$nodes_file")"

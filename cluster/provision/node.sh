@@ -8,7 +8,14 @@ set -euo pipefail
 # shellcheck source=cluster/provision/lib.sh
 source "$(dirname "$0")/lib.sh"
 
+# tomcat's uid and gid, fixed: a node's TLS key on the host is owned by this user (cluster/tls.sh), and the file
+# is bound into the container with its owner. A system uid, created before the packages.
+TOMCAT_UID=444
+
 packages() {
+    getent group tomcat >/dev/null || groupadd --system --gid "$TOMCAT_UID" tomcat
+    id -u tomcat >/dev/null 2>&1 || useradd --system --uid "$TOMCAT_UID" --gid tomcat \
+        --home-dir /opt/capbench/tomcat --no-create-home --shell /usr/sbin/nologin tomcat
     # tomcat10-common is Tomcat itself (bin/ and lib/); the tomcat10 package would add only a systemd unit, a
     # default ROOT app and /etc/tomcat10, none of which a node uses. jattach takes thread dumps through the
     # JVM's attach API, as jcmd Thread.print does, without starting a second JVM inside the node's CPU quota
@@ -19,7 +26,6 @@ packages() {
     # a short-lived helper run from this image with NET_ADMIN alone (capbench/hosts/netfault.py); Tomcat's user has none.
     apt_install openjdk-17-jre-headless tomcat10-common curl tini jattach libpostgresql-jdbc-java \
         nftables iproute2 "${PCP_PACKAGES[@]}"
-    ensure_user tomcat /opt/capbench/tomcat
     tomcat_default_web_xml
 }
 

@@ -89,6 +89,14 @@ def test_a_spring_boot_jar_takes_the_connectors_threads_but_not_another_protocol
     assert "APP_JAR_ARGS=--spring.datasource.hikari.maximum-pool-size=N" in lines[1]
 
 
+def test_tls_re_encrypted_to_the_nodes_is_refused_with_a_jar_and_tls_at_the_balancer_is_not(tmp_path):
+    spring = str(jar(tmp_path / "spring.jar", SPRING))
+    assert refused({"APP_JAR": spring, "TLS": "both"}) == [
+        f"capbench: TLS=both is not allowed with APP_JAR='{spring}' yet: the nodes' TLS connector is Tomcat's "
+        "server.xml, which an executable JAR does not run; use TLS=lb (TLS ends at the balancer) or TLS=off"]
+    assert cluster_settings({"APP_JAR": spring, "TLS": "lb"})["TLS"] == "lb"
+
+
 def test_jar_arguments_with_shell_characters_are_refused():
     assert refused({"APP_JAR_ARGS": "--port 8080 --x=$(id)"}) == [
         "capbench: APP_JAR_ARGS='--port 8080 --x=$(id)' is not allowed: use arguments for the JAR separated by "

@@ -55,6 +55,21 @@ def test_haproxy_gets_one_server_per_node_of_any_count():
 
 
 @pytest.mark.docker
+def test_with_tls_both_each_server_is_the_nodes_tls_connector_verified_for_its_name():
+    """TLS=both: HAProxy re-encrypts to each node's :8443, the certificate verified against the checkout's
+    authority for the node's name (its SNI and its health checks' too), and the config is valid with both."""
+    script = "/opt/capbench/bin/haproxy-start -c && grep -E '^ +(server|bind) ' /run/haproxy/haproxy.cfg"
+    done = compose("run", "--rm", "--no-deps", "-T", "--entrypoint", "bash", "lb", "-c", script,
+                   env={"TLS": "both"})
+    servers = re.findall(r"^\s+server (node\d) (\S+) ssl verify required ca-file (\S+) alpn http/1\.1 "
+                         r"sni str\((\w+)\) verifyhost (\w+) check-sni (\w+) weight", done.stdout, re.M)
+    assert servers == [(f"node{i}", f"node{i}:8443", "/run/secrets/capbench_ca", *[f"node{i}"] * 3)
+                       for i in (1, 2, 3)], done.stdout
+    assert re.search(r"^\s+bind :8443 ssl crt /run/secrets/lb_tls alpn h2,http/1.1$", done.stdout, re.M)
+    assert "Configuration file is valid" in done.stdout + done.stderr
+
+
+@pytest.mark.docker
 def test_haproxy_refuses_a_node_list_that_is_not_node_names():
     done = compose("run", "--rm", "--no-deps", "-T", "-e", "LB_NODES=node1 ../x", "--entrypoint",
                    "/opt/capbench/bin/haproxy-start", "lb", "-c", check=False)
@@ -154,6 +169,7 @@ def test_each_nodes_start_window_is_its_health_checks_start_period_on_compose_an
     ({"NODE1_MAXCONN": "-5"}, "NODE1_MAXCONN='-5' is not allowed: use an integer from 0 to 100000"),
     ({"LB_BALANCE": "random"}, "LB_BALANCE='random' is not allowed: use one of roundrobin leastconn"),
     ({"LB_STICKY": "jsessionid"}, "LB_STICKY='jsessionid' is not allowed: use one of none user cookie"),
+    ({"TLS": "node"}, "TLS='node' is not allowed: use one of off lb both"),
     ({"LB_LOG_REQUESTS": "yes"}, "LB_LOG_REQUESTS='yes' is not allowed: use one of 0 1"),
     ({"STATS_PORT": "70000"}, "STATS_PORT='70000' is not allowed: use an integer from 0 to 65535"),
     ({"BENCH_NET_PREFIX": "10.89"},

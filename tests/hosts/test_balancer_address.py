@@ -42,8 +42,15 @@ def test_the_balancers_bench_port_over_tls_verified_against_the_authority(tls_at
     assert "--insecure" not in argv and url == argv[-1]
 
 
-def test_a_nodes_own_port_and_connector_stay_clear_text(tls_at):
-    tls_at("lb")
+@pytest.mark.parametrize("where", ["lb", "both"])
+def test_the_client_leg_is_tls_where_it_ends_at_the_balancer_or_is_re_encrypted(tls_at, where):
+    tls_at(where)
+    assert balancer_address.base_url("lb") == "https://lb:8443"
+
+
+@pytest.mark.parametrize("where", ["lb", "both"])
+def test_a_nodes_own_port_and_connector_stay_clear_text(tls_at, where):
+    tls_at(where)
     assert balancer_address.base_url("lb", 8101) == "http://lb:8101"  # a duet's slot
     assert balancer_address.base_url("node1") == "http://node1:8080"  # the calibration's probe, a node's checks
     assert balancer_address.ca_file("http://node1:8080/info") is None
@@ -63,6 +70,10 @@ def test_what_tls_at_the_balancer_cannot_run_is_refused_in_one_line(monkeypatch)
         bench_command.refuse_what_tls_cannot_run(Named("cluster"), "wrk2", at_lb)
     with pytest.raises(SettingsError, match=r"^TLS='lb' cannot run make bench-duet yet"):
         bench_command.refuse_what_tls_cannot_run(Named("duet"), "oha", at_lb)
+    with pytest.raises(SettingsError, match=r"^TLS='both' cannot run with LOADGEN=wrk2"):
+        bench_command.refuse_what_tls_cannot_run(Named("cluster"), "wrk2", {"TLS": "both"})
     monkeypatch.setattr(bench_command, "backend", lambda: Named("swarm"))
     with pytest.raises(SettingsError, match=r"^TLS='lb' cannot run on the swarm backend yet"):
         bench_command.refuse_what_tls_cannot_run(Named("cluster"), "oha", at_lb)
+    with pytest.raises(SettingsError, match=r"^TLS='both' cannot run on the swarm backend yet"):
+        bench_command.refuse_what_tls_cannot_run(Named("cluster"), "oha", {"TLS": "both"})

@@ -1,8 +1,11 @@
-"""TLS=lb for real on the integration tests' cluster: the balancer alone is re-created (the nodes keep running);
-a load host reaches https://lb:8443 with the balancer's certificate verified against the checkout's authority,
-and is refused without it; a self-check step goes through oha over TLS, verified; run.json records the
-certificates' fingerprints and what the connection negotiated, as HAProxy itself reported it; each step the
-client's leg as the balancer counted it, HTTP/1.1 and then HTTP/2 (HTTP=2) by ALPN on the same port."""
+"""TLS for real on the integration tests' cluster. TLS=lb: the balancer alone is re-created (the nodes keep
+running); a load host reaches https://lb:8443 with the balancer's certificate verified against the checkout's
+authority, and is refused without it; a self-check step goes through oha over TLS, verified; run.json records the
+certificates' fingerprints and what the connection negotiated, as HAProxy itself reported it; the step its
+client's leg as the balancer counted it. TLS=both: the nodes open their own TLS connector, which the balancer
+re-encrypts to, each node's certificate verified for its name; a node's own connector shows the client the node's
+certificate; two steps on node1 over HTTP/2 by ALPN, whose protocol is read from the step records and the node
+leg's TLS from run.json."""
 from __future__ import annotations
 
 import json
@@ -60,16 +63,46 @@ def test_tls_at_the_balancer_is_verified_and_recorded(tmp_path):
         leg = step["client_leg"]
         assert leg["protocol"] == "http/1.1" and leg["tls"] and leg["requests"] >= step["responses"], leg
         assert leg["h2_streams"] == 0 and leg["tls_handshakes"] - leg["tls_resumed"] >= step["connections"], leg
+    finally:
+        it_up()
 
-        # HTTP=2: h2 by ALPN on the same TLS port, each of oha's connections one stream at a time; the protocol is
-        # read from the step record, as the balancer counted the generator's requests.
-        h2 = run([sys.executable, "-m", "capbench.commands.bench", "selfcheck"],
-                 env={**AT_LB, "RESULTS_DIR": str(tmp_path / "h2"), "SELFCHECK_RATE": "300", "STEP_S": "3",
-                      "LOADGEN": "oha", "MONITOR": "off", "HTTP": "2"}, timeout=300)
-        [step] = steps_of(only_run(tmp_path / "h2"))
-        leg = step["client_leg"]
-        assert step["passed"] and "--http2" in step["tool"]["argv"] and "generator keeps up" in h2.stdout
-        assert leg["protocol"] == "h2" and leg["h2_streams"] >= step["responses"], leg
-        assert leg["h2_connections"] == step["connections"] and leg["streams_per_h2_connection"] > 1, leg
+
+def test_tls_both_re_encrypts_to_each_nodes_own_connector_verified(tmp_path):
+    it_up()
+    nodes = container_ids()
+    certificates = ROOT / ".capbench" / "tls"
+    try:
+        it_up(ENV, TLS="both")
+        assert set(container_ids()).isdisjoint(nodes)  # the nodes open a connector: they are re-created
+        # A node's own connector shows the client the node's certificate, verified for its name.
+        shown = from_load("--cacert", "/run/secrets/capbench_ca", "-o", "/dev/null", "-w", "%{ssl_verify_result}",
+                          "https://node1:8443/info").stdout
+        assert shown == "0", shown
+        # Another name for the same node is refused: the certificate is node1's alone (curl's 60).
+        assert from_load("--cacert", "/run/secrets/capbench_ca", "-o", "/dev/null", "--connect-to",
+                         "node2:8443:node1:8443", "https://node2:8443/info", check=False).returncode == 60
+
+        # HTTP=2 by ALPN to the balancer, HTTP/1.1 over TLS from it to node1: two steps of a QUICK search.
+        done = run([sys.executable, "-m", "capbench.commands.bench", "single"],
+                   env={**AT_LB, "TLS": "both", "RESULTS_DIR": str(tmp_path), "QUICK": "1", "QUICK_WARMUP_S": "0",
+                        "QUICK_HOLD_S": "3", "START_RATE": "100", "MAX_STEPS": "2", "LOADGEN": "oha", "HTTP": "2",
+                        "MONITOR": "off"}, timeout=600)
+        run_dir = only_run(tmp_path)
+        tls = json.loads((run_dir / "run.json").read_text())["tls"]
+        assert tls["terminates"] == "both" and tls["url"] == "https://lb:8443"
+        assert {name: tls["certificates_sha256"][name] for name in ("node1", "node2", "node3")} == {
+            name: fingerprint(certificates / f"{name}.crt") for name in ("node1", "node2", "node3")}
+        leg = tls["node_leg"]
+        assert leg["node"] in ("node1", "node2", "node3") and leg["implementation"].startswith("JSSE"), leg
+        assert leg["negotiated"]["protocol"] in ("TLSv1.2", "TLSv1.3") and leg["negotiated"]["cipher"], leg
+        assert "PRIVATE KEY" not in (run_dir / "run.json").read_text()
+        searched = [s for s in steps_of(run_dir) if s["phase"] == "search"]
+        assert len(searched) == 2, done.stdout
+        for step in searched:
+            client = step["client_leg"]
+            assert step["valid"] and step["url"].startswith("https://lb:8443/grind"), step
+            assert "--http2" in step["tool"]["argv"] and step["responses"] > 0, step
+            assert client["protocol"] == "h2" and client["tls"] and client["h2_streams"] >= step["responses"], client
+            assert client["h2_connections"] == step["connections"] and client["streams_per_h2_connection"] > 1, client
     finally:
         it_up()
