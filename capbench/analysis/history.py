@@ -59,8 +59,9 @@ def _on_database(run: RunRecord) -> bool:
 # replicated, no cache of reads (whose TTL then says nothing), clear text end to end.
 OFF_AS_BEFORE = (("LB_STICKY", "none"), ("TOMCAT_SESSION_REPLICATION", "0"), ("DB_CACHE_SIZE", "0"), ("TLS", "off"))
 WITH_THE_CACHE = ("DB_CACHE_TTL_S",)
-# Bench settings whose default is how runs from before they existed sent: HTTP/1.1 on the client's leg.
-AS_BEFORE = (("http", "1.1"),)
+# Bench settings whose default is how runs from before they existed sent: HTTP/1.1 on the client's leg, over
+# connections kept for the step.
+AS_BEFORE = (("http", "1.1"), ("connection_life", "keep"))
 
 
 def _cluster(run: RunRecord) -> dict:

@@ -30,7 +30,8 @@ from capbench.settings.bench import SettingsError, check_for_driver
 def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False, tls: str = "off"):
     """The driver LOADGEN asks for, and the user's wrk2 binary when that is the one; SettingsError if absent.
     A closed loop (bench-usl) needs oha: wrk2 always paces its requests at a rate; so do TLS (auto takes oha,
-    which verifies the certificate; wrk2 never does) and HTTP/2 (wrk2 speaks HTTP/1.1 only)."""
+    which verifies the certificate; wrk2 never does), HTTP/2 (wrk2 speaks HTTP/1.1 only) and a connection per request
+    (wrk2 keeps its connections)."""
     if closed_loop:
         if settings.loadgen == "wrk2":
             raise SettingsError("LOADGEN='wrk2' cannot run make bench-usl: its steps are closed loops (each "
@@ -50,7 +51,7 @@ def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False, 
         raise SettingsError("LOADGEN='wrk2' but no wrk2 binary: run make wrk2, set WRK2=/path/to/wrk2 or put "
                             "wrk2 on PATH (DEVELOPERS.md), or use LOADGEN=oha or auto")
     if settings.loadgen == "wrk2" or (settings.loadgen == "auto" and wrk2 is not None and tls == "off"
-                                     and settings.http == "1.1"):
+                                     and settings.http == "1.1" and settings.connection_life == "keep"):
         return Wrk2Driver(), wrk2
     return OhaDriver(), None
 

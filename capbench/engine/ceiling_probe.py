@@ -40,12 +40,15 @@ def harness() -> tuple[str, ...]:
 
 def key(bench, machines: list[dict] | None) -> str:
     """What the check depends on: another machine, backend, generator, number of load hosts or placement of the
-    balancer and the load hosts measures anew; so does HTTP/2 on the client's leg (HTTP/1.1's key is as before)."""
+    balancer and the load hosts measures anew; so do HTTP/2 on the client's leg and connections that do not last
+    the step (HTTP/1.1's key over kept connections is as before)."""
     placed = ("; ".join(f"{m['name']} {m['cpus']:g} cpus: {', '.join(h for h in m['hosts'] if h in harness())}"
                         for m in machines if any(h in harness() for h in m["hosts"])) if machines else "not counted")
     return " | ".join([url(), machine(), backend().name, f"{bench.driver.name} {bench.version}",
                        f"load hosts {len(bench.loads.hosts)}", f"threads {bench.settings.threads}",
-                       f"harness on {placed}", *([f"HTTP {bench.settings.http}"] if bench.settings.http != "1.1" else [])])
+                       f"harness on {placed}", *([f"HTTP {bench.settings.http}"] if bench.settings.http != "1.1" else []),
+                       *([f"connections {bench.settings.connection_life}"]
+                         if bench.settings.connection_life != "keep" else [])])
 
 
 def cached(wanted: str) -> dict | None:

@@ -152,6 +152,7 @@ class StepRunner:
                         users_file=None if single else self.users_file,
                         urls_file=None if single and scenario is None else urls_file,
                         session_requests=s.session_requests, http=s.http,
+                        connection_life=s.connection_life,
                         ramp_s=min(self.RAMP_S, (duration_s or s.step_s) / 5) if phase in self.RAMPED_PHASES else 0.0)
         if scenario is not None:
             first = scenario.requests[0]
@@ -164,7 +165,7 @@ class StepRunner:
         step_dir = f"{self.work_dir}/step-{number:03d}"
         # The balancer's counts of the client's leg (protocol, connections, handshakes), for a step alone on it.
         counted = (route is None and start_at is None and plan.url.startswith(base_url("lb") + "/")
-                   and client_leg.wanted(tls(), s.http))
+                   and client_leg.wanted(tls(), s.http, s.connection_life))
         counters_before = client_leg.read() if counted else None
         sent = self.loads.send(driver or self.driver, plan, step_dir, timeout=plan.duration_s + s.timeout_s + 120,
                                start_at=start_at)

@@ -3,7 +3,8 @@ after the step (capbench/hosts/haproxy.py), their difference the step's. The pro
 (h2 or http/1.1, by the streams of HAProxy's HTTP/2 and HTTP/1 muxes), the connections it opened and the TLS
 handshakes they made (full, and resumed), per second of the step, and the streams an HTTP/2 connection carried.
 
-Read where the client's leg is not today's clear-text HTTP/1.1 (TLS=lb, HTTP=2), for the steps sent through the
+Read where the client's leg is not clear-text HTTP/1.1 over kept connections (TLS, HTTP=2, CONNECTION_LIFE=
+per-request), for the steps sent through the
 balancer's bench ports alone: a duet's two steps share the frontend, so neither could be told from the
 other. The counters are the frontend's, so what else reaches it during the step is counted too: the balancer's
 and the load hosts' health checks (compose.yaml: one request each every few seconds, over HTTP/1.1), a person's
@@ -14,9 +15,9 @@ from capbench.hosts import haproxy
 from capbench.hosts.backend import ClusterError
 
 
-def wanted(tls: str, http: str) -> bool:
-    """Whether steps record their client leg: with TLS or HTTP/2 on it."""
-    return tls != "off" or http != "1.1"
+def wanted(tls: str, http: str, connection_life: str = "keep") -> bool:
+    """Whether steps record their client leg: with TLS or HTTP/2 on it, or connections that do not last the step."""
+    return tls != "off" or http != "1.1" or connection_life != "keep"
 
 
 def read() -> dict[str, int] | None:

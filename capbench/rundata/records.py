@@ -236,8 +236,8 @@ class StepRecord:
     node_cpus: dict[str, float] | None = doc("the CPU quotas of nodes a kind gave other quotas than the profile's "
                                              "while it ran (a duet's twin slots), what their CPU % is counted "
                                              "against; absent: the profile's", default=None)
-    client_leg: dict | None = doc("where TLS or HTTP/2 is on, the client's leg as the balancer counted it over the "
-                                  "step (capbench/load/client_leg.py): protocol (h2, http/1.1 or mixed), tls, "
+    client_leg: dict | None = doc("where TLS, HTTP/2 or a connection per request is on, the client's leg as the "
+                                  "balancer counted it over the step (capbench/load/client_leg.py): protocol (h2, http/1.1 or mixed), tls, "
                                   "requests, h1_streams, h2_streams, connections, new_connections_per_s, "
                                   "h2_connections, streams_per_h2_connection; with TLS tls_handshakes, tls_resumed and "
                                   "tls_full_handshakes_per_s; absent: clear-text HTTP/1.1, or a step beside "

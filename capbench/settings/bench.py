@@ -30,6 +30,7 @@ SCENARIOS = ("session", "single")
 WORKLOADS = ("grind", "query", "session")
 LOADGENS = ("auto", "oha", "wrk2")
 HTTP_VERSIONS = ("1.1", "2")
+CONNECTION_LIVES = ("keep", "per-request")
 JFR_MODES = ("auto", "on", "off")
 CPU_PROFILERS = ("async", "jfr")
 STATE_BETWEEN = ("carry", "expire", "restart")
@@ -123,6 +124,9 @@ class BenchSettings:
     http: str = setting("HTTP", "1.1", choice(HTTP_VERSIONS),
                         "the client's HTTP: 1.1, or 2 (h2 by ALPN over TLS=lb or both, h2c by prior knowledge in clear "
                         "text; oha only: each connection one user's, its requests one stream at a time)")
+    connection_life: str = setting("CONNECTION_LIFE", "keep", choice(CONNECTION_LIVES),
+                                   "how long a client's connection lives: keep (the whole step) or per-request (a "
+                                   "new connection for each request, over TLS a handshake each: oha over HTTP/1.1)")
     connections: int | None = setting("CONNECTIONS", "auto", auto_or(integer(1, MAX_CONNECTIONS)),
                                       "connections of a step: auto (enough users that each pauses THINK_MS "
                                       "between requests at the step's rate, at least 16) or a number")
@@ -291,12 +295,20 @@ def load_settings(environ: dict[str, str] | None = None, kinds: dict[str, type] 
 
 
 def check_for_driver(settings: BenchSettings, driver_name: str) -> BenchSettings:
-    """Driver-specific limits: wrk2 speaks HTTP/1.1 only, its steps must outlast its calibration (QUICK raises them
+    """Driver-specific limits: wrk2 speaks HTTP/1.1 only and keeps every connection for the step, oha opens a
+    connection per request over HTTP/1.1 only, wrk2's steps must outlast its calibration (QUICK raises them
     to the minimum), and it cannot read answers to HEAD (wg/wrk#198); oha sends one method, one set of headers and one body for every
     request of a step."""
     if driver_name == "wrk2" and settings.http == "2":
         raise SettingsError("HTTP='2' cannot run with LOADGEN=wrk2: wrk2 speaks HTTP/1.1 only; use LOADGEN=oha "
                             "(or auto), or HTTP=1.1")
+    if settings.connection_life == "per-request":
+        if driver_name == "wrk2":
+            raise SettingsError("CONNECTION_LIFE='per-request' cannot run with LOADGEN=wrk2: wrk2 keeps each "
+                                "connection for the whole step; use LOADGEN=oha (or auto), or CONNECTION_LIFE=keep")
+        if settings.http == "2":
+            raise SettingsError("CONNECTION_LIFE='per-request' cannot run with HTTP=2: oha opens a connection per "
+                                "request over HTTP/1.1 only; use HTTP=1.1, or CONNECTION_LIFE=keep")
     scenario = settings.user_scenario
     heads = [r for r in scenario.requests if r.method == "HEAD"] if scenario is not None else []
     if driver_name == "wrk2" and heads:

@@ -88,6 +88,13 @@ def test_http_1_1_hashes_as_before_http_was_a_setting_and_http_2_is_another_benc
     assert bench_hash(h2) != bench_hash(RUN)
 
 
+def test_connections_kept_for_the_step_hash_as_before_and_one_per_request_is_another_bench():
+    kept = {**RUN, "settings": {**RUN["settings"], "connection_life": "keep"}}
+    assert config_hash(kept) == config_hash(RUN) and bench_hash(kept) == bench_hash(RUN)
+    per_request = {**RUN, "settings": {**RUN["settings"], "connection_life": "per-request"}}
+    assert bench_hash(per_request) != bench_hash(RUN)
+
+
 def test_default_compare_picks_the_last_two_complete_runs_of_one_config(tmp_path):
     path = tmp_path / "history.jsonl"
     other = {**RUN, "settings": {**RUN["settings"], "variant": "v3"}}

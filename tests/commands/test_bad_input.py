@@ -98,6 +98,9 @@ BAD = [
     # the rest of the make line
     ("bench cluster", {"LOADGEN": "ab"}, "LOADGEN='ab' is not allowed: use one of auto, oha, wrk2"),
     ("bench cluster", {"HTTP": "3"}, "HTTP='3' is not allowed: use one of 1.1, 2"),
+    ("bench cluster", {"CONNECTION_LIFE": "per-user"}, "CONNECTION_LIFE='per-user' is not allowed: use one of keep, per-request"),
+    ("bench cluster", {"CONNECTION_LIFE": "per-request", "HTTP": "2"},
+     "CONNECTION_LIFE='per-request' cannot run with HTTP=2: oha opens a connection per request over HTTP/1.1 only"),
     ("bench cluster", {"WEIGHTS": "heavy"}, "WEIGHTS='heavy' is not allowed: use one of profile, equal, auto"),
     ("bench cluster", {"QUICK": "yes"}, "QUICK='yes' is not allowed: use one of 0, 1"),
     ("bench cluster", {"REPEATS": "0"}, "REPEATS='0' is not allowed: use an integer from 1 to 20"),

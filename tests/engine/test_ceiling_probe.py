@@ -39,9 +39,13 @@ def test_http2_on_the_clients_leg_is_checked_anew_and_http_1_1_keeps_its_key(mon
     monkeypatch.setattr(ceiling_probe, "machine", lambda: "this machine")
     monkeypatch.setattr(ceiling_probe, "backend", lambda: SimpleNamespace(name="compose"))
 
-    def bench(http: str):
+    def bench(http: str, connection_life: str = "keep"):
         return SimpleNamespace(driver=SimpleNamespace(name="oha"), version="oha 1.16.0",
-                               loads=SimpleNamespace(hosts=["load"]), settings=SimpleNamespace(threads=2, http=http))
+                               loads=SimpleNamespace(hosts=["load"]),
+                               settings=SimpleNamespace(threads=2, http=http, connection_life=connection_life))
     assert ceiling_probe.key(bench("1.1"), None) == ("http://lb:8080/capbench-ceiling | this machine | compose | "
                                                    "oha oha 1.16.0 | load hosts 1 | threads 2 | harness on not counted")
     assert ceiling_probe.key(bench("2"), None) == ceiling_probe.key(bench("1.1"), None) + " | HTTP 2"
+    # A connection per request costs the generator and the balancer a connect (and a handshake) each: anew.
+    assert ceiling_probe.key(bench("1.1", "per-request"), None) == (ceiling_probe.key(bench("1.1"), None)
+                                                                    + " | connections per-request")

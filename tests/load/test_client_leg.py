@@ -40,6 +40,7 @@ def test_a_protocol_the_generator_mixed_is_said_mixed_and_a_step_without_request
     assert client_leg.protocol(402, 600, others=2) == "mixed"
     assert client_leg.protocol(2, 1000, others=2) == "h2" and client_leg.protocol(0, 0, others=0) is None
     assert client_leg.wanted("off", "1.1") is False and client_leg.wanted("lb", "1.1") and client_leg.wanted("off", "2")
+    assert client_leg.wanted("off", "1.1", "per-request")  # the connections it opens are what it is about
 
 
 def test_the_console_says_the_leg_at_capacity_in_one_line():

@@ -263,6 +263,12 @@ def test_oha_closed_loop_has_no_rate_and_no_correction():
     assert paced[paced.index("-q") + 1] == "250" and "--latency-correction" in paced
 
 
+def test_oha_opens_a_connection_per_request_when_asked_and_keeps_them_otherwise():
+    assert "--disable-keepalive" not in OhaDriver().argv(plan(250, 20, 25))
+    argv = OhaDriver().argv(replace(plan(250, 20, 25), connection_life="per-request"))
+    assert "--disable-keepalive" in argv and "--latency-correction" in argv  # latency still from the due time
+
+
 def test_oha_speaks_http2_when_asked_one_stream_per_connection_at_a_time():
     assert "--http2" not in OhaDriver().argv(plan(250, 20, 25))
     argv = OhaDriver().argv(replace(plan(250, 20, 25), http="2"))

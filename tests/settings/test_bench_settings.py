@@ -125,6 +125,11 @@ def test_driver_choice(tmp_path, monkeypatch):
     with pytest.raises(SettingsError, match="^HTTP='2' cannot run with LOADGEN=wrk2: wrk2 speaks HTTP/1.1 only"):
         check_for_driver(settings(HTTP="2"), "wrk2")
     assert check_for_driver(settings(HTTP="2"), "oha").http == "2"
+    # A connection per request: auto takes oha; wrk2, which keeps its connections for the step, is refused.
+    assert choose_driver(settings(CONNECTION_LIFE="per-request"), {"WRK2": str(fake)})[0].name == "oha"
+    with pytest.raises(SettingsError, match="^CONNECTION_LIFE='per-request' cannot run with LOADGEN=wrk2: wrk2 keeps"):
+        check_for_driver(settings(CONNECTION_LIFE="per-request"), "wrk2")
+    assert check_for_driver(settings(CONNECTION_LIFE="per-request"), "oha").connection_life == "per-request"
     # bench-usl's closed loops: oha even where wrk2 would be chosen; an explicit wrk2 is refused.
     assert choose_driver(settings(), {"WRK2": str(fake)}, closed_loop=True)[0].name == "oha"
     with pytest.raises(SettingsError, match="LOADGEN='wrk2' cannot run make bench-usl"):

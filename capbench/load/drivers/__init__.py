@@ -45,6 +45,8 @@ class StepPlan:
     cookie_jar: str | None = None
     # The client's HTTP (HTTP): "1.1", or "2" (oha only: h2 by ALPN over TLS, h2c by prior knowledge in clear text).
     http: str = "1.1"
+    # How long a connection lives (CONNECTION_LIFE): "keep" for the step, or "per-request" (oha only).
+    connection_life: str = "keep"
 
 
 @dataclass(frozen=True)

@@ -62,10 +62,14 @@ class OhaDriver:
         # requests follow one another, as they do over HTTP/1.1; streams in parallel on one connection are not
         # what a step of users sends.
         http2 = ["--http2"] if plan.http == "2" else []
+        # CONNECTION_LIFE=per-request: a new connection for every request (over TLS a handshake each); each of the
+        # step's connections is then a user who reconnects for each request. Its latency, from the request's due
+        # time, includes the connect and the handshake.
+        lives = ["--disable-keepalive"] if plan.connection_life == "per-request" else []
         return [self.binary, "--no-tui", "--output-format", "json", "-o", SUMMARY_FILE,
                 "--db-url", REQUESTS_DB, *pace,
                 "-z", f"{plan.duration_s}s", "-c", str(plan.connections), "-t", f"{plan.timeout_s}s",
-                *http2, *verify, *sends, *target]
+                *http2, *lives, *verify, *sends, *target]
 
     def version_argv(self) -> list[str]:
         return [self.binary, "--version"]
