@@ -84,9 +84,10 @@ collect_ignore = [] if os.environ.get("CAPBENCH_CLAIMS") == "1" else ["claims"]
 # first Compose cluster.
 OWN_HOSTS = ("test_vagrant.py", "test_swarm.py", "test_variants.py", "test_metrics.py", "test_sessions.py",
              "test_your_application.py")
-# Last of the cluster's tests, in this order: the executable JAR's (it leaves the JAR on the nodes: no test after it
-# needs the Grinder), then the teardown check.
-RUN_LAST = ("test_executable_jar.py", "test_teardown.py")
+# Last of the cluster's tests, in this order: TLS's (it leaves the cluster with TLS=both, which the JAR's test
+# re-creates anyway: restoring it would cost a bring-up of the nodes), the executable JAR's (it leaves the JAR on
+# the nodes: no test after it needs the Grinder), then the teardown check.
+RUN_LAST = ("test_tls.py", "test_executable_jar.py", "test_teardown.py")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups from the marks
@@ -107,7 +108,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("cluster"))
         elif integration:
             item.add_marker(pytest.mark.xdist_group("elsewhere"))
-    # The JAR's test and the teardown check run last of the cluster's tests.
+    # TLS's, the JAR's test and the teardown check run last of the cluster's tests.
     items.sort(key=lambda item: RUN_LAST.index(item.fspath.basename) + 1 if item.fspath.basename in RUN_LAST else 0)
 
 

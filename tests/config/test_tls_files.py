@@ -52,8 +52,11 @@ def test_each_nodes_certificate_verifies_for_its_own_name_alone_and_its_key_is_p
         refused = subprocess.run(["openssl", "verify", "-CAfile", str(made / "ca.pem"), "-verify_hostname", other,
                                   str(made / f"{node}.crt")], capture_output=True, text=True)
         assert refused.returncode != 0
-        # Tomcat's PEM reader takes a PKCS#8 key ("BEGIN PRIVATE KEY"), after the certificate in the same file.
-        assert "-----BEGIN PRIVATE KEY-----" in (made / f"{node}.pem").read_text()
+        # Tomcat's PEM reader takes a PKCS#8 key (PEM's "PRIVATE KEY", not SEC 1's "EC PRIVATE KEY"), after the
+        # certificate in the same file.
+        pem = (made / f"{node}.pem").read_text()
+        assert " PRIVATE KEY-----" in pem and "EC PRIVATE KEY" not in pem
+        assert pem.index("CERTIFICATE-----") < pem.index(" PRIVATE KEY-----")
     assert not (made / "node3.pem").exists()  # made for the nodes asked for only
 
 
