@@ -3,10 +3,9 @@ after the step (capbench/hosts/haproxy.py), their difference the step's. The pro
 (h2 or http/1.1, by the streams of HAProxy's HTTP/2 and HTTP/1 muxes), the connections it opened and the TLS
 handshakes they made (full, and resumed), per second of the step, and the streams an HTTP/2 connection carried.
 
-Read where the client's leg is not clear-text HTTP/1.1 over kept connections (TLS, HTTP=2, CONNECTION_LIFE=
-per-request), for the steps sent through the
-balancer's bench ports alone: a duet's two steps share the frontend, so neither could be told from the
-other. The counters are the frontend's, so what else reaches it during the step is counted too: the balancer's
+Read where the client's leg is not clear-text HTTP/1.1 over kept connections (TLS, HTTP=2,
+CONNECTION_LIFE=per-request), for the steps sent through the balancer's bench ports alone: a duet's two steps
+share the frontend, so neither could be told from the other. The counters are the frontend's, so what else reaches it during the step is counted too: the balancer's
 and the load hosts' health checks (compose.yaml: one request each every few seconds, over HTTP/1.1), a person's
 curl; the protocol is said of the generator's requests, the others set apart by the generator's own count."""
 from __future__ import annotations
