@@ -11,9 +11,7 @@ source "$(dirname "$0")/lib.sh"
 HAPROXY_UID=443
 
 packages() {
-    getent group haproxy >/dev/null || groupadd --system --gid "$HAPROXY_UID" haproxy
-    id -u haproxy >/dev/null 2>&1 || useradd --system --uid "$HAPROXY_UID" --gid haproxy \
-        --home-dir /var/lib/haproxy --no-create-home --shell /usr/sbin/nologin haproxy
+    ensure_user haproxy /var/lib/haproxy "$HAPROXY_UID"
     apt_install haproxy socat curl tini "${PCP_PACKAGES[@]}"
 }
 

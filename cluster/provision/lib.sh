@@ -13,11 +13,17 @@ apt_install() {
     rm -rf /var/lib/apt/lists/*
 }
 
-# ensure_user NAME HOME: a system account with no login shell, created once.
+# ensure_user NAME HOME [ID]: a system account with no login shell, created once; with ID, its uid and its
+# group's gid are ID (a host's TLS key on the machine that starts it is owned by that number: cluster/tls.sh).
 ensure_user() {
-    if ! id -u "$1" >/dev/null 2>&1; then
-        useradd --system --user-group --home-dir "$2" --no-create-home --shell /usr/sbin/nologin "$1"
+    local name=$1 home=$2 id=${3-}
+    id -u "$name" >/dev/null 2>&1 && return 0
+    if [ -z "$id" ]; then
+        useradd --system --user-group --home-dir "$home" --no-create-home --shell /usr/sbin/nologin "$name"
+        return 0
     fi
+    getent group "$name" >/dev/null || groupadd --system --gid "$id" "$name"
+    useradd --system --uid "$id" --gid "$name" --home-dir "$home" --no-create-home --shell /usr/sbin/nologin "$name"
 }
 
 # install_healthy SRC: the roles' health check, which compose.yaml's healthchecks and the VMs run.

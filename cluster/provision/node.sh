@@ -13,9 +13,7 @@ source "$(dirname "$0")/lib.sh"
 TOMCAT_UID=444
 
 packages() {
-    getent group tomcat >/dev/null || groupadd --system --gid "$TOMCAT_UID" tomcat
-    id -u tomcat >/dev/null 2>&1 || useradd --system --uid "$TOMCAT_UID" --gid tomcat \
-        --home-dir /opt/capbench/tomcat --no-create-home --shell /usr/sbin/nologin tomcat
+    ensure_user tomcat /opt/capbench/tomcat "$TOMCAT_UID"
     # tomcat10-common is Tomcat itself (bin/ and lib/); the tomcat10 package would add only a systemd unit, a
     # default ROOT app and /etc/tomcat10, none of which a node uses. jattach takes thread dumps through the
     # JVM's attach API, as jcmd Thread.print does, without starting a second JVM inside the node's CPU quota
