@@ -88,9 +88,10 @@ else
     APP_HEALTH=${APP_HEALTH:-/health}
 fi
 export CAPBENCH_NODE_IMAGE GRINDER_PATH APP_HEALTH
-# Whether the nodes open their TLS connector (TLS=both: the balancer re-encrypts to it). A setting of its own, so
-# that TLS=off ↔ lb re-creates the balancer alone, not the nodes.
-[ "${TLS-}" = both ] && NODE_TLS=1 || NODE_TLS=0
+# Whether the nodes open their TLS connector (TLS=both: the balancer re-encrypts to it; node: the client's TLS is
+# passed through to it). A setting of its own, so that TLS=off ↔ lb, and both ↔ node, re-create the balancer
+# alone, not the nodes.
+case ${TLS-} in both | node) NODE_TLS=1 ;; *) NODE_TLS=0 ;; esac
 export NODE_TLS
 # The hosts, for the controller's health check (compose.yaml).
 export CAPBENCH_NODES_LIST="${CAPBENCH_NODES[*]}" CAPBENCH_MONITORED_LIST="${CAPBENCH_MONITORED[*]}"

@@ -166,7 +166,13 @@ check_profile() {
     done
     check_choice LB_BALANCE roundrobin leastconn
     check_choice LB_STICKY none user cookie
-    check_choice TLS off lb both
+    check_choice TLS off lb both node
+    # TLS=node passes the client's TLS through the balancer (TCP mode, haproxy.cfg): it reads no request, so it
+    # cannot keep a user with a node.
+    if [ "${TLS-}" = node ] && [ "${LB_STICKY:-none}" != none ]; then
+        settings_error "LB_STICKY=$LB_STICKY is not allowed with TLS=node: the balancer passes the client's TLS" \
+            "through to the nodes and reads no request, user or cookie; use LB_STICKY=none, or TLS=lb or both"
+    fi
     [ -z "${LB_LOG_REQUESTS-}" ] || check_choice LB_LOG_REQUESTS 0 1
     check_size LB_MEM 64
     check_size LOAD_MEM 64
@@ -238,10 +244,10 @@ check_app() {
             "- . _ ~ / ? = & % : @ + , (no spaces or quotes), like /examples/index.html"
     fi
     check_app_jar "$war"
-    # TLS=both's node leg ends at Tomcat's own connector (tomcat-conf/render-config.sh), which a JAR's server
+    # TLS=both's and TLS=node's node leg ends at Tomcat's own connector (tomcat-conf/render-config.sh), which a JAR's server
     # does not read.
-    if [ -n "${APP_JAR-}" ] && [ "${TLS-}" = both ]; then
-        settings_error "TLS=both is not allowed with APP_JAR='$APP_JAR' yet: the nodes' TLS connector is Tomcat's" \
+    if [ -n "${APP_JAR-}" ] && { [ "${TLS-}" = both ] || [ "${TLS-}" = node ]; }; then
+        settings_error "TLS=$TLS is not allowed with APP_JAR='$APP_JAR' yet: the nodes' TLS connector is Tomcat's" \
             "server.xml, which an executable JAR does not run; use TLS=lb (TLS ends at the balancer) or TLS=off"
     fi
     check_app_java_opts

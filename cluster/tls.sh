@@ -14,7 +14,9 @@
 #                              than root), handed to the host at start as a Compose secret, never copied into an
 #                              image
 #   .capbench/tls/HOST.crt     HOST's certificate alone, whose fingerprint a run records (run.json's tls)
-# The certificates name the hosts as the bench network knows them (lb, node1 …), are EC P-256 and last 825
+# The certificates name the hosts as the bench network knows them (lb, node1 …); a node's names lb too, the name a
+# client dials, since where TLS=node the client's TLS ends at the node (a cluster's every member serves the
+# service's name); its common name still says which node answered. They are EC P-256 and last 825
 # days (the longest a browser accepts for a server's); a new checkout makes its own. A new authority (its files
 # deleted) makes every host's certificate anew.
 #   cluster/tls.sh [NODE...]
@@ -24,7 +26,14 @@ dir=$root/.capbench/tls
 LB_UID=443
 NODE_UID=444
 
-issued() { [ -s "$dir/$1.pem" ] && [ -s "$dir/$1.crt" ]; }
+# alt_names HOST: the names HOST's certificate is for.
+alt_names() { if [ "$1" = lb ]; then echo "DNS:lb"; else echo "DNS:$1,DNS:lb"; fi; }
+# A certificate made before it named all its names (a node's before TLS=node) is made anew.
+issued() {
+    [ -s "$dir/$1.pem" ] && [ -s "$dir/$1.crt" ] &&
+        command openssl x509 -in "$dir/$1.crt" -noout -ext subjectAltName 2>/dev/null | tr -d ' ' |
+        grep -qx "$(alt_names "$1")"
+}
 authority_made() { [ -s "$dir/ca.key" ] && [ -s "$dir/ca.pem" ]; }
 all_made() {
     local host
@@ -59,7 +68,7 @@ issue() {
     openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$work/$host.key"
     openssl req -new -key "$work/$host.key" -subj "/O=capbench/CN=$host" -out "$work/$host.csr"
     printf '%s\n' "basicConstraints=critical,CA:FALSE" "keyUsage=critical,digitalSignature" \
-        "extendedKeyUsage=serverAuth" "subjectAltName=DNS:$host" >"$work/$host.ext"
+        "extendedKeyUsage=serverAuth" "subjectAltName=$(alt_names "$host")" >"$work/$host.ext"
     openssl x509 -req -in "$work/$host.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial \
         -CAserial "$work/ca.srl" -sha256 -days 825 -extfile "$work/$host.ext" -out "$work/$host.crt"
     cat "$work/$host.crt" "$work/$host.key" >"$work/$host.pem"

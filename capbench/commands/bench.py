@@ -16,7 +16,7 @@ from capbench.engine.runner import Bench
 from capbench.engine.session import in_session, measured, refuse
 from capbench.hosts import topology
 from capbench.hosts.backend import backend
-from capbench.hosts.balancer_address import refused_on
+from capbench.hosts.balancer_address import PASSED_THROUGH, refused_on
 from capbench.hosts.cluster_settings import NO_GRINDER, SettingsRefused, cluster_settings
 from capbench.kinds import KINDS, read_settings
 from capbench.load.drivers import find_wrk2
@@ -69,8 +69,13 @@ def refuse_what_the_kind_cannot_run(kind, settings) -> None:
                             f"{kind.compares} on WORKLOAD={kind.workload}'s requests; leave SCENARIO_FILE empty")
 
 
-def refuse_what_tls_cannot_run(kind, driver_name: str, cluster: dict[str, str]) -> None:
-    """TLS=lb runs on Compose's cluster, with oha, through the balancer's bench port (docs/guides/tls.md)."""
+# The benches that read the balancer's log of every request (capbench/engine/balancing.py's with_request_log).
+REQUEST_LOGGING_KINDS = ("failover", "stress")
+
+
+def refuse_what_tls_cannot_run(kind, driver_name: str, cluster: dict[str, str], http: str = "1.1") -> None:
+    """TLS runs on Compose's cluster, with oha, through the balancer's bench port (docs/guides/tls.md); where it is
+    passed through to the nodes (TLS=node), not for a bench that reads the balancer's log of every request."""
     where = cluster.get("TLS", "off")
     if where == "off":
         return
@@ -83,6 +88,13 @@ def refuse_what_tls_cannot_run(kind, driver_name: str, cluster: dict[str, str]) 
     if kind is not None and kind.name == "duet":
         raise SettingsError(f"TLS='{where}' cannot run make bench-duet yet: a duet measures through each node's own "
                             "port on the balancer, which is clear text; use TLS=off")
+    if where in PASSED_THROUGH and http != "1.1":
+        raise SettingsError(f"HTTP={http} cannot run with TLS='{where}' yet: the client's TLS ends at the nodes' "
+                            "connector, which speaks HTTP/1.1 alone; use HTTP=1.1, or TLS=lb or both (HTTP/2 ends at "
+                            "the balancer)")
+    if where in PASSED_THROUGH and kind is not None and kind.name in REQUEST_LOGGING_KINDS:
+        raise SettingsError(f"TLS='{where}' cannot run make bench-{kind.name}: it reads the balancer's log of every "
+                            "request, and the balancer passes TLS through unread; use TLS=lb or both")
 
 
 def checked(closed_loop: bool = False, environ: dict[str, str] | None = None, kind=None):
@@ -98,7 +110,7 @@ def checked(closed_loop: bool = False, environ: dict[str, str] | None = None, ki
                             f"(APP_JAR='{cluster.get('APP_JAR')}'): its requests ask the Grinder, which they do not "
                             "have; give your application's requests in a SCENARIO_FILE")
     driver, wrk2_local = choose_driver(settings, environ, closed_loop, cluster.get("TLS", "off"))
-    refuse_what_tls_cannot_run(kind, driver.name, cluster)
+    refuse_what_tls_cannot_run(kind, driver.name, cluster, settings.http)
     return check_for_driver(settings, driver.name), driver, wrk2_local
 
 

@@ -19,7 +19,7 @@ from capbench.engine.measuring import StepRunner
 from capbench.engine.progress import say
 from capbench.hosts import process_cpu, topology
 from capbench.hosts.backend import ClusterError, backend
-from capbench.hosts.balancer_address import base_url
+from capbench.hosts.balancer_address import PASSED_THROUGH, own_answer_url, tls
 from capbench.hosts.shared_cores import machines as shared_machines
 from capbench.rundata import jsonl
 from capbench.rundata.layout import testbed_ceiling_path
@@ -30,8 +30,18 @@ PHASE = "ceiling"
 
 
 def url() -> str:
-    """The balancer's ceiling backend (haproxy/haproxy.cfg), over TLS where TLS=lb."""
-    return f"{base_url('lb')}/capbench-ceiling"
+    """The balancer's ceiling backend (haproxy/haproxy.cfg), over the client's TLS where the balancer ends it."""
+    return own_answer_url("/capbench-ceiling")
+
+
+def not_checked() -> str | None:
+    """Why the direct check cannot stand for this run's harness, or None where it can: where TLS=node the balancer
+    passes the client's TLS through to the nodes and cannot answer a request over it, and a check in clear text
+    would leave out what the generator's TLS costs. The run's own steps still price the harness where monitored."""
+    if tls() in PASSED_THROUGH:
+        return ("not checked with TLS=node: the balancer passes the client's TLS through to the nodes and answers no "
+                "request over it itself")
+    return None
 
 
 def harness() -> tuple[str, ...]:
@@ -137,6 +147,9 @@ def ensure(bench) -> dict | None:
     found = shared_machines()
     machines = [m.as_json() for m in found] if found is not None else None
     wanted = key(bench, machines)
+    if (reason := not_checked()) is not None:
+        say(f"testbed ceiling: {reason}")
+        return {"key": wanted, "machines": machines, "error": reason}
     check = cached(wanted)
     if check is None:
         say(f"testbed ceiling: checking what the generator and HAProxy carry on HAProxy's own answer ({url()}), once "

@@ -71,6 +71,9 @@ def client_leg_words(leg: dict) -> str:
     31 connections (10.3 new/s), 30 streams per HTTP/2 connection, 10 full handshakes/s"."""
     def per_s(value: float | None) -> str:
         return "n/a" if value is None else f"{value:g}"
+    if leg.get("tls_ended_at") == "nodes":  # TLS=node: connections alone, passed through
+        return (f"TLS passed through to the nodes, {leg['connections']} connections "
+                f"({per_s(leg['new_connections_per_s'])} new/s; their handshakes the nodes')")
     words = [f"{leg['protocol'] or 'no request'}{' over TLS' if leg['tls'] else ' in clear text'}",
              f"{leg['connections']} connections ({per_s(leg['new_connections_per_s'])} new/s)"]
     if leg.get("streams_per_h2_connection"):

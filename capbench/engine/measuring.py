@@ -184,7 +184,7 @@ class StepRunner:
         if counters_before is not None and counters_after is not None:
             record.client_leg = client_leg.figures(counters_before, counters_after,
                                                    result.end_epoch - result.start_epoch, plan.url.startswith("https:"),
-                                                   result.responses)
+                                                   result.responses, client_leg.passed_through())
         if closed_connections:  # no offered rate, so no SLO verdict: the step only has to be valid
             record.passed, record.slo_broken = record.valid, []
         with self._numbering:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from capbench.engine.progress import say
+from capbench.hosts.balancer_address import PASSED_THROUGH
 from capbench.metrics import export
 from capbench.metrics.monitor import Monitor
 from capbench.rundata import jsonl
@@ -50,7 +51,8 @@ class Monitoring:
         try:
             run = RunRecord.read(self.paths.run_json)
             exported = export.export_run(self.monitor.pcp_dir, self.paths.pcp_export, logged,
-                                         {**node_cpus(run), **db_cpus(run)})
+                                         {**node_cpus(run), **db_cpus(run)},
+                                         (run.tls or {}).get("terminates") not in PASSED_THROUGH)
             enriched = {r["step"]: r for r in exported}
         except export.ExportError as problem:
             say(f"warning: the step figures could not be exported: {problem} (the archives are kept)")

@@ -1,8 +1,10 @@
 """Where the load goes: the balancer's address as the load hosts reach it, by where the client's TLS ends
-(TLS, the profile's: cluster/profiles/). TLS=off: http://lb:8080. TLS=lb and TLS=both: https://lb:8443, the
-balancer's certificate verified against the checkout's private authority (cluster/tls.sh), whose certificate every
-load host has at CA_FILE (with both, the balancer re-encrypts to each node's TLS connector: haproxy/start). A node's
-own port on the balancer (a duet's slot, 8101 …) and a node's clear connector (8080) stay clear text."""
+(TLS, the profile's: cluster/profiles/). TLS=off: http://lb:8080. TLS=lb, both and node: https://lb:8443, the
+certificate verified against the checkout's private authority (cluster/tls.sh), whose certificate every load host
+has at CA_FILE: the balancer's (lb; with both, the balancer re-encrypts to each node's TLS connector: haproxy/start),
+or the answering node's, which names lb too (node: the balancer passes the TLS through). A node's own port on the
+balancer (a duet's slot, 8101 …) and a node's clear connector (8080) stay clear text, and so do the balancer's own
+answers where it passes TLS through (own_answer_url)."""
 from __future__ import annotations
 
 from capbench.hosts.cluster_settings import cluster_settings
@@ -13,12 +15,14 @@ BALANCER_TLS_PORT = 8443  # the same frontend's TLS port (TLS=lb)
 CA_FILE = "/run/secrets/capbench_ca"  # on each load host (compose.yaml's secret capbench_ca)
 TLS_HEADER = "X-Capbench-TLS"  # what the client's connection negotiated, on each response (haproxy.cfg)
 NODE_TLS_HEADER = "X-Capbench-Node-TLS"  # what the balancer's connection to the node negotiated (TLS=both)
-CLIENT_TLS = ("lb", "both")  # the TLS settings whose client leg is TLS to the balancer
-NODE_TLS = ("both",)  # those whose node leg is TLS to each node's connector
+CLIENT_TLS = ("lb", "both", "node")  # the TLS settings whose client leg is TLS, to the balancer's :8443
+NODE_TLS = ("both",)  # those where the balancer re-encrypts to each node's connector
+PASSED_THROUGH = ("node",)  # those where the balancer passes the client's TLS through to a node's connector
 
 
 def tls() -> str:
-    """Where TLS ends: "off", "lb" (at the balancer) or "both" (at the balancer, re-encrypted to the nodes)."""
+    """Where TLS ends: "off", "lb" (at the balancer), "both" (at the balancer, re-encrypted to the nodes) or "node"
+    (at the nodes: passed through the balancer)."""
     return cluster_settings().get("TLS", "off")
 
 
@@ -42,3 +46,11 @@ def base_url(host: str, port: int = BALANCER_PORT) -> str:
 def ca_file(url: str) -> str | None:
     """The authority a client verifies `url`'s certificate against: CA_FILE for https, None for clear text."""
     return CA_FILE if url.startswith("https://") else None
+
+
+def own_answer_url(path: str) -> str:
+    """The balancer's own answer at `path` (/lb-health, /capbench-ceiling): over the client's TLS where the balancer
+    ends it, in clear text where it passes TLS through (it reads no request there: any path is a node's)."""
+    if tls() in PASSED_THROUGH:
+        return f"http://{BALANCER}:{BALANCER_PORT}{path}"
+    return f"{base_url(BALANCER)}{path}"

@@ -9,8 +9,10 @@ import time
 
 from capbench.hosts import topology
 from capbench.hosts.backend import ClusterError, backend
+from capbench.hosts.balancer_address import PASSED_THROUGH, tls
 
 BACKEND = "nodes"  # haproxy.cfg's backend of the Tomcat nodes
+PASSTHROUGH_BACKEND = "nodes_passthrough"  # the same nodes' TLS connectors, in TCP mode, where TLS=node
 LB_API = "/opt/capbench/bin/lb-api"
 # `show servers state`: srv_op_state 2 is running; bit 0 of srv_admin_state is forced maintenance.
 RUNNING = "2"
@@ -46,6 +48,7 @@ def requests_in_nodes(rows: list[dict[str, str]] | None = None) -> int:
 
 
 FRONTEND = "bench"  # haproxy.cfg's frontend of the load: its clear, TLS and node ports
+PASSTHROUGH_FRONTEND = "bench_passthrough"  # its TCP frontend where TLS=node: the TLS port, passed through
 # The frontend's counters a step's client leg is told by (capbench/load/client_leg.py): connections and requests,
 # HAProxy's SSL module (handshakes, those resumed) and its HTTP/1 and HTTP/2 muxes (connections, streams).
 FRONTEND_COUNTERS = ("conn_tot", "req_tot", "ssl_sess", "ssl_reused_sess", "h1_total_connections",
@@ -64,9 +67,9 @@ def parse_typed_counters(text: str, wanted: tuple[str, ...] = FRONTEND_COUNTERS)
     return counters
 
 
-def frontend_counters() -> dict[str, int]:
+def frontend_counters(frontend: str = FRONTEND) -> dict[str, int]:
     """The load's frontend's cumulative counters (FRONTEND_COUNTERS), now."""
-    return parse_typed_counters(api(f"show stat {FRONTEND} 1 -1 typed"))
+    return parse_typed_counters(api(f"show stat {frontend} 1 -1 typed"))
 
 
 def parse_server_states(text: str) -> dict[str, dict[str, str]]:
@@ -133,9 +136,12 @@ def _reseat(nodes: tuple[str, ...]) -> None:
 
 
 def set_weights(weights: dict[str, int]) -> None:
-    """Each node's balancer weight (no restart; HAProxy keeps its state)."""
+    """Each node's balancer weight (no restart; HAProxy keeps its state), in the TCP backend too where TLS=node
+    (its servers follow the HTTP backend's state, not their weights)."""
+    backends = (BACKEND, PASSTHROUGH_BACKEND) if tls() in PASSED_THROUGH else (BACKEND,)
     for node, weight in weights.items():
-        _set(f"set weight {BACKEND}/{node} {weight}", f"weight {weight} for {node}")
+        for name in backends:
+            _set(f"set weight {name}/{node} {weight}", f"weight {weight} for {node}")
 
 
 def wait_until_up(nodes: tuple[str, ...], timeout_s: float = 30) -> None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from capbench.engine.kind import Kind, KindSettings, Needs, Outcome
 from capbench.engine.progress import say
-from capbench.hosts.balancer_address import base_url
+from capbench.hosts.balancer_address import own_answer_url
 from capbench.rundata.findings import Findings
 from capbench.rundata.history import read_history
 from capbench.rundata.layout import history_path
@@ -18,8 +18,9 @@ TOLERANCE_PCT = 1.0
 
 
 def url() -> str:
-    """HAProxy's own answer, over TLS where TLS=lb."""
-    return f"{base_url('lb')}/lb-health"
+    """HAProxy's own answer, over the client's TLS where the balancer ends it (clear text where TLS=node passes it
+    through: capbench/hosts/balancer_address.py)."""
+    return own_answer_url("/lb-health")
 
 
 @dataclass(frozen=True)

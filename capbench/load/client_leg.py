@@ -10,7 +10,7 @@ and the load hosts' health checks (compose.yaml: one request each every few seco
 curl; the protocol is said of the generator's requests, the others set apart by the generator's own count."""
 from __future__ import annotations
 
-from capbench.hosts import haproxy
+from capbench.hosts import balancer_address, haproxy
 from capbench.hosts.backend import ClusterError
 
 
@@ -20,12 +20,16 @@ def wanted(tls: str, http: str, connection_life: str = "keep") -> bool:
 
 
 def read() -> dict[str, int] | None:
-    """The frontend's counters now; None where the balancer did not answer (re-created by a fault bench): the
-    step is measured all the same, without its client leg."""
+    """The frontend's counters now (the TCP frontend's where TLS=node); None where the balancer did not answer
+    (re-created by a fault bench): the step is measured all the same, without its client leg."""
     try:
-        return haproxy.frontend_counters()
+        return haproxy.frontend_counters(haproxy.PASSTHROUGH_FRONTEND if passed_through() else haproxy.FRONTEND)
     except ClusterError:
         return None
+
+
+def passed_through() -> bool:
+    return balancer_address.tls() in balancer_address.PASSED_THROUGH
 
 
 def protocol(h1_streams: int, h2_streams: int, others: int) -> str | None:
@@ -37,9 +41,12 @@ def protocol(h1_streams: int, h2_streams: int, others: int) -> str | None:
     return major if minor <= others else "mixed"
 
 
-def figures(before: dict[str, int], after: dict[str, int], seconds: float, tls: bool, answered: int) -> dict:
+def figures(before: dict[str, int], after: dict[str, int], seconds: float, tls: bool, answered: int,
+            passed: bool = False) -> dict:
     """The step's client leg from the counters before and after it, over its `seconds`; `answered`: the requests
-    the generator had answered (the rest of the frontend's are health checks', or cut at the step's end)."""
+    the generator had answered (the rest of the frontend's are health checks', or cut at the step's end).
+    `passed`: the TLS was passed through to the nodes (TLS=node), so the balancer counted connections alone: no
+    request, stream or handshake of it was the balancer's to see (the handshakes were the nodes')."""
     delta = {name: after.get(name, 0) - before.get(name, 0) for name in after}
     requests, connections = delta.get("req_tot", 0), delta.get("conn_tot", 0)
     h1_streams, h2_streams = delta.get("h1_total_streams", 0), delta.get("h2_backend_total_streams", 0)
@@ -51,6 +58,10 @@ def figures(before: dict[str, int], after: dict[str, int], seconds: float, tls: 
            "requests": requests, "h1_streams": h1_streams, "h2_streams": h2_streams,
            "connections": connections, "new_connections_per_s": per_s(connections), "h2_connections": h2_connections,
            "streams_per_h2_connection": round(h2_streams / h2_connections, 1) if h2_connections else None}
+    if passed:
+        unseen = ("requests", "h1_streams", "h2_streams", "h2_connections", "streams_per_h2_connection")
+        return leg | dict.fromkeys(unseen) | {"protocol": None, "tls_ended_at": "nodes", "tls_handshakes": None,
+                                              "tls_resumed": None, "tls_full_handshakes_per_s": None}
     if tls:
         handshakes, resumed = delta.get("ssl_sess", 0), delta.get("ssl_reused_sess", 0)
         leg |= {"tls_handshakes": handshakes, "tls_resumed": resumed,

@@ -9,7 +9,7 @@ import tarfile
 from pathlib import Path
 
 from capbench.hosts.backend import backend
-from capbench.hosts.balancer_address import ca_file
+from capbench.hosts.balancer_address import BALANCER, BALANCER_TLS_PORT, PASSED_THROUGH, ca_file, tls
 from capbench.load.drivers import Envelope
 
 RUN_STEP = "/opt/capbench/bin/run-step"
@@ -57,10 +57,18 @@ class LoadHost:
 
     def nodes_answering(self, url: str, count: int) -> dict[str, int]:
         """Sends `count` requests one after another; how many each node answered, by the balancer's X-Capbench-Node
-        header (haproxy.cfg), whatever application answered."""
+        header (haproxy.cfg), whatever application answered; where the balancer passes TLS through (TLS=node) it
+        adds no header, and the node is named by the certificate it showed (its common name: cluster/tls.sh). Each
+        request is a curl of its own, so a connection of its own: a passed-through connection is balanced as a
+        request is."""
         verify = f"--cacert {ca} " if (ca := ca_file(url)) else ""
-        script = (f'for i in $(seq {count}); do curl -fsS {verify}-o /dev/null -D - --max-time {ANSWER_MAX_S} "{url}" '
-                  f'| grep -i "^{NODE_HEADER}:" || echo "{NODE_HEADER}: ?"; done')
+        if url.startswith(f"https://{BALANCER}:{BALANCER_TLS_PORT}") and tls() in PASSED_THROUGH:
+            named = (f'-w "%{{certs}}" | sed -n "s/^Subject:.*CN = \\(node[0-9]*\\)\\$/{NODE_HEADER}: \\1/p" '
+                     f'| grep .')
+        else:
+            named = f'-D - | grep -i "^{NODE_HEADER}:"'
+        script = (f'for i in $(seq {count}); do curl -fsS {verify}-o /dev/null --max-time {ANSWER_MAX_S} "{url}" '
+                  f'{named} || echo "{NODE_HEADER}: ?"; done')
         seen: dict[str, int] = {}
         for line in self.exec(["sh", "-c", script], timeout=30 + count * ANSWER_MAX_S).decode().splitlines():
             node = line.partition(":")[2].strip()

@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from capbench.hosts.haproxy import BACKEND
 from capbench.metrics import series
 from capbench.metrics.series import Series, labels, mean, peak, process_name, row_sums, scaled
 
@@ -169,7 +170,10 @@ NODE = (
 
 
 def _server(metric: str, keep=lambda lab: True):
-    return lambda w: w.rows(HA + metric, lambda i: labels(i).get("server") == w.server and keep(labels(i)))
+    """The node's rows in the HTTP backend (nodes); where TLS=node the TCP backend (nodes_passthrough) names the same
+    servers, and its sessions are connections, not requests."""
+    return lambda w: w.rows(HA + metric, lambda i: labels(i).get("server") == w.server
+                            and labels(i).get("proxy", BACKEND) == BACKEND and keep(labels(i)))
 
 
 def _server_mean(metric: str, keep=lambda lab: True):

@@ -42,10 +42,26 @@ def figures_for_window(window_dir: Path, window: pmrep.Window, cpu_quotas: dict[
     return figures
 
 
-def export_run(pcp_dir: Path, export_dir: Path, records: list[dict], node_cpus: dict[str, float]) -> list[dict]:
+# What the balancer counts of each node's requests (capbench/metrics/catalogue.py's SERVER): none of them where it
+# passes TLS through and reads no request.
+REQUEST_FIGURES = ("responses_per_s", "responses_5xx_per_s")
+
+
+def unread_requests(figures: dict) -> dict:
+    """A step's figures where the balancer passed the client's TLS through (TLS=node): its HTTP backend answered only
+    checks and probes, so neither its per-node request counts nor the cross-check against Tomcat's stand."""
+    servers = {node: {**own, **dict.fromkeys(REQUEST_FIGURES)}
+               for node, own in figures.get("lb", {}).get("servers", {}).items()}
+    return {**figures, "requests_cross_check": {},
+            **({"lb": {**figures["lb"], "servers": servers}} if "lb" in figures else {})}
+
+
+def export_run(pcp_dir: Path, export_dir: Path, records: list[dict], node_cpus: dict[str, float],
+               balancer_reads_requests: bool = True) -> list[dict]:
     """The step records with `host_metrics` added (records outside the archives' time get none); node_cpus:
     the cores each node (and the database) may use (rundata.run.node_cpus, db_cpus), what its CPU share is
-    counted against, unless a record gives a node's own (its node_cpus)."""
+    counted against, unless a record gives a node's own (its node_cpus). `balancer_reads_requests`: False where
+    the balancer passed TLS through (unread_requests)."""
     windows = pmrep.windows_for(records)
     try:
         pmrep.run(pcp_dir, export_dir, windows)
@@ -58,7 +74,8 @@ def export_run(pcp_dir: Path, export_dir: Path, records: list[dict], node_cpus: 
         window_dir = export_dir / label
         if label in by_label and window_dir.is_dir():
             quotas = {**node_cpus, **(record.get("node_cpus") or {})}  # a duet's twins: the quotas they had
-            record = {**record, "host_metrics": figures_for_window(window_dir, by_label[label], quotas),
+            figures = figures_for_window(window_dir, by_label[label], quotas)
+            record = {**record, "host_metrics": figures if balancer_reads_requests else unread_requests(figures),
                       "metrics_window": {"start_epoch": by_label[label].start, "end_epoch": by_label[label].end}}
         enriched.append(record)
     return enriched

@@ -240,8 +240,9 @@ class StepRecord:
                                   "balancer counted it over the step (capbench/load/client_leg.py): protocol (h2, http/1.1 or mixed), tls, "
                                   "requests, h1_streams, h2_streams, connections, new_connections_per_s, "
                                   "h2_connections, streams_per_h2_connection; with TLS tls_handshakes, tls_resumed and "
-                                  "tls_full_handshakes_per_s; absent: clear-text HTTP/1.1, or a step beside "
-                                  "another on the balancer", default=None)
+                                  "tls_full_handshakes_per_s; where TLS=node passes TLS through, the connections "
+                                  "alone (tls_ended_at: nodes; the rest None); absent: clear-text HTTP/1.1, or a "
+                                  "step beside another on the balancer", default=None)
 
     def to_json(self) -> dict:
         data = {k: v for k, v in asdict(self).items()

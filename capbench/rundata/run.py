@@ -39,9 +39,10 @@ class RunRecord:
     testbed_ceiling: dict | None = doc("the direct check of the testbed's ceiling this run used: steps on HAProxy's "
                                        "own answer, what they carried and their CPU a request "
                                        "(capbench/engine/ceiling_probe.py); None: not checked", default=None)
-    tls: dict | None = doc("TLS=lb or both: where TLS ended, the certificates' SHA-256 fingerprints (never a key), what "
-                           "the first load host's connection negotiated and, with both, the balancer's to a node "
-                           "(node_leg; capbench/load/tls_facts.py); None: clear text", default=None)
+    tls: dict | None = doc("TLS=lb, both or node: where TLS ended, the certificates' SHA-256 fingerprints (never a "
+                           "key), what the first load host's connection negotiated and, with both, the balancer's to a "
+                           "node, with node the node the client reached (node_leg; capbench/load/tls_facts.py); None: "
+                           "clear text", default=None)
     started_epoch: float | None = doc("when the run started", default=None)
 
     @classmethod

@@ -70,6 +70,21 @@ def test_with_tls_both_each_server_is_the_nodes_tls_connector_verified_for_its_n
 
 
 @pytest.mark.docker
+def test_with_tls_node_the_tls_port_is_passed_through_to_each_nodes_connector():
+    """TLS=node: :8443 in TCP mode, to each node's :8443, each server following its node's server of the HTTP
+    backend (its state, maintenance included) by the same weight; the clear port as before; the config valid."""
+    script = ("/opt/capbench/bin/haproxy-start -c && sed -n '/^frontend bench_passthrough/,/^# The same/p' "
+              "/run/haproxy/haproxy.cfg | grep -E '^ +(mode|bind|server|default_backend) '")
+    done = compose("run", "--rm", "--no-deps", "-T", "--entrypoint", "bash", "lb", "-c", script,
+                   env={"TLS": "node"})
+    servers = re.findall(r"^\s+server (node\d) (\S+) track nodes/(node\d) weight \"\$\{(\w+)\}\"$", done.stdout, re.M)
+    assert servers == [(f"node{i}", f"node{i}:8443", f"node{i}", f"NODE{i}_WEIGHT") for i in (1, 2, 3)], done.stdout
+    assert re.findall(r"^\s+(mode \w+|bind \S+)$", done.stdout, re.M) == ["mode tcp", "bind :8443", "mode tcp"]
+    assert "ssl crt" not in done.stdout  # the balancer ends no TLS
+    assert "Configuration file is valid" in done.stdout + done.stderr
+
+
+@pytest.mark.docker
 def test_haproxy_refuses_a_node_list_that_is_not_node_names():
     done = compose("run", "--rm", "--no-deps", "-T", "-e", "LB_NODES=node1 ../x", "--entrypoint",
                    "/opt/capbench/bin/haproxy-start", "lb", "-c", check=False)
@@ -169,7 +184,9 @@ def test_each_nodes_start_window_is_its_health_checks_start_period_on_compose_an
     ({"NODE1_MAXCONN": "-5"}, "NODE1_MAXCONN='-5' is not allowed: use an integer from 0 to 100000"),
     ({"LB_BALANCE": "random"}, "LB_BALANCE='random' is not allowed: use one of roundrobin leastconn"),
     ({"LB_STICKY": "jsessionid"}, "LB_STICKY='jsessionid' is not allowed: use one of none user cookie"),
-    ({"TLS": "node"}, "TLS='node' is not allowed: use one of off lb both"),
+    ({"TLS": "passthrough"}, "TLS='passthrough' is not allowed: use one of off lb both node"),
+    ({"TLS": "node", "LB_STICKY": "user"},
+     "LB_STICKY=user is not allowed with TLS=node: the balancer passes the client's TLS through to the nodes"),
     ({"LB_LOG_REQUESTS": "yes"}, "LB_LOG_REQUESTS='yes' is not allowed: use one of 0 1"),
     ({"STATS_PORT": "70000"}, "STATS_PORT='70000' is not allowed: use an integer from 0 to 65535"),
     ({"BENCH_NET_PREFIX": "10.89"},
@@ -238,9 +255,9 @@ def test_haproxy_runtime_api_stays_on_a_socket_and_stats_need_a_password():
     # Nothing binds the runtime API or the stats to a TCP address, and the stats frontend asks for the password.
     binds = [line for line in lines if line.startswith("bind")]
     # (127.0.0.1:8406: the testbed ceiling's backend, HAProxy answering itself on loopback; :8443, TLS=lb's port
-    # of the bench frontend, whose key is the secret given at start.)
+    # of the bench frontend, whose key is the secret given at start, or TLS=node's passed through to the nodes.)
     assert binds == ["bind :8080", "bind :8443 ssl crt /run/secrets/lb_tls alpn h2,http/1.1", "bind 127.0.0.1:8406",
-                     "bind 127.0.0.1:8405", "bind :8404"], binds
+                     "bind :8443", "bind 127.0.0.1:8405", "bind :8404"], binds
     stats = config[config.index("frontend stats"):]
     assert "http-request auth realm capbench unless { http_auth(stats_users) }" in stats
     assert "stats admin" not in config, "the stats page must stay read-only"

@@ -1,7 +1,8 @@
 """cluster/tls.sh, run as make setup and compose.sh run it, in a copy of the checkout's layout: a private authority,
 the balancer's certificate that OpenSSL verifies for the name the load hosts use (lb) and each node's for its own
 (TLS=both), keys that only their owner (or the host's user) reads, nothing printed, made once; and the
-fingerprints a run records are OpenSSL's."""
+fingerprints a run records are OpenSSL's. What a probe through a balancer that passes TLS through (TLS=node) saw,
+read from curl's own lines."""
 from __future__ import annotations
 
 import shutil
@@ -45,10 +46,14 @@ def test_the_balancers_certificate_verifies_against_the_private_authority_for_it
     assert other.returncode != 0
 
 
-def test_each_nodes_certificate_verifies_for_its_own_name_alone_and_its_key_is_pkcs8(made):
-    for node, other in (("node1", "node2"), ("node2", "lb")):
-        assert openssl("verify", "-CAfile", str(made / "ca.pem"), "-verify_hostname", node,
-                       str(made / f"{node}.crt")).strip().endswith("OK")
+def test_each_nodes_certificate_verifies_for_its_own_name_and_the_balancers_and_its_key_is_pkcs8(made):
+    for node, other in (("node1", "node2"), ("node2", "node1")):
+        # Its own name (the balancer re-encrypts to it: TLS=both) and lb, the name a client dials where its TLS is
+        # passed through to the node (TLS=node); its common name says which node it is.
+        for name in (node, "lb"):
+            assert openssl("verify", "-CAfile", str(made / "ca.pem"), "-verify_hostname", name,
+                           str(made / f"{node}.crt")).strip().endswith("OK")
+        assert openssl("x509", "-in", str(made / f"{node}.crt"), "-noout", "-subject").strip().endswith(f"CN = {node}")
         refused = subprocess.run(["openssl", "verify", "-CAfile", str(made / "ca.pem"), "-verify_hostname", other,
                                   str(made / f"{node}.crt")], capture_output=True, text=True)
         assert refused.returncode != 0
@@ -85,6 +90,14 @@ def test_keys_are_readable_by_their_owner_alone_inside_a_folder_only_its_owner_e
         assert mode(made / "node1.pem") == 0o600 and (made / "node1.pem").stat().st_uid == 444  # tomcat's
     else:
         assert mode(made / "lb.pem") == 0o644 and mode(made / "node1.pem") == 0o644
+
+
+def test_a_nodes_certificate_made_before_it_named_the_balancer_is_made_anew(made):
+    # A certificate of the right authority that does not name lb (as an earlier cluster/tls.sh made a node's).
+    shutil.copy(made / "lb.crt", made / "node1.crt")
+    subprocess.run(["bash", str(made.parent.parent / "cluster" / "tls.sh"), "node1"], check=True, timeout=60)
+    assert openssl("verify", "-CAfile", str(made / "ca.pem"), "-verify_hostname", "node1",
+                   str(made / "node1.crt")).strip().endswith("OK")
 
 
 def test_made_once_a_second_run_keeps_them(made):
@@ -150,3 +163,49 @@ def test_a_balancer_that_names_no_node_leg_under_tls_both_is_a_cluster_error(mad
             tls_facts.tls_record(AnsweringLoadHost(without), certificates=made)
     finally:
         topology.adopt(None)
+
+
+# curl -v's lines on the load host through a balancer passing TLS through, as it printed them (TLS=node).
+PASSED_VIEW = """*   Trying 172.18.0.5:8443...
+* Connected to lb (172.18.0.5) port 8443 (#0)
+* ALPN: offers http/1.1
+* SSL connection using TLSv1.3 / TLS_AES_256_GCM_SHA384
+* ALPN: server did not agree on a protocol. Uses default.
+* Server certificate:
+*  subject: O=capbench; CN=node3
+*  subjectAltName: host "lb" matched cert's "lb"
+*  SSL certificate verify ok.
+> GET /grind HTTP/1.1
+"""
+
+
+class VerboseLoadHost:
+    def __init__(self, verbose: str):
+        self.verbose = verbose
+
+    def exec(self, argv, timeout):
+        assert "--cacert" in argv and "-v" in argv and argv[-1].startswith("https://lb:8443/")
+        return self.verbose.encode()
+
+
+def test_with_tls_passed_through_the_record_is_what_the_client_saw_of_the_node(made, monkeypatch):
+    monkeypatch.setattr(tls_facts, "tls", lambda: "node")
+    monkeypatch.setattr(balancer_address, "cluster_settings", lambda: {"TLS": "node"})
+    topology.adopt(topology.Topology(("node1", "node2", "node3")))
+    subprocess.run(["bash", str(made.parent.parent / "cluster" / "tls.sh"), "node1", "node2", "node3"], check=True,
+                   timeout=60)
+    try:
+        record = tls_facts.tls_record(VerboseLoadHost(PASSED_VIEW), certificates=made)
+    finally:
+        topology.adopt(None)
+    assert record["terminates"] == "node" and record["url"] == "https://lb:8443"
+    assert set(record["certificates_sha256"]) == {"ca", "node1", "node2", "node3"}  # the balancer's is not shown
+    assert record["negotiated"] == {"protocol": "TLSv1.3", "cipher": "TLS_AES_256_GCM_SHA384", "alpn": None}
+    assert record["node_leg"]["node"] == "node3" and record["node_leg"]["negotiated"] == record["negotiated"]
+
+
+def test_a_probe_that_made_no_tls_connection_is_a_cluster_error():
+    with pytest.raises(ClusterError, match="no TLS connection"):
+        tls_facts.parse_client_view("*   Trying 172.18.0.5:8443...\n* Connected to lb\ncurl: (35) error\n")
+    assert tls_facts.parse_client_view("* SSL connection using TLSv1.2 / ECDHE-ECDSA-AES128-GCM-SHA256\n"
+                                       "* ALPN: server accepted http/1.1\n")[0]["alpn"] == "http/1.1"

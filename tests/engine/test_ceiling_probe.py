@@ -49,3 +49,12 @@ def test_http2_on_the_clients_leg_is_checked_anew_and_http_1_1_keeps_its_key(mon
     # A connection per request costs the generator and the balancer a connect (and a handshake) each: anew.
     assert ceiling_probe.key(bench("1.1", "per-request"), None) == (ceiling_probe.key(bench("1.1"), None)
                                                                     + " | connections per-request")
+
+
+def test_with_tls_passed_through_the_direct_check_is_not_made_and_says_why(monkeypatch):
+    from capbench.hosts import balancer_address
+    monkeypatch.setattr(balancer_address, "cluster_settings", lambda: {"TLS": "node"})
+    assert "balancer passes the client's TLS through" in ceiling_probe.not_checked()
+    assert ceiling_probe.url() == "http://lb:8080/capbench-ceiling"
+    monkeypatch.setattr(balancer_address, "cluster_settings", lambda: {"TLS": "lb"})
+    assert ceiling_probe.not_checked() is None and ceiling_probe.url() == "https://lb:8443/capbench-ceiling"

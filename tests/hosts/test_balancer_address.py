@@ -77,3 +77,25 @@ def test_what_tls_at_the_balancer_cannot_run_is_refused_in_one_line(monkeypatch)
         bench_command.refuse_what_tls_cannot_run(Named("cluster"), "oha", at_lb)
     with pytest.raises(SettingsError, match=r"^TLS='both' cannot run on the swarm backend yet"):
         bench_command.refuse_what_tls_cannot_run(Named("cluster"), "oha", {"TLS": "both"})
+
+
+def test_tls_passed_through_to_the_nodes_goes_to_the_tls_port_and_the_balancers_own_answers_stay_clear(tls_at):
+    tls_at("node")
+    assert balancer_address.base_url("lb") == "https://lb:8443"  # to a node's own TLS connector, through the balancer
+    assert balancer_address.own_answer_url("/lb-health") == "http://lb:8080/lb-health"  # it ends no TLS itself
+    tls_at("lb")
+    assert balancer_address.own_answer_url("/lb-health") == "https://lb:8443/lb-health"
+
+
+def test_what_tls_passed_through_cannot_run_is_refused_in_one_line(monkeypatch):
+    monkeypatch.setattr(bench_command, "backend", lambda: Named("compose"))
+    at_node = {"TLS": "node"}
+    bench_command.refuse_what_tls_cannot_run(Named("cluster"), "oha", at_node)
+    with pytest.raises(SettingsError, match=r"^HTTP=2 cannot run with TLS='node' yet: .*speaks HTTP/1.1 alone"):
+        bench_command.refuse_what_tls_cannot_run(Named("single"), "oha", at_node, "2")
+    bench_command.refuse_what_tls_cannot_run(Named("single"), "oha", {"TLS": "both"}, "2")  # HTTP/2 ends at the lb
+    for kind in ("failover", "stress"):
+        with pytest.raises(SettingsError, match=rf"^TLS='node' cannot run make bench-{kind}: it reads the balancer's"):
+            bench_command.refuse_what_tls_cannot_run(Named(kind), "oha", at_node)
+    with pytest.raises(SettingsError, match=r"^TLS='node' cannot run with LOADGEN=wrk2"):
+        bench_command.refuse_what_tls_cannot_run(Named("cluster"), "wrk2", at_node)

@@ -6,10 +6,13 @@ client's leg as the balancer counted it, a connection and a full handshake per r
 per-request). TLS=both: the nodes open their own TLS connector, which the balancer
 re-encrypts to, each node's certificate verified for its name; a node's own connector shows the client the node's
 certificate; two steps on node1 over HTTP/2 by ALPN, whose protocol is read from the step records and the node
-leg's TLS from run.json."""
+leg's TLS from run.json. TLS=node: the balancer alone is re-created and passes the client's TLS through, so the
+client is shown a node's own certificate, verified for the name it dialed; a step with a connection (a handshake
+at node1) per request, the node the client saw recorded in run.json."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -112,5 +115,39 @@ def test_tls_both_re_encrypts_to_each_nodes_own_connector_verified(tmp_path):
     except BaseException:
         it_up()
         raise
-    # Passed, the cluster stays at TLS=both: this file runs just before the JAR's test, which brings the nodes and
-    # the balancer to its own settings (tests/conftest.py's RUN_LAST).
+    # Passed, the cluster stays at TLS=both for the TLS=node test below; this file runs just before the JAR's test,
+    # which brings the nodes and the balancer to its own settings (tests/conftest.py's RUN_LAST).
+
+
+
+def test_tls_node_passes_the_clients_tls_through_to_a_nodes_own_connector(tmp_path):
+    # After the TLS=both test, whose nodes already open their TLS connector: the balancer alone is re-created.
+    try:
+        it_up(ENV, TLS="node")
+        # Through the balancer the client is shown a node's own certificate, verified for the name it dialed (lb);
+        # its common name says which node. The balancer ends no TLS: a node answers, not HAProxy.
+        shown = from_load("--cacert", "/run/secrets/capbench_ca", "-o", "/dev/null", "-w",
+                          "%{ssl_verify_result}\n%{certs}", "https://lb:8443/info").stdout
+        assert shown.startswith("0\n") and re.search(r"^Subject:O = capbench, CN = node[123]$", shown, re.M), shown
+        assert from_load("-o", "/dev/null", "https://lb:8443/info", check=False).returncode == 60
+
+        done = run([sys.executable, "-m", "capbench.commands.bench", "single"],
+                   env={**AT_LB, "TLS": "node", "RESULTS_DIR": str(tmp_path), "QUICK": "1", "QUICK_WARMUP_S": "0",
+                        "QUICK_HOLD_S": "3", "START_RATE": "100", "MAX_STEPS": "1", "LOADGEN": "oha",
+                        "CONNECTION_LIFE": "per-request", "MONITOR": "off"}, timeout=600)
+        run_dir = only_run(tmp_path)
+        tls = json.loads((run_dir / "run.json").read_text())["tls"]
+        assert tls["terminates"] == "node" and tls["url"] == "https://lb:8443"
+        assert tls["node_leg"]["node"] in ("node1", "node2", "node3"), tls
+        assert tls["negotiated"]["protocol"] in ("TLSv1.2", "TLSv1.3") and tls["negotiated"] == tls["node_leg"]["negotiated"]
+        assert "not checked with TLS=node" in done.stdout  # the balancer cannot answer the direct check itself
+        [step] = [s for s in steps_of(run_dir) if s["phase"] == "search"]
+        assert step["valid"] and step["responses"] > 0 and "--disable-keepalive" in step["tool"]["argv"], step
+        # The balancer counted connections alone, one per request, and left the handshakes to the node.
+        leg = step["client_leg"]
+        assert leg["tls_ended_at"] == "nodes" and leg["requests"] is None and leg["tls_handshakes"] is None, leg
+        assert leg["connections"] >= step["responses"], leg
+    except BaseException:
+        it_up()
+        raise
+    # Passed, the cluster stays at TLS=node: the JAR's test that follows brings it to its own settings.

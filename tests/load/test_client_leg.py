@@ -59,5 +59,26 @@ def test_a_balancer_that_does_not_answer_costs_the_step_its_client_leg_only(monk
 
     def gone():
         raise ClusterError("the lb container is being re-created")
-    monkeypatch.setattr(haproxy, "frontend_counters", gone)
+    monkeypatch.setattr(haproxy, "frontend_counters", lambda frontend="bench": gone())
     assert client_leg.read() is None
+
+
+def test_tls_passed_through_counts_connections_alone_and_says_the_handshakes_are_the_nodes():
+    # The TCP frontend's counters (TLS=node): connections only; HAProxy read no request and made no handshake.
+    leg = client_leg.figures(BEFORE, after(conn_tot=300), 3.0, True, 300, passed=True)
+    assert leg["connections"] == 300 and leg["new_connections_per_s"] == 100.0
+    assert leg["tls_ended_at"] == "nodes" and leg["protocol"] is None and leg["requests"] is None
+    assert leg["tls_handshakes"] is None and leg["tls_full_handshakes_per_s"] is None
+    from capbench.engine.console import client_leg_words
+    assert client_leg_words(leg) == ("TLS passed through to the nodes, 300 connections (100 new/s; their handshakes "
+                                     "the nodes')")
+
+
+def test_tls_passed_through_is_counted_on_the_tcp_frontend(monkeypatch):
+    from capbench.hosts import balancer_address, haproxy
+    asked = []
+    monkeypatch.setattr(haproxy, "frontend_counters", lambda frontend: asked.append(frontend) or {})
+    for where in ("node", "lb"):
+        monkeypatch.setattr(balancer_address, "cluster_settings", lambda where=where: {"TLS": where})
+        client_leg.read()
+    assert asked == ["bench_passthrough", "bench"]

@@ -176,3 +176,17 @@ def test_cross_check_compares_tomcat_with_haproxy_counts_per_node():
     assert checks["node1"]["tomcat_requests"] == 990 and checks["node1"]["haproxy_responses"] == 1000
     assert checks["node1"]["diff_pct"] == -1.0 and checks["node1"]["tomcat_rps"] == 99.0
     assert "node2" not in checks                  # no sample of node2 after the step: no count to compare
+
+
+def test_where_tls_was_passed_through_the_balancers_request_counts_are_not_given():
+    """TLS=node: the balancer's HTTP backend answered only checks and probes; its per-node request figures and the
+    cross-check against Tomcat's counts would read as the nodes' lost requests."""
+    figures = {"node1": {"cpu_pct_of_quota": 80.0},
+               "lb": {"haproxy_cpu_cores": 0.1, "servers": {"node1": {"responses_per_s": 0.7, "sessions_mean": 0.0}}},
+               "requests_cross_check": {"node1": {"tomcat_requests": 3000, "haproxy_responses": 7}}}
+    unread = export.unread_requests(figures)
+    assert unread["requests_cross_check"] == {} and unread["node1"] == figures["node1"]
+    assert unread["lb"]["servers"]["node1"] == {"responses_per_s": None, "responses_5xx_per_s": None,
+                                                "sessions_mean": 0.0}
+    assert unread["lb"]["haproxy_cpu_cores"] == 0.1
+    assert figures["requests_cross_check"]  # the step's own figures are not changed in place
