@@ -123,8 +123,8 @@ global_datasource() {
     printf '  </GlobalNamingResources>\n'
 }
 
-# TLS=both (NODE_TLS=1): a second connector, on 8443, that the balancer re-encrypts to, with this node's
-# certificate and key (cluster/tls.sh; the Compose secret node_tls, read by this user alone). It shares the
+# TLS=both or node (NODE_TLS=1): a second connector, on 8443, that the balancer re-encrypts to (both) or passes
+# the client's TLS through to (node), with this node's certificate and key (cluster/tls.sh; the Compose secret node_tls, read by this user alone). It shares the
 # request threads (the executor) and every connector tunable with 8080, so a request costs the same threads
 # either way; JSSE is the TLS (no native library: tomcat-native is not installed), TLS 1.2 and 1.3 only. 8080
 # stays for the node's own health check and the harness's probes on the bench network.

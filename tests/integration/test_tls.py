@@ -104,9 +104,10 @@ def test_tls_both_re_encrypts_to_each_nodes_own_connector_verified(tmp_path):
         assert leg["node"] in ("node1", "node2", "node3") and leg["implementation"].startswith("JSSE"), leg
         assert leg["negotiated"]["protocol"] in ("TLSv1.2", "TLSv1.3") and leg["negotiated"]["cipher"], leg
         assert "PRIVATE KEY" not in (run_dir / "run.json").read_text()
-        searched = [s for s in steps_of(run_dir) if s["phase"] == "search"]
-        assert len(searched) == 2, done.stdout
-        for step in searched:
+        # From 30/s: a node paying a full handshake a request, cold, carried about 55/s in a test at 100/s.
+        stepped = steps_of(run_dir)
+        assert len(stepped) == 2, done.stdout  # searched, or a failed step rechecked: both measured the same way
+        for step in stepped:
             client = step["client_leg"]
             assert step["valid"] and step["url"].startswith("https://lb:8443/grind"), step
             assert "--http2" in step["tool"]["argv"] and step["responses"] > 0, step
@@ -133,7 +134,7 @@ def test_tls_node_passes_the_clients_tls_through_to_a_nodes_own_connector(tmp_pa
 
         done = run([sys.executable, "-m", "capbench.commands.bench", "single"],
                    env={**AT_LB, "TLS": "node", "RESULTS_DIR": str(tmp_path), "QUICK": "1", "QUICK_WARMUP_S": "0",
-                        "QUICK_HOLD_S": "3", "START_RATE": "100", "MAX_STEPS": "1", "LOADGEN": "oha",
+                        "QUICK_HOLD_S": "3", "START_RATE": "30", "MAX_STEPS": "2", "LOADGEN": "oha",
                         "CONNECTION_LIFE": "per-request", "MONITOR": "off"}, timeout=600)
         run_dir = only_run(tmp_path)
         tls = json.loads((run_dir / "run.json").read_text())["tls"]
@@ -141,12 +142,15 @@ def test_tls_node_passes_the_clients_tls_through_to_a_nodes_own_connector(tmp_pa
         assert tls["node_leg"]["node"] in ("node1", "node2", "node3"), tls
         assert tls["negotiated"]["protocol"] in ("TLSv1.2", "TLSv1.3") and tls["negotiated"] == tls["node_leg"]["negotiated"]
         assert "not checked with TLS=node" in done.stdout  # the balancer cannot answer the direct check itself
-        [step] = [s for s in steps_of(run_dir) if s["phase"] == "search"]
-        assert step["valid"] and step["responses"] > 0 and "--disable-keepalive" in step["tool"]["argv"], step
-        # The balancer counted connections alone, one per request, and left the handshakes to the node.
-        leg = step["client_leg"]
-        assert leg["tls_ended_at"] == "nodes" and leg["requests"] is None and leg["tls_handshakes"] is None, leg
-        assert leg["connections"] >= step["responses"], leg
+        # From 30/s: a node paying a full handshake a request, cold, carried about 55/s in a test at 100/s.
+        stepped = steps_of(run_dir)
+        assert len(stepped) == 2, done.stdout  # searched, or a failed step rechecked: both measured the same way
+        for step in stepped:
+            assert step["valid"] and step["responses"] > 0 and "--disable-keepalive" in step["tool"]["argv"], step
+            # The balancer counted connections alone, one per request, and left the handshakes to the node.
+            leg = step["client_leg"]
+            assert leg["tls_ended_at"] == "nodes" and leg["requests"] is None and leg["tls_handshakes"] is None, leg
+            assert leg["connections"] >= step["responses"], leg
     except BaseException:
         it_up()
         raise
