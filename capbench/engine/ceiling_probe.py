@@ -19,7 +19,7 @@ from capbench.engine.measuring import StepRunner
 from capbench.engine.progress import say
 from capbench.hosts import process_cpu, topology
 from capbench.hosts.backend import ClusterError, backend
-from capbench.hosts.balancer_address import PASSED_THROUGH, own_answer_url, tls
+from capbench.hosts.balancer_address import own_answer_url, passed_through
 from capbench.hosts.shared_cores import machines as shared_machines
 from capbench.rundata import jsonl
 from capbench.rundata.layout import testbed_ceiling_path
@@ -38,7 +38,7 @@ def not_checked() -> str | None:
     """Why the direct check cannot stand for this run's harness, or None where it can: where TLS=node the balancer
     passes the client's TLS through to the nodes and cannot answer a request over it, and a check in clear text
     would leave out what the generator's TLS costs. The run's own steps still price the harness where monitored."""
-    if tls() in PASSED_THROUGH:
+    if passed_through():
         return ("not checked with TLS=node: the balancer passes the client's TLS through to the nodes and answers no "
                 "request over it itself")
     return None

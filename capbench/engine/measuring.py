@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from capbench.engine.progress import Progress, say
 from capbench.engine.step import judge
 from capbench.hosts import haproxy
-from capbench.hosts.balancer_address import BALANCER_PORT, base_url, tls
+from capbench.hosts.balancer_address import BALANCER_PORT, base_url, passed_through, tls
 from capbench.load import client_leg
 from capbench.load.drivers import StepPlan
 from capbench.load.drivers.wrk2 import scenario_table
@@ -184,7 +184,7 @@ class StepRunner:
         if counters_before is not None and counters_after is not None:
             record.client_leg = client_leg.figures(counters_before, counters_after,
                                                    result.end_epoch - result.start_epoch, plan.url.startswith("https:"),
-                                                   result.responses, client_leg.passed_through())
+                                                   result.responses, passed_through())
         if closed_connections:  # no offered rate, so no SLO verdict: the step only has to be valid
             record.passed, record.slo_broken = record.valid, []
         with self._numbering:

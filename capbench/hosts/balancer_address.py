@@ -48,9 +48,14 @@ def ca_file(url: str) -> str | None:
     return CA_FILE if url.startswith("https://") else None
 
 
+def passed_through() -> bool:
+    """Whether the balancer passes the client's TLS through to the nodes (PASSED_THROUGH): it reads no request."""
+    return tls() in PASSED_THROUGH
+
+
 def own_answer_url(path: str) -> str:
     """The balancer's own answer at `path` (/lb-health, /capbench-ceiling): over the client's TLS where the balancer
     ends it, in clear text where it passes TLS through (it reads no request there: any path is a node's)."""
-    if tls() in PASSED_THROUGH:
+    if passed_through():
         return f"http://{BALANCER}:{BALANCER_PORT}{path}"
     return f"{base_url(BALANCER)}{path}"

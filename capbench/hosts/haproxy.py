@@ -9,7 +9,7 @@ import time
 
 from capbench.hosts import topology
 from capbench.hosts.backend import ClusterError, backend
-from capbench.hosts.balancer_address import PASSED_THROUGH, tls
+from capbench.hosts.balancer_address import passed_through
 
 BACKEND = "nodes"  # haproxy.cfg's backend of the Tomcat nodes
 PASSTHROUGH_BACKEND = "nodes_passthrough"  # the same nodes' TLS connectors, in TCP mode, where TLS=node
@@ -138,7 +138,7 @@ def _reseat(nodes: tuple[str, ...]) -> None:
 def set_weights(weights: dict[str, int]) -> None:
     """Each node's balancer weight (no restart; HAProxy keeps its state), in the TCP backend too where TLS=node
     (its servers follow the HTTP backend's state, not their weights)."""
-    backends = (BACKEND, PASSTHROUGH_BACKEND) if tls() in PASSED_THROUGH else (BACKEND,)
+    backends = (BACKEND, PASSTHROUGH_BACKEND) if passed_through() else (BACKEND,)
     for node, weight in weights.items():
         for name in backends:
             _set(f"set weight {name}/{node} {weight}", f"weight {weight} for {node}")

@@ -10,8 +10,9 @@ and the load hosts' health checks (compose.yaml: one request each every few seco
 curl; the protocol is said of the generator's requests, the others set apart by the generator's own count."""
 from __future__ import annotations
 
-from capbench.hosts import balancer_address, haproxy
+from capbench.hosts import haproxy
 from capbench.hosts.backend import ClusterError
+from capbench.hosts.balancer_address import passed_through
 
 
 def wanted(tls: str, http: str, connection_life: str = "keep") -> bool:
@@ -26,10 +27,6 @@ def read() -> dict[str, int] | None:
         return haproxy.frontend_counters(haproxy.PASSTHROUGH_FRONTEND if passed_through() else haproxy.FRONTEND)
     except ClusterError:
         return None
-
-
-def passed_through() -> bool:
-    return balancer_address.tls() in balancer_address.PASSED_THROUGH
 
 
 def protocol(h1_streams: int, h2_streams: int, others: int) -> str | None:

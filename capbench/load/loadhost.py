@@ -9,7 +9,7 @@ import tarfile
 from pathlib import Path
 
 from capbench.hosts.backend import backend
-from capbench.hosts.balancer_address import BALANCER, BALANCER_TLS_PORT, PASSED_THROUGH, ca_file, tls
+from capbench.hosts.balancer_address import BALANCER, BALANCER_TLS_PORT, ca_file, passed_through
 from capbench.load.drivers import Envelope
 
 RUN_STEP = "/opt/capbench/bin/run-step"
@@ -62,7 +62,7 @@ class LoadHost:
         request is a curl of its own, so a connection of its own: a passed-through connection is balanced as a
         request is."""
         verify = f"--cacert {ca} " if (ca := ca_file(url)) else ""
-        if url.startswith(f"https://{BALANCER}:{BALANCER_TLS_PORT}") and tls() in PASSED_THROUGH:
+        if url.startswith(f"https://{BALANCER}:{BALANCER_TLS_PORT}") and passed_through():
             named = (f'-w "%{{certs}}" | sed -n "s/^Subject:.*CN = \\(node[0-9]*\\)\\$/{NODE_HEADER}: \\1/p" '
                      f'| grep .')
         else:

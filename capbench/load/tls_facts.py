@@ -20,10 +20,10 @@ from capbench.hosts.backend import ClusterError
 from capbench.hosts.balancer_address import (
     NODE_TLS,
     NODE_TLS_HEADER,
-    PASSED_THROUGH,
     TLS_HEADER,
     base_url,
     ca_file,
+    passed_through,
     tls,
 )
 from capbench.hosts.cluster_settings import routing_path
@@ -94,7 +94,7 @@ def tls_record(load_host, certificates: Path = CERTIFICATES) -> dict | None:
     """run.json's tls; None where TLS=off."""
     if tls() == "off":
         return None
-    if tls() in PASSED_THROUGH:
+    if passed_through():
         return passed_through_record(load_host, certificates)
     headers = answer_headers(load_host)
     record = {"terminates": tls(), "url": base_url("lb"),
