@@ -129,10 +129,10 @@ if [ "${BASH_SOURCE[0]}" = "$0" ] && [ "${1:-}" = environment ]; then
 fi
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     [ "${1:-}" = print ] || { echo "usage: $0 print|environment  (or source it)" >&2; exit 2; }
-    # The nodes' keys for the nodes there are (not the profile's NODE_* defaults, nor its other nodes'), the rest
-    # as the files name them (run.json lists the nodes).
+    # The nodes' keys for the nodes there are (not the profile's NODE_CPUS … defaults, nor its other nodes'), the
+    # rest as the files name them (NODE_HTTP among them; run.json lists the nodes).
     for key in $(settings_keys "$profile_file" "$root/tomcat-conf/tunables.env" "$root/cluster/app.env" \
-            | grep -Ev '^NODE[0-9]*_') GRINDER_PATH; do
+            | grep -Ev "^NODE[0-9]*_($(IFS='|'; echo "${NODE_FIELDS[*]}"))\$") GRINDER_PATH; do
         printf '%s=%s\n' "$key" "${!key-}"
     done
     for node in "${CAPBENCH_NODES[@]}"; do

@@ -105,6 +105,11 @@ check_tunables() {
         check_int TOMCAT_KEEP_ALIVE_TIMEOUT 1 3600000 -1
     fi
     check_int TOMCAT_MAX_KEEP_ALIVE_REQUESTS 1 1000000 -1
+    check_choice NODE_HTTP 1.1 2
+    check_int TOMCAT_H2_MAX_CONCURRENT_STREAMS 1 100000
+    check_int TOMCAT_H2_MAX_CONCURRENT_STREAM_EXECUTION 1 100000
+    # Within HTTP/2's own bound, 2^31-1 bytes (RFC 9113 §6.9.2).
+    check_int TOMCAT_H2_INITIAL_WINDOW_SIZE 1 100000000
     check_int DB_POOL_SIZE 1 200
     check_int DB_POOL_TIMEOUT_MS 250 600000
     check_choice DB_CONNECTION_SCOPE request call
@@ -296,6 +301,10 @@ check_jar_tunables() {
             spring-boot:TOMCAT_PROTOCOL) why="Spring Boot's embedded Tomcat runs NIO only (capbench passes no other)" ;;
             spring-boot:TOMCAT_SESSION_REPLICATION | main:TOMCAT_SESSION_REPLICATION)
                 why="session replication is the Tomcat nodes' cluster, which a JAR does not run" ;;
+            spring-boot:TOMCAT_H2_*)
+                why="Spring Boot names no property for Tomcat's HTTP/2 settings (NODE_HTTP=2 turns its HTTP/2 on:"
+                why+=" server.http2.enabled); leave them at Tomcat's defaults" ;;
+            main:NODE_HTTP) why="capbench cannot turn HTTP/2 on in a server that is not Spring Boot's: use NODE_HTTP=1.1" ;;
             spring-boot:TOMCAT_*) continue ;;
             main:TOMCAT_*)
                 why="a JAR that is not Spring Boot's takes no connector settings from capbench: pass its server's own"

@@ -2,8 +2,8 @@
 # Writes what this node's Tomcat starts from into $CATALINA_BASE/temp (conf/ is read-only): server.xml, with
 # the session replication where it says @cluster when TOMCAT_SESSION_REPLICATION=1 and, with a user's
 # application, the shared database's DataSource where it says @datasource, and the TLS connector where it says
-# @tls-connector when NODE_TLS=1 (below); and the default context
-# (conf/context.xml links to it), which links that DataSource and says where sessions live:
+# @tls-connector when NODE_TLS=1, and HTTP/2 on the connectors where it says @http2 when NODE_HTTP=2 (below); and
+# the default context (conf/context.xml links to it), which links that DataSource and says where sessions live:
 # - 0: in this node's heap only (a Manager that saves nothing at a stop), so a node that restarts has lost its
 #   sessions as a crashed one has;
 # - 1: no Manager in the context, so the cluster's DeltaManager keeps them and sends every change to the other
@@ -140,7 +140,22 @@ tls_connector() {
       <SSLHostConfig protocols="TLSv1.2+TLSv1.3">
         <Certificate certificateFile="/run/secrets/node_tls" type="EC"/>
       </SSLHostConfig>
-    </Connector>
+XML
+    [ "${NODE_HTTP:-1.1}" != 2 ] || http2_protocol
+    echo '    </Connector>'
+}
+
+# NODE_HTTP=2: Tomcat's HTTP/2 on a connector, with the tunables of tomcat-conf/tunables.env. On the clear
+# connector the balancer opens h2c by prior knowledge (its first bytes are HTTP/2's preface; a client's HTTP/1.1,
+# the health checks', is still served); on the TLS connector a client offering h2 by ALPN gets it. Each stream is
+# a request on the shared executor: maxConcurrentStreamExecution bounds how many of one connection's run at once,
+# which with the balancer's few multiplexed connections can bound a node's concurrency below maxThreads.
+http2_protocol() {
+    cat <<'XML'
+      <UpgradeProtocol className="org.apache.coyote.http2.Http2Protocol"
+                       maxConcurrentStreams="${capbench.h2MaxConcurrentStreams}"
+                       maxConcurrentStreamExecution="${capbench.h2MaxConcurrentStreamExecution}"
+                       initialWindowSize="${capbench.h2InitialWindowSize}"/>
 XML
 }
 
@@ -159,6 +174,10 @@ if [ "${NODE_TLS:-0}" = 1 ]; then
     [ -r /run/secrets/node_tls ] || { echo "capbench: NODE_TLS=1 but this node has no certificate at /run/secrets/node_tls" >&2; exit 2; }
     tls_connector > "$out/tls-connector.xml"
     server_edits+=(-e "/<!-- @tls-connector/r $out/tls-connector.xml")
+fi
+if [ "${NODE_HTTP:-1.1}" = 2 ]; then
+    http2_protocol > "$out/http2.xml"
+    server_edits+=(-e "/<!-- @http2/r $out/http2.xml")
 fi
 if [ "$TOMCAT_SESSION_REPLICATION" = 1 ]; then
     address=$(bench_address "$NODE_NAME")

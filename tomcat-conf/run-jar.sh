@@ -24,6 +24,9 @@ if [ "$kind" = spring-boot ]; then
         # Tomcat's MBeans (threads, requests, sessions) and HikariCP's, for the metrics' agent.
         --server.tomcat.mbeanregistry.enabled=true --spring.datasource.hikari.register-mbeans=true
     )
+    # NODE_HTTP=2: Spring Boot's own HTTP/2 switch, which without server.ssl.* gives its Tomcat h2c, as the
+    # balancer speaks it (settings.sh refused the TOMCAT_H2_* tunables, which Spring Boot names no property for).
+    [ "$NODE_HTTP" != 2 ] || jar_args+=(--server.http2.enabled=true)
 fi
 # The user's own last: Spring Boot takes the last value a property is given.
 read -r -a own_args <<<"${APP_JAR_ARGS-}"

@@ -27,6 +27,11 @@ connector="protocol=$TOMCAT_PROTOCOL,maxThreads=$TOMCAT_MAX_THREADS,minSpareThre
 connector+=",acceptCount=$TOMCAT_ACCEPT_COUNT,maxConnections=$TOMCAT_MAX_CONNECTIONS"
 connector+=",connectionTimeout=$TOMCAT_CONNECTION_TIMEOUT,keepAliveTimeout=$keep_alive_timeout"
 connector+=",maxKeepAliveRequests=$TOMCAT_MAX_KEEP_ALIVE_REQUESTS"
+if [ "$NODE_HTTP" = 2 ]; then
+    connector+=",http2=on,h2MaxConcurrentStreams=$TOMCAT_H2_MAX_CONCURRENT_STREAMS"
+    connector+=",h2MaxConcurrentStreamExecution=$TOMCAT_H2_MAX_CONCURRENT_STREAM_EXECUTION"
+    connector+=",h2InitialWindowSize=$TOMCAT_H2_INITIAL_WINDOW_SIZE"
+fi
 
 export CATALINA_HOME=/usr/share/tomcat10
 export CATALINA_BASE=/opt/capbench/tomcat
@@ -43,6 +48,9 @@ catalina_opts=(
     "-Dcapbench.acceptCount=$TOMCAT_ACCEPT_COUNT" "-Dcapbench.maxConnections=$TOMCAT_MAX_CONNECTIONS"
     "-Dcapbench.connectionTimeout=$TOMCAT_CONNECTION_TIMEOUT" "-Dcapbench.keepAliveTimeout=$keep_alive_timeout"
     "-Dcapbench.maxKeepAliveRequests=$TOMCAT_MAX_KEEP_ALIVE_REQUESTS" "-Dcapbench.connector.summary=$connector"
+    "-Dcapbench.h2MaxConcurrentStreams=$TOMCAT_H2_MAX_CONCURRENT_STREAMS"
+    "-Dcapbench.h2MaxConcurrentStreamExecution=$TOMCAT_H2_MAX_CONCURRENT_STREAM_EXECUTION"
+    "-Dcapbench.h2InitialWindowSize=$TOMCAT_H2_INITIAL_WINDOW_SIZE"
     # A server.xml Tomcat cannot apply stops the node instead of leaving it up without a connector.
     -Dorg.apache.catalina.startup.EXIT_ON_INIT_FAILURE=true
 )

@@ -25,9 +25,12 @@ def node_info(node: str) -> dict | None:
     url = f"http://127.0.0.1:8080{grinder_path()}/info"
     done = backend().exec(node, ["curl", "-fsS", "--max-time", "3", url], check=False, timeout=30)
     try:
-        return json.loads(done.stdout) if done.returncode == 0 else None
+        info = json.loads(done.stdout) if done.returncode == 0 else None
     except ValueError:
         return None
+    # How this probe's own request came in (from loopback, HTTP/1.1) says nothing of the bench's: run.json's
+    # node_http has that (capbench/load/node_http_facts.py).
+    return {k: v for k, v in info.items() if k not in ("request_protocol", "request_secure")} if info else None
 
 
 def exporter_info(node: str) -> dict | None:

@@ -55,7 +55,7 @@ settings_of() {
             echo "LB_FIXED_ADDRESSES=1"
             echo "LB_LOG_REQUESTS=${LB_LOG_REQUESTS:-0}"
             local node
-            for key in LB_BALANCE LB_STICKY STATS_USER STATS_PASSWORD APP_HEALTH; do echo "$key=${!key}"; done
+            for key in LB_BALANCE LB_STICKY NODE_HTTP STATS_USER STATS_PASSWORD APP_HEALTH; do echo "$key=${!key}"; done
             echo "LB_NODES=${CAPBENCH_NODES[*]}"
             for node in "${CAPBENCH_NODES[@]}"; do
                 for key in "${node^^}_WEIGHT" "${node^^}_MAXCONN"; do echo "$key=${!key}"; done

@@ -89,6 +89,19 @@ def test_a_spring_boot_jar_takes_the_connectors_threads_but_not_another_protocol
     assert "APP_JAR_ARGS=--spring.datasource.hikari.maximum-pool-size=N" in lines[1]
 
 
+def test_http_2_to_the_nodes_turns_spring_boots_own_on_and_is_refused_where_capbench_cannot(tmp_path):
+    spring, plain = str(jar(tmp_path / "spring.jar", SPRING)), str(jar(tmp_path / "plain.jar"))
+    assert cluster_settings({"APP_JAR": spring, "NODE_HTTP": "2"})["NODE_HTTP"] == "2"  # server.http2.enabled
+    assert refused({"APP_JAR": spring, "NODE_HTTP": "2", "TOMCAT_H2_MAX_CONCURRENT_STREAMS": "50"}) == [
+        f"capbench: TOMCAT_H2_MAX_CONCURRENT_STREAMS=50 is not allowed with APP_JAR='{spring}': Spring Boot names no "
+        "property for Tomcat's HTTP/2 settings (NODE_HTTP=2 turns its HTTP/2 on: server.http2.enabled); leave them "
+        "at Tomcat's defaults"]
+    assert refused({"APP_JAR": plain, "NODE_HTTP": "2"}) == [
+        f"capbench: NODE_HTTP=2 is not allowed with APP_JAR='{plain}': capbench cannot turn HTTP/2 on in a server "
+        "that is not Spring Boot's: use NODE_HTTP=1.1"]
+    assert "--server.http2.enabled=true" in (ROOT / "tomcat-conf" / "run-jar.sh").read_text()
+
+
 def test_tls_re_encrypted_to_the_nodes_is_refused_with_a_jar_and_tls_at_the_balancer_is_not(tmp_path):
     spring = str(jar(tmp_path / "spring.jar", SPRING))
     assert refused({"APP_JAR": spring, "TLS": "both"}) == [

@@ -85,6 +85,26 @@ def test_with_tls_node_the_tls_port_is_passed_through_to_each_nodes_connector():
 
 
 @pytest.mark.docker
+@pytest.mark.parametrize("tls", ["off", "both"])
+def test_with_http_2_to_the_nodes_each_server_and_its_checks_speak_it(tls):
+    """NODE_HTTP=2: h2c by prior knowledge on the clear port, h2 by ALPN where the balancer re-encrypts, the health
+    checks in the same; the config valid with either. (That the scheme each names is the one Tomcat takes is seen
+    for real: tests/integration/test_tls.py.)"""
+    script = "/opt/capbench/bin/haproxy-start -c && grep -E '^ +server node' /run/haproxy/haproxy.cfg"
+    done = compose("run", "--rm", "--no-deps", "-T", "--entrypoint", "bash", "lb", "-c", script,
+                   env={"TLS": tls, "NODE_HTTP": "2"})
+    servers = [server for server in re.findall(r"^\s+server (node\d) node\d:(\d+) (.*?) weight", done.stdout, re.M)
+               if not server[2].startswith("track ")]  # TLS=node's TCP backend, written for every TLS, read for node's
+    if tls == "off":
+        assert servers == [(f"node{i}", "8080", "proto h2 check-proto h2") for i in (1, 2, 3)], done.stdout
+    else:
+        assert [(node, port, over.split(" sni ")[0]) for node, port, over in servers] == [
+            (f"node{i}", "8443", "ssl verify required ca-file /run/secrets/capbench_ca alpn h2 check-alpn h2")
+            for i in (1, 2, 3)], done.stdout
+    assert "Configuration file is valid" in done.stdout + done.stderr
+
+
+@pytest.mark.docker
 def test_haproxy_refuses_a_node_list_that_is_not_node_names():
     done = compose("run", "--rm", "--no-deps", "-T", "-e", "LB_NODES=node1 ../x", "--entrypoint",
                    "/opt/capbench/bin/haproxy-start", "lb", "-c", check=False)
@@ -185,6 +205,11 @@ def test_each_nodes_start_window_is_its_health_checks_start_period_on_compose_an
     ({"LB_BALANCE": "random"}, "LB_BALANCE='random' is not allowed: use one of roundrobin leastconn"),
     ({"LB_STICKY": "jsessionid"}, "LB_STICKY='jsessionid' is not allowed: use one of none user cookie"),
     ({"TLS": "passthrough"}, "TLS='passthrough' is not allowed: use one of off lb both node"),
+    ({"NODE_HTTP": "h2"}, "NODE_HTTP='h2' is not allowed: use one of 1.1 2"),
+    ({"TOMCAT_H2_MAX_CONCURRENT_STREAM_EXECUTION": "0"},
+     "TOMCAT_H2_MAX_CONCURRENT_STREAM_EXECUTION='0' is not allowed: use an integer from 1 to 100000"),
+    ({"TOMCAT_H2_INITIAL_WINDOW_SIZE": "2147483648"},
+     "TOMCAT_H2_INITIAL_WINDOW_SIZE='2147483648' is not allowed: use an integer from 1 to 100000000"),
     ({"TLS": "node", "LB_STICKY": "user"},
      "LB_STICKY=user is not allowed with TLS=node: the balancer passes the client's TLS through to the nodes"),
     ({"LB_LOG_REQUESTS": "yes"}, "LB_LOG_REQUESTS='yes' is not allowed: use one of 0 1"),
@@ -241,9 +266,12 @@ def test_server_xml_is_secure_and_every_property_is_supplied():
     assert valve.get("showServerInfo") == "false" and valve.get("showReport") == "false"
     host = server.find("./Service/Engine/Host")
     assert host.get("autoDeploy") == "false"
-    # Every ${capbench.*} the file reads is set by the node's run script (an unset one would stay literal).
-    wanted = set(re.findall(r"\$\{(capbench\.[A-Za-z.]+)\}", (ROOT / "tomcat-conf" / "server.xml").read_text()))
-    supplied = set(re.findall(r"-D(capbench\.[A-Za-z.]+)=", (ROOT / "tomcat-conf" / "run-tomcat.sh").read_text()))
+    # Every ${capbench.*} the file reads, or what render-config.sh puts in it, is set by the node's run script (an
+    # unset one would stay literal).
+    wanted = {name for file in ("server.xml", "render-config.sh")
+              for name in re.findall(r"\$\{(capbench\.[A-Za-z0-9.]+)\}", (ROOT / "tomcat-conf" / file).read_text())}
+    assert "capbench.h2MaxConcurrentStreamExecution" in wanted
+    supplied = set(re.findall(r"-D(capbench\.[A-Za-z0-9.]+)=", (ROOT / "tomcat-conf" / "run-tomcat.sh").read_text()))
     assert wanted and wanted <= supplied, wanted - supplied
 
 
@@ -277,4 +305,8 @@ def test_tunables_start_from_tomcats_own_defaults():
         "DB_POOL_SIZE": "10", "DB_POOL_TIMEOUT_MS": "30000", "DB_CONNECTION_SCOPE": "call",
         # No cache of reads unless asked for (Caffeine has no default size); its TTL only matters with one.
         "DB_CACHE_SIZE": "0", "DB_CACHE_TTL_S": "60",
+        # HTTP/1.1 to the nodes, as Tomcat's connector speaks unless an UpgradeProtocol is given; Http2Protocol's
+        # own defaults for when it is.
+        "NODE_HTTP": "1.1", "TOMCAT_H2_MAX_CONCURRENT_STREAMS": "100", "TOMCAT_H2_MAX_CONCURRENT_STREAM_EXECUTION": "20",
+        "TOMCAT_H2_INITIAL_WINDOW_SIZE": "65535",
     }

@@ -12,8 +12,8 @@ import java.util.stream.Collectors;
 /**
  * {@code GET /info}: what this node's JVM actually runs with, as the JVM sees it: the garbage collector its
  * ergonomics picked (under a CPU quota below 2 cores JDK 17 silently picks Serial), the processors it
- * counts, its maximum heap and the share of it grinding may hold, and the versions. Reached only on the
- * bench network.
+ * counts, its maximum heap and the share of it grinding may hold, the versions, and how this request came
+ * in. Reached only on the bench network.
  */
 public class InfoServlet extends HttpServlet {
 
@@ -34,7 +34,11 @@ public class InfoServlet extends HttpServlet {
                 .put("java_version", System.getProperty("java.runtime.version"))
                 .put("jvm", System.getProperty("java.vm.name"))
                 .put("server", getServletContext().getServerInfo())
-                .put("connector", System.getProperty("capbench.connector.summary")));
+                .put("connector", System.getProperty("capbench.connector.summary"))
+                // How this very request reached the node (HTTP/1.1 or HTTP/2.0, over TLS or not): the node's own
+                // word on what the balancer speaks to it (NODE_HTTP), beside the balancer's.
+                .put("request_protocol", req.getProtocol())
+                .put("request_secure", req.isSecure()));
     }
 
     /** Names the collector family from the MXBean names each HotSpot collector registers. */
