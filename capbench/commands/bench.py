@@ -88,9 +88,10 @@ def refuse_what_tls_cannot_run(kind, driver_name: str, cluster: dict[str, str], 
     if kind is not None and kind.name == "duet":
         raise SettingsError(f"TLS='{where}' cannot run make bench-duet yet: a duet measures through each node's own "
                             "port on the balancer, which is clear text; use TLS=off")
-    if where in PASSED_THROUGH and http != "1.1":
-        raise SettingsError(f"HTTP={http} cannot run with TLS='{where}' yet: the client's TLS ends at the nodes' "
-                            "connector, which speaks HTTP/1.1 alone; use HTTP=1.1, or TLS=lb or both (HTTP/2 ends at "
+    if where in PASSED_THROUGH and http != "1.1" and cluster.get("NODE_HTTP", "1.1") != http:
+        raise SettingsError(f"HTTP={http} cannot run with TLS='{where}' and NODE_HTTP={cluster.get('NODE_HTTP', '1.1')}: "
+                            "the client's TLS ends at the nodes' connector, which then speaks HTTP/1.1 alone; use "
+                            f"NODE_HTTP={http} (the nodes take HTTP/2 too), HTTP=1.1, or TLS=lb or both (HTTP/2 ends at "
                             "the balancer)")
     if where in PASSED_THROUGH and kind is not None and kind.name in REQUEST_LOGGING_KINDS:
         raise SettingsError(f"TLS='{where}' cannot run make bench-{kind.name}: it reads the balancer's log of every "

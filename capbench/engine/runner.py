@@ -25,6 +25,7 @@ from capbench.load.drivers import DriverError
 from capbench.load.drivers.wrk2 import LOADHOST_BINARY
 from capbench.load.load_hosts import LoadHosts
 from capbench.load.loadhost import WORK_DIR
+from capbench.load.node_http_facts import node_http_record
 from capbench.load.tls_facts import tls_record
 from capbench.metrics.monitor import Monitor
 from capbench.rundata import jsonl
@@ -58,6 +59,7 @@ class Bench:
         self.calibration: dict | None = None  # the machine's speed at the start (capbench/engine/calibration_probe.py)
         self.ceiling_check: dict | None = None  # the testbed's ceiling, checked directly (capbench/engine/ceiling_probe.py)
         self.tls: dict | None = None  # TLS=lb: its certificates and what a connection negotiated (capbench/load/tls_facts.py)
+        self.node_http: dict | None = None  # NODE_HTTP=2: what the nodes were spoken to in (capbench/load/node_http_facts.py)
         self.profiling = profile_step.wanted(settings, kind)
         planned = kind.planned_searches(settings) if searches is None else searches
         progress = Progress(planned, settings.step_s, StepRunner.SETTLE_AFTER_PASS_S,
@@ -110,6 +112,7 @@ class Bench:
             self.loads.put_binary(self.wrk2_local, LOADHOST_BINARY)
         self.version = self.loads.record_versions(self.driver)
         self.tls = tls_record(self.loads.first)
+        self.node_http = node_http_record(self.loads.first)
         if self.kind.needs.users and (self.settings.scenario == "session" or self.settings.user_scenario is not None):
             self.steps.put_dataset()
         self.calibration = calibrate(self.loads.first, topology.NODES)
@@ -129,6 +132,7 @@ class Bench:
             harness={"python": platform.python_version(), "host": platform.node()},
             git_sha=git_sha(), nodes={node: jvm.node_info(node) for node in topology.NODES},
             calibration=self.calibration, testbed_ceiling=self.ceiling_check, tls=self.tls,
+            node_http=self.node_http,
             started_epoch=time.time())
 
 

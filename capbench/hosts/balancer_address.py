@@ -26,6 +26,12 @@ def tls() -> str:
     return cluster_settings().get("TLS", "off")
 
 
+def node_http() -> str:
+    """What the balancer speaks to the nodes, and the nodes' connectors take: "1.1", or "2" (HTTP/2: NODE_HTTP,
+    tomcat-conf/tunables.env), which is also what a client whose TLS is passed through to a node may offer."""
+    return cluster_settings().get("NODE_HTTP", "1.1")
+
+
 def refused_on(backend_name: str, where: str) -> str | None:
     """Why TLS=`where` cannot run on this backend (only Compose's balancer is given a certificate so far), or
     None where it can: `make up` and every bench ask this one rule."""

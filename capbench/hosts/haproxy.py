@@ -55,14 +55,20 @@ FRONTEND_COUNTERS = ("conn_tot", "req_tot", "ssl_sess", "ssl_reused_sess", "h1_t
                      "h1_total_streams", "h2_total_connections", "h2_backend_total_streams")
 
 
-def parse_typed_counters(text: str, wanted: tuple[str, ...] = FRONTEND_COUNTERS) -> dict[str, int]:
-    """`show stat PROXY 1 -1 typed`'s frontend line per field ("F.2.0.48.req_tot.1:MCP:u64:11"): the `wanted`
-    fields' values summed over HAProxy's processes (one here); a field this HAProxy does not count is absent."""
+# The nodes' backend's counters a step's node leg is told by: the requests it sent, the connections it opened to the
+# nodes and the requests that reused one, and its HTTP/1 and HTTP/2 muxes' streams (the health checks' among them).
+BACKEND_COUNTERS = ("req_tot", "connect", "reuse", "h1_total_streams", "h2_backend_total_streams")
+
+
+def parse_typed_counters(text: str, wanted: tuple[str, ...] = FRONTEND_COUNTERS, line: str = "F") -> dict[str, int]:
+    """`show stat PROXY 1 -1 typed`'s frontend line per field ("F.2.0.48.req_tot.1:MCP:u64:11"; `line` B: a
+    backend's, `show stat PROXY 2 -1 typed`): the `wanted` fields' values summed over HAProxy's processes (one
+    here); a field this HAProxy does not count is absent."""
     counters: dict[str, int] = {}
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
+    for row in text.splitlines():
+        key, _, value = row.partition(":")
         parts = key.split(".")
-        if len(parts) == 6 and parts[0] == "F" and parts[4] in wanted:
+        if len(parts) == 6 and parts[0] == line and parts[4] in wanted:
             counters[parts[4]] = counters.get(parts[4], 0) + int(value.rsplit(":", 1)[-1] or 0)
     return counters
 
@@ -70,6 +76,11 @@ def parse_typed_counters(text: str, wanted: tuple[str, ...] = FRONTEND_COUNTERS)
 def frontend_counters(frontend: str = FRONTEND) -> dict[str, int]:
     """The load's frontend's cumulative counters (FRONTEND_COUNTERS), now."""
     return parse_typed_counters(api(f"show stat {frontend} 1 -1 typed"))
+
+
+def backend_counters() -> dict[str, int]:
+    """The nodes' backend's cumulative counters (BACKEND_COUNTERS), now."""
+    return parse_typed_counters(api(f"show stat {BACKEND} 2 -1 typed"), BACKEND_COUNTERS, "B")
 
 
 def parse_server_states(text: str) -> dict[str, dict[str, str]]:

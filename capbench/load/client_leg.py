@@ -1,10 +1,12 @@
 """What a step's client leg was, as the balancer counted it: the load's frontend's counters read before and
 after the step (capbench/hosts/haproxy.py), their difference the step's. The protocol its requests came in
 (h2 or http/1.1, by the streams of HAProxy's HTTP/2 and HTTP/1 muxes), the connections it opened and the TLS
-handshakes they made (full, and resumed), per second of the step, and the streams an HTTP/2 connection carried.
+handshakes they made (full, and resumed), per second of the step, and the streams an HTTP/2 connection carried;
+and the leg from the balancer to the nodes (its backend's counters): the protocol it spoke to them (NODE_HTTP), the
+connections it opened and the requests each carried.
 
-Read where the client's leg is not clear-text HTTP/1.1 over kept connections (TLS, HTTP=2,
-CONNECTION_LIFE=per-request), for the steps sent through the balancer's bench ports alone: a duet's two steps
+Read where either leg is not clear-text HTTP/1.1 over kept connections (TLS, HTTP=2, CONNECTION_LIFE=per-request,
+NODE_HTTP=2), for the steps sent through the balancer's bench ports alone: a duet's two steps
 share the frontend, so neither could be told from the other. The counters are the frontend's, so what else reaches it during the step is counted too: the balancer's
 and the load hosts' health checks (compose.yaml: one request each every few seconds, over HTTP/1.1), a person's
 curl; the protocol is said of the generator's requests, the others set apart by the generator's own count."""
@@ -14,17 +16,23 @@ from capbench.hosts import haproxy
 from capbench.hosts.backend import ClusterError
 from capbench.hosts.balancer_address import passed_through
 
+NODE = "node."  # the nodes' backend's counters among read()'s, by this prefix
 
-def wanted(tls: str, http: str, connection_life: str = "keep") -> bool:
-    """Whether steps record their client leg: with TLS or HTTP/2 on it, or connections that do not last the step."""
-    return tls != "off" or http != "1.1" or connection_life != "keep"
+
+def wanted(tls: str, http: str, connection_life: str = "keep", node_http: str = "1.1") -> bool:
+    """Whether steps record their client leg: with TLS or HTTP/2 on it or to the nodes, or connections that do not
+    last the step."""
+    return tls != "off" or http != "1.1" or connection_life != "keep" or node_http != "1.1"
 
 
 def read() -> dict[str, int] | None:
-    """The frontend's counters now (the TCP frontend's where TLS=node); None where the balancer did not answer
-    (re-created by a fault bench): the step is measured all the same, without its client leg."""
+    """The frontend's counters now (the TCP frontend's where TLS=node), and the nodes' backend's (NODE) where the
+    balancer reads the requests; None where the balancer did not answer (re-created by a fault bench): the step is
+    measured all the same, without its client leg."""
     try:
-        return haproxy.frontend_counters(haproxy.PASSTHROUGH_FRONTEND if passed_through() else haproxy.FRONTEND)
+        if passed_through():
+            return haproxy.frontend_counters(haproxy.PASSTHROUGH_FRONTEND)
+        return haproxy.frontend_counters() | {NODE + name: count for name, count in haproxy.backend_counters().items()}
     except ClusterError:
         return None
 
@@ -63,4 +71,18 @@ def figures(before: dict[str, int], after: dict[str, int], seconds: float, tls: 
         handshakes, resumed = delta.get("ssl_sess", 0), delta.get("ssl_reused_sess", 0)
         leg |= {"tls_handshakes": handshakes, "tls_resumed": resumed,
                 "tls_full_handshakes_per_s": per_s(handshakes - resumed)}
+    if any(name.startswith(NODE) for name in delta):
+        leg["node_leg"] = node_leg({name.removeprefix(NODE): count for name, count in delta.items()
+                                    if name.startswith(NODE)}, per_s)
     return leg
+
+
+def node_leg(delta: dict[str, int], per_s) -> dict:
+    """The balancer's leg to the nodes over the step, from the nodes' backend's counters' `delta`: the protocol it
+    spoke (its health checks' streams, one a check, set apart from the requests'), the requests it sent, the
+    connections it opened for them (the checks' own are not counted there) and the requests per connection opened."""
+    requests, opened = delta.get("req_tot", 0), delta.get("connect", 0)
+    h1_streams, h2_streams = delta.get("h1_total_streams", 0), delta.get("h2_backend_total_streams", 0)
+    return {"protocol": protocol(h1_streams, h2_streams, max(0, h1_streams + h2_streams - requests)),
+            "requests": requests, "connections_opened": opened, "new_connections_per_s": per_s(opened),
+            "reused": delta.get("reuse", 0), "requests_per_connection_opened": round(requests / opened, 1) if opened else None}

@@ -43,6 +43,9 @@ class RunRecord:
                            "key), what the first load host's connection negotiated and, with both, the balancer's to a "
                            "node, with node the node the client reached (node_leg; capbench/load/tls_facts.py); None: "
                            "clear text", default=None)
+    node_http: dict | None = doc("NODE_HTTP=2: the HTTP the balancer spoke to the node that answered a probe, and the "
+                                 "protocol that node saw the request in (capbench/load/node_http_facts.py); None: "
+                                 "HTTP/1.1 to the nodes", default=None)
     started_epoch: float | None = doc("when the run started", default=None)
 
     @classmethod

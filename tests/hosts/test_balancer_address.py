@@ -91,8 +91,11 @@ def test_what_tls_passed_through_cannot_run_is_refused_in_one_line(monkeypatch):
     monkeypatch.setattr(bench_command, "backend", lambda: Named("compose"))
     at_node = {"TLS": "node"}
     bench_command.refuse_what_tls_cannot_run(Named("cluster"), "oha", at_node)
-    with pytest.raises(SettingsError, match=r"^HTTP=2 cannot run with TLS='node' yet: .*speaks HTTP/1.1 alone"):
+    with pytest.raises(SettingsError, match=r"^HTTP=2 cannot run with TLS='node' and NODE_HTTP=1.1: .*speaks "
+                                            r"HTTP/1.1 alone; use NODE_HTTP=2"):
         bench_command.refuse_what_tls_cannot_run(Named("single"), "oha", at_node, "2")
+    # Where the nodes' connectors take HTTP/2 too, a client offering it by ALPN gets it from the node.
+    bench_command.refuse_what_tls_cannot_run(Named("single"), "oha", at_node | {"NODE_HTTP": "2"}, "2")
     bench_command.refuse_what_tls_cannot_run(Named("single"), "oha", {"TLS": "both"}, "2")  # HTTP/2 ends at the lb
     for kind in ("failover", "stress"):
         with pytest.raises(SettingsError, match=rf"^TLS='node' cannot run make bench-{kind}: it reads the balancer's"):

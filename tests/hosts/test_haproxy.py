@@ -55,3 +55,12 @@ def test_the_load_frontends_counters_are_read_from_its_typed_stats():
     assert counters["req_tot"] == 914 and counters["h2_backend_total_streams"] == 900
     assert counters["h1_total_streams"] == 14 and counters["ssl_sess"] == 0
     assert haproxy.parse_typed_counters("F.2.0.0.pxname.1:KNS:str:bench\nnot a line\n") == {}
+
+
+def test_the_nodes_backends_counters_are_read_from_its_backend_line():
+    # The nodes' backend after a few steps with NODE_HTTP=2 (HAProxy 2.6.12, 2026-12-07): every request an HTTP/2
+    # stream, most on a connection already open; the health checks' streams (not requests) beside them.
+    counters = haproxy.parse_typed_counters((DATA / "show-stat-nodes-backend-typed.txt").read_text(),
+                                            haproxy.BACKEND_COUNTERS, "B")
+    assert counters == {"req_tot": 3021, "connect": 108, "reuse": 2913, "h1_total_streams": 0,
+                        "h2_backend_total_streams": 4012}

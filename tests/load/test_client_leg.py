@@ -77,8 +77,34 @@ def test_tls_passed_through_counts_connections_alone_and_says_the_handshakes_are
 def test_tls_passed_through_is_counted_on_the_tcp_frontend(monkeypatch):
     from capbench.hosts import balancer_address, haproxy
     asked = []
-    monkeypatch.setattr(haproxy, "frontend_counters", lambda frontend: asked.append(frontend) or {})
+    monkeypatch.setattr(haproxy, "frontend_counters", lambda frontend="bench": asked.append(frontend) or {})
+    monkeypatch.setattr(haproxy, "backend_counters", lambda: asked.append("nodes") or {})
     for where in ("node", "lb"):
         monkeypatch.setattr(balancer_address, "cluster_settings", lambda where=where: {"TLS": where})
         client_leg.read()
-    assert asked == ["bench_passthrough", "bench"]
+    assert asked == ["bench_passthrough", "bench", "nodes"]  # passed through, the balancer reads no request to a node
+
+
+NODES_BEFORE = {"node.req_tot": 5000, "node.connect": 40, "node.reuse": 4960, "node.h1_total_streams": 0,
+                "node.h2_backend_total_streams": 6000}
+
+
+def test_the_leg_to_the_nodes_says_what_the_balancer_spoke_and_the_connections_it_opened():
+    # A 5-s step at 200/s over 20 client connections, NODE_HTTP=2 in clear text (2026-12-07): 22 connections opened
+    # to node1 for 1 000 requests; 50 health checks' streams beside them (one a check, each on its own connection).
+    moved = {"req_tot": 1003, "h1_total_streams": 1003, "conn_tot": 23}
+    before = BEFORE | NODES_BEFORE
+    later = after(**moved) | {"node.req_tot": 6000, "node.connect": 62, "node.reuse": 5938,
+                              "node.h1_total_streams": 0, "node.h2_backend_total_streams": 7050}
+    leg = client_leg.figures(before, later, 5.0, False, 1000)
+    assert leg["protocol"] == "http/1.1" and leg["node_leg"] == {
+        "protocol": "h2", "requests": 1000, "connections_opened": 22, "new_connections_per_s": 4.4, "reused": 978,
+        "requests_per_connection_opened": 45.5}
+    from capbench.engine.console import client_leg_words
+    assert client_leg_words(leg) == ("http/1.1 in clear text, 23 connections (4.6 new/s), to the nodes h2, 22 "
+                                     "connections opened (4.4/s, 45.5 requests each)")
+    # HTTP/1.1 to the nodes with a connection per request: none reused; and a step whose nodes got nothing.
+    per_request = client_leg.node_leg({"req_tot": 300, "connect": 300, "h1_total_streams": 330}, lambda n: n / 3)
+    assert per_request["protocol"] == "http/1.1" and per_request["requests_per_connection_opened"] == 1.0
+    assert client_leg.node_leg({}, lambda n: None)["protocol"] is None
+    assert client_leg.wanted("off", "1.1", "keep", "2") and not client_leg.wanted("off", "1.1", "keep", "1.1")
