@@ -8,7 +8,9 @@ re-encrypts to, each node's certificate verified for its name; a node's own conn
 certificate; two steps on node1 over HTTP/2 by ALPN, whose protocol is read from the step records and the node
 leg's TLS from run.json. TLS=node: the balancer alone is re-created and passes the client's TLS through, so the
 client is shown a node's own certificate, verified for the name it dialed; a step with a connection (a handshake
-at node1) per request, the node the client saw recorded in run.json."""
+at node1) per request, the node the client saw recorded in run.json. Each with HTTP/2 to the nodes (NODE_HTTP=2),
+as the balancer and the node each say and run.json records: h2c in clear text behind TLS=lb, h2 by ALPN over the
+re-encrypted leg (both), and a client's own h2 by ALPN at the node's connector (node)."""
 from __future__ import annotations
 
 import json
@@ -23,6 +25,7 @@ from conftest import IT_ENV as ENV, PROJECT, ROOT, compose, it_up, only_run, run
 pytestmark = pytest.mark.usefixtures("cluster")  # the session's one cluster (tests/conftest.py)
 NODES = [f"{PROJECT}-node{n}-1" for n in (1, 2, 3)]
 AT_LB = {**ENV, "TLS": "lb"}
+H2_TO_NODES = {**ENV, "NODE_HTTP": "2"}  # the balancer speaks HTTP/2 to the nodes in every test of this file
 
 
 def container_ids() -> list[str]:
@@ -34,11 +37,16 @@ def from_load(*curl: str, check: bool = True):
 
 
 def test_tls_at_the_balancer_is_verified_and_recorded(tmp_path):
-    it_up()
+    it_up(H2_TO_NODES)
     nodes = container_ids()
     try:
-        it_up(ENV, TLS="lb")
+        it_up(H2_TO_NODES, TLS="lb")
         assert container_ids() == nodes  # TLS=lb is the balancer's alone
+        # From the balancer to a node, HTTP/2 in clear text (h2c), as both the balancer and the node say.
+        answer, info = from_load("--cacert", "/run/secrets/capbench_ca", "-D", "-", "https://lb:8443/info"
+                                 ).stdout.replace("\r\n", "\n").split("\n\n", 1)
+        assert re.search(r"^x-capbench-node-http: 2$", answer, re.M | re.I), answer
+        assert json.loads(info)["request_protocol"] == "HTTP/2.0" and json.loads(info)["request_secure"] is False
         answer = from_load("--cacert", "/run/secrets/capbench_ca", "-o", "/dev/null", "-D", "-",
                            "https://lb:8443/info").stdout
         negotiated = next(line for line in answer.splitlines() if line.lower().startswith("x-capbench-tls:"))
@@ -48,7 +56,7 @@ def test_tls_at_the_balancer_is_verified_and_recorded(tmp_path):
         assert from_load("-fo", "/dev/null", "http://lb:8080/info").returncode == 0
 
         done = run([sys.executable, "-m", "capbench.commands.bench", "selfcheck"],
-                   env={**AT_LB, "RESULTS_DIR": str(tmp_path), "SELFCHECK_RATE": "300", "STEP_S": "3",
+                   env={**AT_LB, "NODE_HTTP": "2", "RESULTS_DIR": str(tmp_path), "SELFCHECK_RATE": "300", "STEP_S": "3",
                         "LOADGEN": "oha", "MONITOR": "off", "CONNECTION_LIFE": "per-request"}, timeout=300)
         run_dir = only_run(tmp_path)
         tls = json.loads((run_dir / "run.json").read_text())["tls"]
@@ -70,6 +78,8 @@ def test_tls_at_the_balancer_is_verified_and_recorded(tmp_path):
         assert leg["protocol"] == "http/1.1" and leg["tls"] and leg["requests"] >= step["responses"], leg
         assert leg["h2_streams"] == 0 and leg["connections"] >= step["responses"], leg
         assert leg["tls_handshakes"] - leg["tls_resumed"] >= step["responses"], leg
+        node_http = json.loads((run_dir / "run.json").read_text())["node_http"]
+        assert node_http["balancer_spoke"] == "HTTP/2" and node_http["node_saw"] == "HTTP/2.0", node_http
     except BaseException:
         it_up()  # the cluster's other tests expect it as the defaults leave it
         raise
@@ -80,7 +90,7 @@ def test_tls_both_re_encrypts_to_each_nodes_own_connector_verified(tmp_path):
     nodes = container_ids()
     certificates = ROOT / ".capbench" / "tls"
     try:
-        it_up(ENV, TLS="both")
+        it_up(H2_TO_NODES, TLS="both")
         assert set(container_ids()).isdisjoint(nodes)  # the nodes open a connector: they are re-created
         # A node's own connector shows the client the node's certificate, verified for its name.
         shown = from_load("--cacert", "/run/secrets/capbench_ca", "-o", "/dev/null", "-w", "%{ssl_verify_result}",
@@ -90,9 +100,9 @@ def test_tls_both_re_encrypts_to_each_nodes_own_connector_verified(tmp_path):
         assert from_load("--cacert", "/run/secrets/capbench_ca", "-o", "/dev/null", "--connect-to",
                          "node2:8443:node1:8443", "https://node2:8443/info", check=False).returncode == 60
 
-        # HTTP=2 by ALPN to the balancer, HTTP/1.1 over TLS from it to node1: two steps of a QUICK search.
+        # HTTP=2 by ALPN to the balancer, and by ALPN from it to node1 over TLS: two steps of a QUICK search.
         done = run([sys.executable, "-m", "capbench.commands.bench", "single"],
-                   env={**AT_LB, "TLS": "both", "RESULTS_DIR": str(tmp_path), "QUICK": "1", "QUICK_WARMUP_S": "0",
+                   env={**AT_LB, "TLS": "both", "NODE_HTTP": "2", "RESULTS_DIR": str(tmp_path), "QUICK": "1", "QUICK_WARMUP_S": "0",
                         "QUICK_HOLD_S": "3", "START_RATE": "100", "MAX_STEPS": "2", "LOADGEN": "oha", "HTTP": "2",
                         "MONITOR": "off"}, timeout=600)
         run_dir = only_run(tmp_path)
@@ -104,6 +114,8 @@ def test_tls_both_re_encrypts_to_each_nodes_own_connector_verified(tmp_path):
         assert leg["node"] in ("node1", "node2", "node3") and leg["implementation"].startswith("JSSE"), leg
         assert leg["negotiated"]["protocol"] in ("TLSv1.2", "TLSv1.3") and leg["negotiated"]["cipher"], leg
         assert "PRIVATE KEY" not in (run_dir / "run.json").read_text()
+        node_http = json.loads((run_dir / "run.json").read_text())["node_http"]
+        assert (node_http["balancer_spoke"], node_http["node_saw"], node_http["node_secure"]) == ("HTTP/2", "HTTP/2.0", True)
         # From 30/s: a node paying a full handshake a request, cold, carried about 55/s in a test at 100/s.
         stepped = steps_of(run_dir)
         assert len(stepped) == 2, done.stdout  # searched, or a failed step rechecked: both measured the same way
@@ -113,6 +125,7 @@ def test_tls_both_re_encrypts_to_each_nodes_own_connector_verified(tmp_path):
             assert "--http2" in step["tool"]["argv"] and step["responses"] > 0, step
             assert client["protocol"] == "h2" and client["tls"] and client["h2_streams"] >= step["responses"], client
             assert client["h2_connections"] == step["connections"] and client["streams_per_h2_connection"] > 1, client
+            assert client["node_leg"]["protocol"] == "h2" and client["node_leg"]["requests"] >= step["responses"], client
     except BaseException:
         it_up()
         raise
@@ -124,16 +137,19 @@ def test_tls_both_re_encrypts_to_each_nodes_own_connector_verified(tmp_path):
 def test_tls_node_passes_the_clients_tls_through_to_a_nodes_own_connector(tmp_path):
     # After the TLS=both test, whose nodes already open their TLS connector: the balancer alone is re-created.
     try:
-        it_up(ENV, TLS="node")
+        it_up(H2_TO_NODES, TLS="node")
         # Through the balancer the client is shown a node's own certificate, verified for the name it dialed (lb);
         # its common name says which node. The balancer ends no TLS: a node answers, not HAProxy.
         shown = from_load("--cacert", "/run/secrets/capbench_ca", "-o", "/dev/null", "-w",
                           "%{ssl_verify_result}\n%{certs}", "https://lb:8443/info").stdout
         assert shown.startswith("0\n") and re.search(r"^Subject:O = capbench, CN = node[123]$", shown, re.M), shown
+        # A client offering HTTP/2 by ALPN gets it from the node's own connector (NODE_HTTP=2).
+        info = json.loads(from_load("--cacert", "/run/secrets/capbench_ca", "--http2", "https://lb:8443/info").stdout)
+        assert info["request_protocol"] == "HTTP/2.0" and info["request_secure"] is True, info
         assert from_load("-o", "/dev/null", "https://lb:8443/info", check=False).returncode == 60
 
         done = run([sys.executable, "-m", "capbench.commands.bench", "single"],
-                   env={**AT_LB, "TLS": "node", "RESULTS_DIR": str(tmp_path), "QUICK": "1", "QUICK_WARMUP_S": "0",
+                   env={**AT_LB, "TLS": "node", "NODE_HTTP": "2", "RESULTS_DIR": str(tmp_path), "QUICK": "1", "QUICK_WARMUP_S": "0",
                         "QUICK_HOLD_S": "3", "START_RATE": "30", "MAX_STEPS": "2", "LOADGEN": "oha",
                         "CONNECTION_LIFE": "per-request", "MONITOR": "off"}, timeout=600)
         run_dir = only_run(tmp_path)
@@ -142,6 +158,8 @@ def test_tls_node_passes_the_clients_tls_through_to_a_nodes_own_connector(tmp_pa
         assert tls["node_leg"]["node"] in ("node1", "node2", "node3"), tls
         assert tls["negotiated"]["protocol"] in ("TLSv1.2", "TLSv1.3") and tls["negotiated"] == tls["node_leg"]["negotiated"]
         assert "not checked with TLS=node" in done.stdout  # the balancer cannot answer the direct check itself
+        node_http = json.loads((run_dir / "run.json").read_text())["node_http"]
+        assert node_http["balancer_spoke"] is None and node_http["node_saw"] == "HTTP/2.0", node_http
         # From 30/s: a node paying a full handshake a request, cold, carried about 55/s in a test at 100/s.
         stepped = steps_of(run_dir)
         assert len(stepped) == 2, done.stdout  # searched, or a failed step rechecked: both measured the same way
