@@ -29,9 +29,10 @@ NODE_KEYS = ("CPUS", "MEM", "HEAP", "GC")  # a build may change these of its slo
 TWIN_KEYS = (*NODE_KEYS, "MAXCONN")  # the slots are alike in these (node1's), before the builds change theirs
 # The connector's, pool's and cache's settings (tomcat-conf/tunables.env), the same on every node unless a build
 # gives its slot its own (NODE1_TOMCAT_MAX_THREADS, cluster/compose/compose.sh). Not the session replication: it
-# joins every node.
+# joins every node; nor NODE_HTTP: the balancer speaks one HTTP to every node (Tomcat's HTTP/2 tunables are a slot's).
+CLUSTER_WIDE = ("TOMCAT_SESSION_REPLICATION", "NODE_HTTP")
 TUNABLE_KEYS = tuple(key for key in re.findall(r"^([A-Z][A-Z0-9_]*)=", (ROOT / "tomcat-conf" / "tunables.env")
-                                               .read_text(), re.MULTILINE) if key != "TOMCAT_SESSION_REPLICATION")
+                                               .read_text(), re.MULTILINE) if key not in CLUSTER_WIDE)
 APP_KEYS = {"WAR": "APP_WAR", "JAR": "APP_JAR"}  # a build's application file, and the cluster setting it stands in for
 REQUEST_KEYS = {"VARIANT": "variant", "WORK_PCT": "work_pct"}  # what a build's requests ask the Grinder for
 BUILD_KEYS = (*APP_KEYS, *REQUEST_KEYS, *NODE_KEYS, *TUNABLE_KEYS)
