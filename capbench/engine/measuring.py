@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from capbench.engine.progress import Progress, say
 from capbench.engine.step import judge
 from capbench.hosts import haproxy
-from capbench.hosts.balancer_address import BALANCER_PORT, base_url, node_http, passed_through, tls
+from capbench.hosts.balancer_address import BALANCER_PORT, base_url, passed_through, tls
 from capbench.load import client_leg
 from capbench.load.drivers import StepPlan
 from capbench.load.drivers.wrk2 import scenario_table
@@ -68,6 +68,8 @@ class StepRunner:
         self.warmups: list[dict] = []  # each warm-up's windows and whether it became steady (capbench/engine/warmup.py)
         self._numbering = threading.Lock()  # a duet measures two steps at once (capbench/duet/builds.py)
         self._routes: dict[tuple[int, str, int], Route] = {}  # route_for's, by port, variant and work
+        # What the balancer speaks to the nodes as this run's cluster runs (make tune's point may change it).
+        self.node_http = "1.1"
 
     def put_dataset(self) -> None:
         """The scenario's dataset on each load host: the session scenario's users (a copy in the results), and
@@ -165,7 +167,7 @@ class StepRunner:
         step_dir = f"{self.work_dir}/step-{number:03d}"
         # The balancer's counts of the client's leg (protocol, connections, handshakes), for a step alone on it.
         counted = (route is None and start_at is None and plan.url.startswith(base_url("lb") + "/")
-                   and client_leg.wanted(tls(), s.http, s.connection_life, node_http()))
+                   and client_leg.wanted(tls(), s.http, s.connection_life, self.node_http))
         counters_before = client_leg.read() if counted else None
         sent = self.loads.send(driver or self.driver, plan, step_dir, timeout=plan.duration_s + s.timeout_s + 120,
                                start_at=start_at)

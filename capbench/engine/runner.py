@@ -20,6 +20,7 @@ from capbench.engine.run_summary import summarize
 from capbench.engine.searcher import Searcher
 from capbench.hosts import haproxy, jvm, topology
 from capbench.hosts.backend import ClusterError, backend
+from capbench.hosts.balancer_address import node_http
 from capbench.hosts.cluster_settings import cluster_settings, profile_name, with_application
 from capbench.load.drivers import DriverError
 from capbench.load.drivers.wrk2 import LOADHOST_BINARY
@@ -112,7 +113,8 @@ class Bench:
             self.loads.put_binary(self.wrk2_local, LOADHOST_BINARY)
         self.version = self.loads.record_versions(self.driver)
         self.tls = tls_record(self.loads.first)
-        self.node_http = node_http_record(self.loads.first)
+        self.node_http = node_http_record(self.loads.first, self.cluster_settings())
+        self.steps.node_http = node_http(self.cluster_settings())
         if self.kind.needs.users and (self.settings.scenario == "session" or self.settings.user_scenario is not None):
             self.steps.put_dataset()
         self.calibration = calibrate(self.loads.first, topology.NODES)

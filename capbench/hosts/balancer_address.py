@@ -26,10 +26,11 @@ def tls() -> str:
     return cluster_settings().get("TLS", "off")
 
 
-def node_http() -> str:
+def node_http(settings: dict[str, str] | None = None) -> str:
     """What the balancer speaks to the nodes, and the nodes' connectors take: "1.1", or "2" (HTTP/2: NODE_HTTP,
-    tomcat-conf/tunables.env), which is also what a client whose TLS is passed through to a node may offer."""
-    return cluster_settings().get("NODE_HTTP", "1.1")
+    tomcat-conf/tunables.env), which is also what a client whose TLS is passed through to a node may offer; of the
+    cluster's `settings` (a run's, make tune's point's), this command's by default."""
+    return (cluster_settings() if settings is None else settings).get("NODE_HTTP", "1.1")
 
 
 def refused_on(backend_name: str, where: str) -> str | None:

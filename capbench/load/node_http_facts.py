@@ -42,9 +42,10 @@ def parse_record(out: str, url: str, passed: bool) -> dict:
                      + (", offering h2 by ALPN: the TLS is passed through to the node" if passed else "")}
 
 
-def node_http_record(load_host) -> dict | None:
-    """run.json's node_http; None where the nodes are spoken to in HTTP/1.1 (NODE_HTTP=1.1)."""
-    if node_http() == "1.1":
+def node_http_record(load_host, settings: dict[str, str] | None = None) -> dict | None:
+    """run.json's node_http, of the cluster's `settings` (the run's); None where the nodes are spoken to in HTTP/1.1
+    (NODE_HTTP=1.1)."""
+    if node_http(settings) == "1.1":
         return None
     url = f"{base_url('lb')}{grinder_path()}/info" if has_grinder() else f"{base_url('lb')}{routing_path()}"
     passed = passed_through()
