@@ -113,8 +113,9 @@ class Bench:
             self.loads.put_binary(self.wrk2_local, LOADHOST_BINARY)
         self.version = self.loads.record_versions(self.driver)
         self.tls = tls_record(self.loads.first)
-        self.node_http = node_http_record(self.loads.first, self.cluster_settings())
-        self.steps.node_http = node_http(self.cluster_settings())
+        cluster = self.cluster_settings()
+        self.node_http = node_http_record(self.loads.first, cluster)
+        self.steps.node_http = node_http(cluster)
         if self.kind.needs.users and (self.settings.scenario == "session" or self.settings.user_scenario is not None):
             self.steps.put_dataset()
         self.calibration = calibrate(self.loads.first, topology.NODES)

@@ -11,6 +11,7 @@ import json
 from capbench.hosts.backend import ClusterError
 from capbench.hosts.balancer_address import base_url, ca_file, node_http, passed_through
 from capbench.hosts.cluster_settings import grinder_path, has_grinder, routing_path
+from capbench.load.tls_facts import parse_headers
 
 NODE_HTTP_HEADER = "x-capbench-node-http"  # haproxy.cfg's, on each response: 1 or 2
 SPOKEN = {"1": "HTTP/1.1", "2": "HTTP/2"}
@@ -19,9 +20,7 @@ SPOKEN = {"1": "HTTP/1.1", "2": "HTTP/2"}
 def split_answer(out: str) -> tuple[dict[str, str], str]:
     """curl -D -'s output (the headers, a blank line, then the body) as headers by lower-case name, and the body."""
     head, _, body = out.replace("\r\n", "\n").partition("\n\n")
-    headers = {name.strip().lower(): value.strip() for name, sep, value in
-               (line.partition(":") for line in head.splitlines()[1:]) if sep}
-    return headers, body
+    return parse_headers(head), body
 
 
 def parse_record(out: str, url: str, passed: bool) -> dict:

@@ -57,11 +57,15 @@ def probe(load_host, *shown: str) -> str:
                            "--max-time", "10", url], timeout=30).decode()
 
 
+def parse_headers(head: str) -> dict[str, str]:
+    """An answer's header lines (curl -D -'s) by lower-case name; the status line, which has no colon, left out."""
+    return {name.strip().lower(): value.strip() for name, sep, value in (line.partition(":") for line in head.splitlines())
+            if sep}
+
+
 def answer_headers(load_host) -> dict[str, str]:
     """The headers of the balancer's answer to one request from the load host, by lower-case name."""
-    out = probe(load_host, "-D", "-")
-    return {name.strip().lower(): value.strip() for name, sep, value in (line.partition(":") for line in out.splitlines())
-            if sep}
+    return parse_headers(probe(load_host, "-D", "-"))
 
 
 def client_view(load_host) -> str:
