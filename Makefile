@@ -14,6 +14,8 @@ CAPBENCH := $(VENV)/bin/capbench
 # The hosts' access layer (capbench/hosts/): standard library only, so it runs before the venv exists.
 HOSTCTL := python3 -m capbench.hosts
 OHA := .capbench/tools/oha/bin/oha
+# capbench's own client for connections that come and go (load/capload/, Go), built here for the load hosts.
+CAPLOAD := .capbench/tools/capload/bin/capload
 # The Prometheus JMX exporter java agent the nodes load (JVM and Tomcat metrics for PCP), from Maven Central.
 JMX_AGENT_VERSION := 1.0.1
 JMX_AGENT := .capbench/tools/jmx-exporter/jmx_prometheus_javaagent.jar
@@ -105,6 +107,9 @@ $(ASYNC_PROFILER): Makefile
 $(OHA): load/install-oha.sh
 	@load/install-oha.sh
 
+$(CAPLOAD): load/install-capload.sh $(wildcard load/capload/*.go) load/capload/go.mod
+	@load/install-capload.sh
+
 $(JMX_AGENT): Makefile
 	mvn -B -q dependency:copy -Dartifact=io.prometheus.jmx:jmx_prometheus_javaagent:$(JMX_AGENT_VERSION) \
 		-Dmdep.stripVersion=true -DoutputDirectory=$(@D)
@@ -121,7 +126,7 @@ vagrant-box: ## VMs: build a Debian 12 libvirt box from Debian packages and add 
 wrk2: ## build wrk2 from its pinned commit into .capbench/tools/wrk2/ (downloaded, or WRK2_SRC=folder; sha256 checked)
 	load/install-wrk2.sh
 
-artifacts: $(WAR) $(OHA) $(JMX_AGENT) $(ASYNC_PROFILER) ## build what the hosts install: the WAR, oha, the JMX exporter and async-profiler's agents
+artifacts: $(WAR) $(OHA) $(CAPLOAD) $(JMX_AGENT) $(ASYNC_PROFILER) ## build what the hosts install: the WAR, oha, capload, the JMX exporter and async-profiler's agents
 
 # What the images are built from (cluster/images/*.Dockerfile copy these; .dockerignore admits no more).
 IMAGE_INPUTS := compose.yaml .dockerignore $(shell git ls-files cluster/images cluster/provision cluster/settings.sh \
@@ -136,7 +141,7 @@ images: artifacts ## build the five images (only when what they are built from c
 
 # With no application (APP_WAR and APP_JAR empty), so the nodes' build is capbench-node's own: cluster/app.sh builds the image with
 # an application from it, at make up.
-$(IMAGES_BUILT): $(IMAGE_INPUTS) $(WAR) $(OHA) $(JMX_AGENT) $(ASYNC_PROFILER)
+$(IMAGES_BUILT): $(IMAGE_INPUTS) $(WAR) $(OHA) $(CAPLOAD) $(JMX_AGENT) $(ASYNC_PROFILER)
 	@APP_WAR= APP_JAR= $(COMPOSE) --progress quiet build
 	@touch $@
 
@@ -189,8 +194,9 @@ test-fast: $(TESTED) $(JUNIT_XSD) ## the edit loop, no Docker: JUnit, lint, the 
 	@$(MAKE) --no-print-directory lint
 	$(PYTHON) -m pytest -q -m "not docker" tests --ignore=tests/integration
 
-lint: $(TESTED) ## the Python linter, ruff (its rules: ruff.toml), on every Python file
+lint: $(TESTED) ## the Python linter, ruff (its rules: ruff.toml), on every Python file; go vet and go test on capload
 	$(VENV)/bin/ruff check .
+	cd load/capload && test -z "$$(gofmt -l .)" && go vet ./... && go test -count=1 ./...
 
 test-unit: ## the webapp's JUnit 5 tests (and its WAR)
 	cd webapp && mvn -B package

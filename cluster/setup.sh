@@ -37,6 +37,7 @@ command -v java >/dev/null || missing+=("Java 17 (a JDK)")
 command -v mvn >/dev/null || missing+=("Maven")
 command -v python3 >/dev/null || missing+=("Python 3")
 command -v cargo >/dev/null || missing+=("Rust (cargo)")
+command -v go >/dev/null || missing+=("Go (the load generator capload)")
 command -v openssl >/dev/null || missing+=("OpenSSL (openssl: the balancer's certificate, cluster/tls.sh)")
 if [ ${#missing[@]} -gt 0 ]; then
     say "missing prerequisites: ${missing[*]}; install them and run make setup again" >&2

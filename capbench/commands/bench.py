@@ -20,6 +20,7 @@ from capbench.hosts.balancer_address import PASSED_THROUGH, refused_on
 from capbench.hosts.cluster_settings import NO_GRINDER, SettingsRefused, cluster_settings
 from capbench.kinds import KINDS, read_settings
 from capbench.load.drivers import find_wrk2
+from capbench.load.drivers.capload import CaploadDriver
 from capbench.load.drivers.oha import OhaDriver
 from capbench.load.drivers.wrk2 import Wrk2Driver
 from capbench.load.scenario import workload_name
@@ -31,18 +32,22 @@ def choose_driver(settings, environ: dict[str, str], closed_loop: bool = False, 
     """The driver LOADGEN asks for, and the user's wrk2 binary when that is the one; SettingsError if absent.
     A closed loop (bench-usl) needs oha: wrk2 always paces its requests at a rate; so do TLS (auto takes oha,
     which verifies the certificate; wrk2 never does), HTTP/2 (wrk2 speaks HTTP/1.1 only) and a connection per request
-    (wrk2 keeps its connections)."""
+    (wrk2 keeps its connections); a connection per user's session, and per request over HTTP/2, take capload."""
     if closed_loop:
-        if settings.loadgen == "wrk2":
-            raise SettingsError("LOADGEN='wrk2' cannot run make bench-usl: its steps are closed loops (each "
-                                "connection sends when answered) and wrk2 always paces at a rate; use LOADGEN=oha "
-                                "or auto")
+        if settings.loadgen in ("wrk2", "capload"):
+            raise SettingsError(f"LOADGEN='{settings.loadgen}' cannot run make bench-usl: its steps are closed loops "
+                                f"(each connection sends when answered) and {settings.loadgen} always paces at a "
+                                "rate; use LOADGEN=oha or auto")
         levels = settings.kinds["usl"].usl_levels
         if len(topology.LOAD_HOSTS) > min(levels):
             raise SettingsError(f"LOAD_HOSTS='{len(topology.LOAD_HOSTS)}' cannot run make bench-usl with USL_LEVELS "
                                 f"starting at {min(levels)}: each load host needs a connection of "
                                 f"every level; use LOAD_HOSTS=1, or levels of at least {len(topology.LOAD_HOSTS)} connections")
         return OhaDriver(), None
+    if settings.loadgen == "capload" or (settings.loadgen == "auto" and (
+            settings.connection_life == "per-user"
+            or (settings.connection_life == "per-request" and settings.http == "2"))):
+        return CaploadDriver(), None
     wrk2 = find_wrk2(environ.get("WRK2"), built=settings.loadgen == "wrk2")
     if environ.get("WRK2") and not (wrk2.is_file() and os.access(wrk2, os.X_OK)):
         raise SettingsError(f"WRK2='{environ['WRK2']}' is not an executable file: give the path of a wrk2 "

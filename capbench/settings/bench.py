@@ -28,9 +28,9 @@ from capbench.settings.fields import (
 VARIANTS = ("v1", "v1-nosync", "v2", "v3")
 SCENARIOS = ("session", "single")
 WORKLOADS = ("grind", "query", "session")
-LOADGENS = ("auto", "oha", "wrk2")
+LOADGENS = ("auto", "oha", "wrk2", "capload")
 HTTP_VERSIONS = ("1.1", "2")
-CONNECTION_LIVES = ("keep", "per-request")
+CONNECTION_LIVES = ("keep", "per-user", "per-request")
 JFR_MODES = ("auto", "on", "off")
 CPU_PROFILERS = ("async", "jfr")
 STATE_BETWEEN = ("carry", "expire", "restart")
@@ -119,14 +119,16 @@ class BenchSettings:
     think_ms: int = setting("THINK_MS", "100", integer(0, 60000), "pause between a user's requests (ms)")
     users: int = setting("USERS", "10000", integer(1, 1_000_000), "user ids in the generated dataset")
     loadgen: str = setting("LOADGEN", "auto", choice(LOADGENS),
-                           "the load generator: auto (wrk2 when WRK2=/path gives a binary or one is on PATH, "
-                           "else oha), oha or wrk2")
+                           "the load generator: auto (capload where CONNECTION_LIFE=per-user, or per-request "
+                           "with HTTP=2; else wrk2 when WRK2=/path gives a binary or one is on PATH, else oha), "
+                           "oha, wrk2 or capload (ours, for connections that come and go)")
     http: str = setting("HTTP", "1.1", choice(HTTP_VERSIONS),
                         "the client's HTTP: 1.1, or 2 (h2 by ALPN over TLS=lb or both, h2c by prior knowledge in clear "
                         "text; oha only: each connection one user's, its requests one stream at a time)")
     connection_life: str = setting("CONNECTION_LIFE", "keep", choice(CONNECTION_LIVES),
-                                   "how long a client's connection lives: keep (the whole step) or per-request (a "
-                                   "new connection for each request, over TLS a handshake each: oha over HTTP/1.1)")
+                                   "how long a client's connection lives: keep (the whole step), per-user (a user's "
+                                   "SESSION_REQUESTS requests share one, the next user opens a new one: capload) or "
+                                   "per-request (over TLS a handshake each: oha over HTTP/1.1, capload)")
     connections: int | None = setting("CONNECTIONS", "auto", auto_or(integer(1, MAX_CONNECTIONS)),
                                       "connections of a step: auto (enough users that each pauses THINK_MS "
                                       "between requests at the step's rate, at least 16) or a number")
@@ -295,20 +297,23 @@ def load_settings(environ: dict[str, str] | None = None, kinds: dict[str, type] 
 
 
 def check_for_driver(settings: BenchSettings, driver_name: str) -> BenchSettings:
-    """Driver-specific limits: wrk2 speaks HTTP/1.1 only and keeps every connection for the step, oha opens a
-    connection per request over HTTP/1.1 only, wrk2's steps must outlast its calibration (QUICK raises them
-    to the minimum), and it cannot read answers to HEAD (wg/wrk#198); oha sends one method, one set of headers and one body for every
-    request of a step."""
+    """Driver-specific limits: wrk2 speaks HTTP/1.1 only and keeps every connection for the step, oha keeps
+    them or opens one per request over HTTP/1.1 only, capload alone opens one per user's session; wrk2's steps
+    must outlast its calibration (QUICK raises them to the minimum), and it cannot read answers to HEAD
+    (wg/wrk#198); oha and capload send one method, one set of headers and one body for every request of a step."""
     if driver_name == "wrk2" and settings.http == "2":
         raise SettingsError("HTTP='2' cannot run with LOADGEN=wrk2: wrk2 speaks HTTP/1.1 only; use LOADGEN=oha "
                             "(or auto), or HTTP=1.1")
-    if settings.connection_life == "per-request":
-        if driver_name == "wrk2":
-            raise SettingsError("CONNECTION_LIFE='per-request' cannot run with LOADGEN=wrk2: wrk2 keeps each "
-                                "connection for the whole step; use LOADGEN=oha (or auto), or CONNECTION_LIFE=keep")
-        if settings.http == "2":
-            raise SettingsError("CONNECTION_LIFE='per-request' cannot run with HTTP=2: oha opens a connection per "
-                                "request over HTTP/1.1 only; use HTTP=1.1, or CONNECTION_LIFE=keep")
+    life = settings.connection_life
+    if life != "keep" and driver_name == "wrk2":
+        raise SettingsError(f"CONNECTION_LIFE='{life}' cannot run with LOADGEN=wrk2: wrk2 keeps each connection for "
+                            "the whole step; use LOADGEN=capload (or auto), or CONNECTION_LIFE=keep")
+    if life == "per-user" and driver_name == "oha":
+        raise SettingsError("CONNECTION_LIFE='per-user' cannot run with LOADGEN=oha: oha keeps each connection for "
+                            "the step or opens one per request; use LOADGEN=capload (or auto)")
+    if life == "per-request" and driver_name == "oha" and settings.http == "2":
+        raise SettingsError("CONNECTION_LIFE='per-request' cannot run with HTTP=2 and LOADGEN=oha: oha opens a "
+                            "connection per request over HTTP/1.1 only; use LOADGEN=capload (or auto), or HTTP=1.1")
     scenario = settings.user_scenario
     heads = [r for r in scenario.requests if r.method == "HEAD"] if scenario is not None else []
     if driver_name == "wrk2" and heads:
@@ -316,13 +321,13 @@ def check_for_driver(settings: BenchSettings, driver_name: str) -> BenchSettings
             f"SCENARIO_FILE {settings.scenario_file}:{heads[0].line}: wrk2 cannot send HEAD: its parser waits for "
             "the body the answer's Content-Length announces, which a HEAD answer never has; use LOADGEN=oha")
     mixed = scenario.mixed() if scenario is not None else None
-    if driver_name == "oha" and mixed is not None:
+    if driver_name in ("oha", "capload") and mixed is not None:
         first = scenario.requests[0]
         differs = mixed.differs(first)
         raise SettingsError(
             f"SCENARIO_FILE {settings.scenario_file}:{mixed.line}: this request's {' and '.join(differs)} "
-            f"{'differs' if len(differs) == 1 else 'differ'} from the first request's (line {first.line}), and oha "
-            "sends the same for every request: use LOADGEN=wrk2 (WRK2=/path/to/wrk2), or give every request the same")
+            f"{'differs' if len(differs) == 1 else 'differ'} from the first request's (line {first.line}), and "
+            f"{driver_name} sends the same for every request: use LOADGEN=wrk2 (WRK2=/path/to/wrk2), or give every request the same")
     if driver_name == "wrk2":
         if settings.quick and settings.step_s < WRK2_MIN_STEP_S:
             return replace(settings, step_s=WRK2_MIN_STEP_S)

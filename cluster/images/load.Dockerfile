@@ -4,6 +4,7 @@ FROM debian:bookworm-slim
 COPY cluster/provision/lib.sh cluster/provision/load.sh /opt/capbench/src/cluster/provision/
 RUN /opt/capbench/src/cluster/provision/load.sh packages
 COPY .capbench/tools/oha/bin/oha /opt/capbench/src/.capbench/tools/oha/bin/
+COPY .capbench/tools/capload/bin/capload /opt/capbench/src/.capbench/tools/capload/bin/
 COPY load/run-step /opt/capbench/src/load/
 COPY load/wrk2/capbench.lua /opt/capbench/src/load/wrk2/
 COPY metrics/ /opt/capbench/src/metrics/

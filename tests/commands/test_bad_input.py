@@ -96,11 +96,17 @@ BAD = [
     ("tune", {"SWEEP": "{unknown_parameter}"}, "unknown parameter MAXTHREAD"),
     ("tune", {"SWEEP": "{unknown_parameter}", "MAXTHREADS": "4"}, "not both"),
     # the rest of the make line
-    ("bench cluster", {"LOADGEN": "ab"}, "LOADGEN='ab' is not allowed: use one of auto, oha, wrk2"),
+    ("bench cluster", {"LOADGEN": "ab"}, "LOADGEN='ab' is not allowed: use one of auto, oha, wrk2, capload"),
     ("bench cluster", {"HTTP": "3"}, "HTTP='3' is not allowed: use one of 1.1, 2"),
-    ("bench cluster", {"CONNECTION_LIFE": "per-user"}, "CONNECTION_LIFE='per-user' is not allowed: use one of keep, per-request"),
-    ("bench cluster", {"CONNECTION_LIFE": "per-request", "HTTP": "2"},
-     "CONNECTION_LIFE='per-request' cannot run with HTTP=2: oha opens a connection per request over HTTP/1.1 only"),
+    ("bench cluster", {"CONNECTION_LIFE": "per-visit"},
+     "CONNECTION_LIFE='per-visit' is not allowed: use one of keep, per-user, per-request"),
+    ("bench cluster", {"CONNECTION_LIFE": "per-request", "HTTP": "2", "LOADGEN": "oha"},
+     "CONNECTION_LIFE='per-request' cannot run with HTTP=2 and LOADGEN=oha: oha opens a connection per request over "
+     "HTTP/1.1 only; use LOADGEN=capload"),
+    ("bench cluster", {"CONNECTION_LIFE": "per-user", "LOADGEN": "oha"},
+     "CONNECTION_LIFE='per-user' cannot run with LOADGEN=oha: oha keeps each connection for the step or opens one "
+     "per request; use LOADGEN=capload (or auto)"),
+    ("bench usl", {"LOADGEN": "capload"}, "LOADGEN='capload' cannot run make bench-usl"),
     ("bench cluster", {"WEIGHTS": "heavy"}, "WEIGHTS='heavy' is not allowed: use one of profile, equal, auto"),
     ("bench cluster", {"QUICK": "yes"}, "QUICK='yes' is not allowed: use one of 0, 1"),
     ("bench cluster", {"REPEATS": "0"}, "REPEATS='0' is not allowed: use an integer from 1 to 20"),

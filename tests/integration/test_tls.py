@@ -6,7 +6,8 @@ client's leg as the balancer counted it, a connection and a full handshake per r
 per-request). TLS=both: the nodes open their own TLS connector, which the balancer
 re-encrypts to, each node's certificate verified for its name; a node's own connector shows the client the node's
 certificate; two steps on node1 over HTTP/2 by ALPN, whose protocol is read from the step records and the node
-leg's TLS from run.json. TLS=node: the balancer alone is re-created and passes the client's TLS through, so the
+leg's TLS from run.json; a self-check step through capload with a connection per user of 5 requests over
+HTTP/2, its connections and handshakes as capload and the balancer count them. TLS=node: the balancer alone is re-created and passes the client's TLS through, so the
 client is shown a node's own certificate, verified for the name it dialed; a step with a connection (a handshake
 at node1) per request, the node the client saw recorded in run.json. Each with HTTP/2 to the nodes (NODE_HTTP=2),
 as the balancer and the node each say and run.json records: h2c in clear text behind TLS=lb, h2 by ALPN over the
@@ -126,6 +127,23 @@ def test_tls_both_re_encrypts_to_each_nodes_own_connector_verified(tmp_path):
             assert client["protocol"] == "h2" and client["tls"] and client["h2_streams"] >= step["responses"], client
             assert client["h2_connections"] == step["connections"] and client["streams_per_h2_connection"] > 1, client
             assert client["node_leg"]["protocol"] == "h2" and client["node_leg"]["requests"] >= step["responses"], client
+
+        # The same over capload with a connection per user: each user's 5 requests on one h2 connection, verified,
+        # a full handshake each, as capload and the balancer both count them.
+        run([sys.executable, "-m", "capbench.commands.bench", "selfcheck"],
+            env={**AT_LB, "TLS": "both", "NODE_HTTP": "2", "RESULTS_DIR": str(tmp_path / "per-user"),
+                 "SELFCHECK_RATE": "200", "STEP_S": "3", "LOADGEN": "auto", "HTTP": "2", "MONITOR": "off",
+                 "CONNECTION_LIFE": "per-user", "SESSION_REQUESTS": "5"}, timeout=300)
+        [step] = steps_of(only_run(tmp_path / "per-user"))
+        argv, client = step["tool"]["argv"], step["client_leg"]
+        assert step["tool"]["name"] == "capload" and argv[argv.index("-life") + 1] == "per-user", argv
+        assert argv[argv.index("-cacert") + 1] == "/run/secrets/capbench_ca", argv
+        opened = int(re.search(r"capload opened (\d+) connections \((\d+) TLS handshakes\)", " ".join(step["notes"])
+                               ).group(1))
+        users = step["responses"] / 5
+        assert step["passed"] and users <= opened <= users + step["connections"] + 1, (opened, step)
+        assert client["protocol"] == "h2" and abs(client["h2_connections"] - opened) <= 2, (opened, client)
+        assert client["tls_handshakes"] - client["tls_resumed"] >= users, client
     except BaseException:
         it_up()
         raise

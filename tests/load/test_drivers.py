@@ -10,7 +10,8 @@ import pytest
 
 from capbench.engine.step import generator_problem
 from capbench.load.drivers import DriverError, Envelope, StepPlan
-from capbench.load.drivers.oha import OhaDriver, classify_error, parse_run, schedule_lags
+from capbench.load.drivers.oha import OhaDriver, parse_run
+from capbench.load.drivers.per_response import classify_error, schedule_lags
 from capbench.load.drivers.wrk2 import Wrk2Driver, thread_count
 from capbench.rundata.records import SPECTRUM_PERCENTILES, Tool
 from capbench.settings.bench import Slo

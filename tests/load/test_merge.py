@@ -15,7 +15,8 @@ from capbench.engine.step import generator_problem
 from capbench.load.drivers import Envelope, StepPlan
 from capbench.load.drivers.latency import new_histogram, record_ms, unanswered_ages_ms
 from capbench.load.drivers.merge import combine, shares
-from capbench.load.drivers.oha import OhaDriver, schedule_lags
+from capbench.load.drivers.oha import OhaDriver
+from capbench.load.drivers.per_response import schedule_lags
 from capbench.load.drivers.wrk2 import Wrk2Driver
 from capbench.rundata.records import LoadHostUsage, StepRecord
 from capbench.settings.bench import Slo

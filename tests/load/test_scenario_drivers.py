@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from capbench.load.drivers import DriverError, Envelope, StepPlan
-from capbench.load.drivers.oha import OhaDriver, failed_statuses
+from capbench.load.drivers.oha import OhaDriver
+from capbench.load.drivers.per_response import failed_statuses
 from capbench.load.drivers.wrk2 import Wrk2Driver, lua_string, parse_run as wrk2_parse_run, scenario_table
 from capbench.rundata.records import Tool
 from capbench.settings import scenario_file as user_scenario

@@ -130,6 +130,14 @@ def test_driver_choice(tmp_path, monkeypatch):
     with pytest.raises(SettingsError, match="^CONNECTION_LIFE='per-request' cannot run with LOADGEN=wrk2: wrk2 keeps"):
         check_for_driver(settings(CONNECTION_LIFE="per-request"), "wrk2")
     assert check_for_driver(settings(CONNECTION_LIFE="per-request"), "oha").connection_life == "per-request"
+    # A connection per user's session, and per request over HTTP/2: auto takes capload, which alone opens them.
+    assert choose_driver(settings(CONNECTION_LIFE="per-user"), {"WRK2": str(fake)})[0].name == "capload"
+    assert choose_driver(settings(CONNECTION_LIFE="per-request", HTTP="2"), {})[0].name == "capload"
+    assert choose_driver(settings(LOADGEN="capload"), {"WRK2": str(fake)})[0].name == "capload"
+    for driver_name in ("oha", "wrk2"):
+        with pytest.raises(SettingsError, match=f"^CONNECTION_LIFE='per-user' cannot run with LOADGEN={driver_name}"):
+            check_for_driver(settings(CONNECTION_LIFE="per-user"), driver_name)
+    assert check_for_driver(settings(CONNECTION_LIFE="per-user", HTTP="2"), "capload").http == "2"
     # bench-usl's closed loops: oha even where wrk2 would be chosen; an explicit wrk2 is refused.
     assert choose_driver(settings(), {"WRK2": str(fake)}, closed_loop=True)[0].name == "oha"
     with pytest.raises(SettingsError, match="LOADGEN='wrk2' cannot run make bench-usl"):

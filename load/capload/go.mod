@@ -1,0 +1,3 @@
+module capbench/load/capload
+
+go 1.26.8
