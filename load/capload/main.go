@@ -5,7 +5,7 @@
 // Its schedule is oha's and wrk2's: request k of the step is due at k/rate seconds from the start, whether or
 // not a connection is free then; each of -connections workers takes the next due request when it is free, so
 // a slow server delays the send, never the due time, and each latency runs from the due time (coordinated
-// omission corrected). It writes one row per answered request (due, sent, end, status: seconds from the start)
+// omission corrected). It writes one row per answered request (due, woken, sent, end, status: seconds from the start)
 // and a summary (statuses, errors by message, connections and handshakes opened); capbench's driver
 // (capbench/load/drivers/capload.py) computes every figure from those with HdrHistogram, as it does oha's.
 //
@@ -22,7 +22,7 @@ import (
 	"time"
 )
 
-const version = "capload 1.0.0"
+const version = "capload 1.1.0"
 
 var lives = []string{"keep", "per-user", "per-request"}
 

@@ -26,10 +26,12 @@ type Step struct {
 	next  atomic.Int64
 }
 
-// row is one answered request: due, sent and end in seconds from the start of the step.
+// row is one answered request, in seconds from the start of the step: when it was due; when its worker woke for
+// it (its due time where the worker was busy until after it: no sleep to be late from), so stamp - due is the
+// generator's own lateness (a timer fired late, the CPU taken), never the server's; when it was sent and ended.
 type row struct {
-	due, sent, end float64
-	status         int
+	due, stamp, sent, end float64
+	status                int
 }
 
 // tally is what one worker saw; the step's summary adds them up.
@@ -112,6 +114,7 @@ func (s *Step) work(ctx context.Context, worker uint64) (t tally) {
 			return t
 		}
 		due := s.start.Add(time.Duration(dueS * float64(time.Second)))
+		stampS := dueS
 		if wait := time.Until(due); wait > 0 {
 			timer := time.NewTimer(wait)
 			select {
@@ -120,11 +123,12 @@ func (s *Step) work(ctx context.Context, worker uint64) (t tally) {
 				timer.Stop()
 				return t
 			}
+			stampS = time.Since(s.start).Seconds()
 		}
 		if inSession == 0 || !s.plan.Sessions {
 			target = s.urls[random.IntN(len(s.urls))]
 		}
-		s.send(ctx, client, target, dueS, &t)
+		s.send(ctx, client, target, dueS, stampS, &t)
 		if inSession = (inSession + 1) % s.plan.SessionRequests; inSession == 0 && s.plan.Life == "per-user" {
 			transport.CloseIdleConnections() // the user leaves; the next one opens a connection of their own
 		}
@@ -134,7 +138,7 @@ func (s *Step) work(ctx context.Context, worker uint64) (t tally) {
 	}
 }
 
-func (s *Step) send(ctx context.Context, client *http.Client, target string, dueS float64, t *tally) {
+func (s *Step) send(ctx context.Context, client *http.Client, target string, dueS, stampS float64, t *tally) {
 	requestCtx, cancel := context.WithTimeout(ctx, s.plan.Timeout)
 	defer cancel()
 	var body io.Reader
@@ -166,7 +170,7 @@ func (s *Step) send(ctx context.Context, client *http.Client, target string, due
 	case err != nil:
 		t.errors[message(err, requestCtx)]++
 	default:
-		t.rows = append(t.rows, row{dueS, sent, end, response.StatusCode})
+		t.rows = append(t.rows, row{dueS, stampS, sent, end, response.StatusCode})
 		t.statuses[response.StatusCode]++
 	}
 }

@@ -68,8 +68,8 @@ func TestEveryRequestIsDueOnTheSchedule(t *testing.T) {
 	seen := map[int]bool{}
 	for _, r := range summary.rows {
 		k := int(r.due*200 + 0.5)
-		if seen[k] || r.sent < r.due || r.end < r.sent {
-			t.Fatalf("row %+v: due slot %d twice, or sent before due, or ended before sent", r, k)
+		if seen[k] || r.stamp < r.due || r.sent < r.stamp || r.end < r.sent {
+			t.Fatalf("row %+v: due slot %d twice, or woken before due, sent before woken, ended before sent", r, k)
 		}
 		seen[k] = true
 	}

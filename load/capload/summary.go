@@ -47,9 +47,9 @@ func (s Summary) write(reportPath, rowsPath string) error {
 		return err
 	}
 	out := bufio.NewWriter(rows)
-	fmt.Fprintln(out, "due_s\tsent_s\tend_s\tstatus")
+	fmt.Fprintln(out, "due_s\tstamp_s\tsent_s\tend_s\tstatus")
 	for _, r := range s.rows {
-		fmt.Fprintf(out, "%.6f\t%.6f\t%.6f\t%d\n", r.due, r.sent, r.end, r.status)
+		fmt.Fprintf(out, "%.6f\t%.6f\t%.6f\t%.6f\t%d\n", r.due, r.stamp, r.sent, r.end, r.status)
 	}
 	if err := out.Flush(); err != nil {
 		return err

@@ -63,9 +63,9 @@ def test_per_user_step_over_tls():
 
 def test_latency_runs_from_the_due_time():
     files, _ = files_of("capload-per-user-tls")
-    rows = read_rows(files["requests.tsv"].decode())
-    due, sent, end, latency, status = rows[0]
-    assert latency == pytest.approx(end - due) and due <= sent <= end and status == 200
+    rows, lags = read_rows(files["requests.tsv"].decode())
+    due, sent, end, latency, status = rows[0]  # captured with capload 1.0.0: no stamp, so woken = due
+    assert latency == pytest.approx(end - due) and due <= sent <= end and status == 200 and set(lags) == {0.0}
     # The schedule: request k due at k / rate, 100/s here, whichever worker sent it.
     assert sorted(round(row[0] * 100) for row in rows) == list(range(300))
 
@@ -97,3 +97,21 @@ def test_a_summary_and_rows_that_disagree_are_refused():
     files["requests.tsv"] = b"\n".join(files["requests.tsv"].splitlines()[:-1]) + b"\n"
     with pytest.raises(DriverError, match="counted 100 responses but stored 99 rows"):
         CaploadDriver().parse(files, plan(50, 2, 4), envelope, "capload")
+
+
+def test_a_worker_woken_late_is_the_generators_lag_not_the_servers():
+    """A stamp column (capload 1.1): half the requests' workers woke 50 ms after their due time (a starved
+    generator), and the verdict's latency still runs from the due time."""
+    files, envelope = files_of("capload-per-user-tls")
+    lines = files["requests.tsv"].decode().splitlines()
+    out = ["due_s\tstamp_s\tsent_s\tend_s\tstatus"]
+    for n, line in enumerate(lines[1:]):
+        due, sent, end, status = line.split("\t")
+        late = 0.05 if n % 2 else 0.0
+        out.append("\t".join((due, f"{float(due) + late:.6f}", f"{float(sent) + late:.6f}", f"{float(end) + late:.6f}",
+                              status)))
+    files["requests.tsv"] = ("\n".join(out) + "\n").encode()
+    step = plan(100, 3, 8, urls_file="urls.txt", users_file="users.txt", connection_life="per-user")
+    result = CaploadDriver().parse(files, step, envelope, "capload 1.1.0").result
+    assert result.behind_schedule == 150 and result.schedule_lag_ms_p99 == pytest.approx(50, rel=0.01)
+    assert result.latency_ms["p99"] >= 50 > result.p99_without_generator_lag_ms

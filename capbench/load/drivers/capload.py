@@ -2,8 +2,9 @@
 wrk2 cannot open: one per user's session (CONNECTION_LIFE=per-user) over HTTP/1.1 or HTTP/2, and one per request.
 Its schedule is oha's: request k is due at k / rate, each of `connections` workers (a user at a time) takes the
 next due request when free, and each latency runs from the due time. It writes one TSV row per answered request
-and a JSON summary (statuses, errors by message, connections and TLS handshakes it opened); the figures come
-from the rows as oha's do (capbench/load/drivers/per_response.py)."""
+(due, when its worker woke for it, sent, end, status) and a JSON summary (statuses, errors by message,
+connections and TLS handshakes it opened); the figures come from the rows as oha's do
+(capbench/load/drivers/per_response.py), its own lag from when each worker woke against the request's due time."""
 from __future__ import annotations
 
 import csv
@@ -56,13 +57,18 @@ class CaploadDriver:
                          Tool(self.name, version, self.argv(plan)))
 
 
-def read_rows(text: str) -> list[tuple[float, float, float, float, int]]:
-    """(due, sent, end, latency from due, status) per answered request, in seconds from the start of the step."""
-    rows = []
+def read_rows(text: str) -> tuple[list[tuple[float, float, float, float, int]], list[float]]:
+    """(woken, sent, end, latency from woken, status) per answered request, in seconds from the start of the step,
+    and each one's generator lag (ms): how late its worker woke for it against its due time. A request whose worker
+    was busy past its due time has no lag of the generator's: it waited for a connection (capload's stamp is then its
+    due time), which the latency from the due time holds."""
+    rows, lags = [], []
     for record in csv.DictReader(io.StringIO(text), delimiter="\t"):
         due, sent, end = float(record["due_s"]), float(record["sent_s"]), float(record["end_s"])
-        rows.append((due, sent, end, end - due, int(record["status"])))
-    return rows
+        stamp = float(record.get("stamp_s") or due)  # a capload before 1.1 wrote no stamp
+        rows.append((stamp, sent, end, end - stamp, int(record["status"])))
+        lags.append(max(0.0, 1000.0 * (stamp - due)))
+    return rows, lags
 
 
 def parse_run(summary: dict, rows_text: str, plan: StepPlan, envelope: Envelope, tool: Tool) -> GeneratorRun:
@@ -71,8 +77,8 @@ def parse_run(summary: dict, rows_text: str, plan: StepPlan, envelope: Envelope,
     for key in ("statuses", "errors", "cut", "connections_opened", "tls_handshakes"):
         if key not in summary:
             raise DriverError(f"capload's summary lacks '{key}': keys {sorted(summary)}")
-    run = run_from_rows(summary["statuses"], summary["errors"], summary["cut"], read_rows(rows_text), plan,
-                        envelope, tool)
+    rows, lags = read_rows(rows_text)
+    run = run_from_rows(summary["statuses"], summary["errors"], summary["cut"], rows, plan, envelope, tool, lags)
     run.result.notes.append(f"capload opened {summary['connections_opened']} connections "
                             f"({summary['tls_handshakes']} TLS handshakes), {plan.connection_life}")
     return run

@@ -49,12 +49,13 @@ def failed_statuses(distribution: dict[str, int], success: tuple[int, ...] | Non
                if (int(status) not in success if success is not None else int(status) >= 400))
 
 
-
 def run_from_rows(statuses: dict[str, int], messages: dict[str, int], cut: int, rows: list[tuple], plan: StepPlan,
-                  envelope: Envelope, tool: Tool) -> GeneratorRun:
+                  envelope: Envelope, tool: Tool, lags: list[float] | None = None) -> GeneratorRun:
     """A generator's part of a step from its counts (statuses as {"200": n}, errors by message; `cut`: requests
-    in flight when the step ended, neither answered nor failed) and its per-response rows: its StepResult, and
-    its histograms for a merge with other load hosts'."""
+    in flight when the step ended, neither answered nor failed) and its per-response rows (stamp, sent, end,
+    latency from the stamp, status): its StepResult, and its histograms for a merge with other load hosts'.
+    `lags`: each stamp's lateness against its due time (ms) where the tool knows it; else the schedule's lower
+    bound (schedule_lags)."""
     if sum(statuses.values()) != len(rows):
         raise DriverError(f"{tool.name} counted {sum(statuses.values())} responses but stored {len(rows)} rows")
     errors = empty_errors()
@@ -65,7 +66,8 @@ def run_from_rows(statuses: dict[str, int], messages: dict[str, int], cut: int, 
     responses = len(rows)
     no_response = socket_errors(errors)
     intended = round(plan.rate * plan.duration_s) if plan.rate > 0 else None
-    lags = schedule_lags([row[0] for row in rows], no_response, plan.rate) if plan.rate > 0 else [0.0] * responses
+    if lags is None:
+        lags = schedule_lags([row[0] for row in rows], no_response, plan.rate) if plan.rate > 0 else [0.0] * responses
     # The verdict's latency runs from the schedule (the tool's own correction plus its lag behind the schedule), so a
     # late generator can only make the server look worse; the same without that lag says whether it did.
     book = StepLatency(plan.duration_s, plan.ramp_s)
