@@ -84,13 +84,14 @@ make --no-print-directory --silent webapp/target/grinder.war .capbench/tools/jmx
     2>&1 | sed 's/\x1b\[0m//g'
 # The nodes share one image: building the first node's builds it.
 "$compose" --progress quiet build "${CAPBENCH_NODES[0]}" lb db controller
-step "[5/5] load generator oha and the load image"
+step "[5/5] load generators oha and capload, and the load image"
 if ! wait "$oha_build"; then
     say "building oha failed; its log ($oha_log) ends:" >&2
     tail -n 20 "$oha_log" >&2
     exit 1
 fi
 trap - EXIT
+make --no-print-directory --silent .capbench/tools/capload/bin/capload  # capbench's own client, a few seconds
 "$compose" --progress quiet build load
 # What the chosen backend needs beyond this (BACKEND=vagrant: Vagrant, libvirt, QEMU and the box).
 extra=$(python3 -m capbench.hosts setup)
