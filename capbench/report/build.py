@@ -15,6 +15,7 @@ from capbench.analysis import calibration, efficiency, hints, memory_capacity, n
 from capbench.metrics.catalogue import SHOWN
 from capbench.profiling import record as profile_record
 from capbench.report import figures, profiles
+from capbench.report.client_leg_words import client_leg_words
 from capbench.report.sections import Figure, ReportSection, RunResults
 from capbench.rundata import hlog, jsonl, workload
 from capbench.rundata.layout import RunPaths
@@ -152,6 +153,7 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
         rows.append({"target": target, "capacity": cap, "repeats": t.repeats, "spread_pct": t.spread_pct,
                      "status": t.status, "degraded": (t.degraded or {}).get("sentence"),
                      "testbed_bound": t.testbed_bound, "held_short": t.held_short,
+                     "client_leg": client_leg_words(t.client_leg_at_capacity) if t.client_leg_at_capacity else None,
                      "cut": not_measured.why_cut(raw, target),
                      "unsustained": (t.memory_unsustained or {}).get("sentence"),
                      "held_s": min((x["held_s"] for x in t.searches if x.get("held_s")), default=None),

@@ -44,7 +44,7 @@ def test_a_protocol_the_generator_mixed_is_said_mixed_and_a_step_without_request
 
 
 def test_the_console_says_the_leg_at_capacity_in_one_line():
-    from capbench.engine.console import client_leg_words
+    from capbench.report.client_leg_words import client_leg_words
     leg = client_leg.figures(BEFORE, after(conn_tot=32, req_tot=902, ssl_sess=30, h1_total_streams=2,
                                            h2_total_connections=30, h2_backend_total_streams=900), 3.0, True, 900)
     assert client_leg_words(leg) == ("h2 over TLS, 32 connections (10.67 new/s), 30 streams per HTTP/2 connection, "
@@ -69,7 +69,7 @@ def test_tls_passed_through_counts_connections_alone_and_says_the_handshakes_are
     assert leg["connections"] == 300 and leg["new_connections_per_s"] == 100.0
     assert leg["tls_ended_at"] == "nodes" and leg["protocol"] is None and leg["requests"] is None
     assert leg["tls_handshakes"] is None and leg["tls_full_handshakes_per_s"] is None
-    from capbench.engine.console import client_leg_words
+    from capbench.report.client_leg_words import client_leg_words
     assert client_leg_words(leg) == ("TLS passed through to the nodes, 300 connections (100 new/s; their handshakes "
                                      "the nodes')")
 
@@ -100,7 +100,7 @@ def test_the_leg_to_the_nodes_says_what_the_balancer_spoke_and_the_connections_i
     assert leg["protocol"] == "http/1.1" and leg["node_leg"] == {
         "protocol": "h2", "requests": 1000, "connections_opened": 22, "new_connections_per_s": 4.4, "reused": 978,
         "requests_per_connection_opened": 45.5}
-    from capbench.engine.console import client_leg_words
+    from capbench.report.client_leg_words import client_leg_words
     assert client_leg_words(leg) == ("http/1.1 in clear text, 23 connections (4.6 new/s), to the nodes h2, 22 "
                                      "connections opened (4.4/s, 45.5 requests each)")
     # HTTP/1.1 to the nodes with a connection per request: none reused; and a step whose nodes got nothing.

@@ -364,3 +364,17 @@ def test_the_spectrum_comes_from_the_steps_histogram_log_where_the_run_kept_one(
     assert spectrum[100.0] == pytest.approx(10.0, rel=1e-3) and len(spectrum) > len(recorded)
     p99 = min(p for p in spectrum if p >= 99)
     assert spectrum[p99] == book.steady.get_value_at_percentile(p99) / 1000.0
+
+
+def test_the_client_leg_at_each_capacity_is_said_under_the_table(tmp_path):
+    run = tmp_path / RUN.name
+    shutil.copytree(RUN, run)
+    summary = json.loads((run / "summary.json").read_text())
+    leg = {"protocol": "http/1.1", "tls": True, "connections": 414, "new_connections_per_s": 82.58,
+           "tls_full_handshakes_per_s": 81.98, "tls_resumed": 0, "tls_handshakes": 411}
+    summary["targets"]["node1"]["client_leg_at_capacity"] = leg
+    (run / "summary.json").write_text(json.dumps(summary))
+    html = build.build(run, CLUSTER).read_text()
+    assert ("node1: the client's leg at capacity, as the balancer counted it: http/1.1 over TLS, 414 connections "
+            "(82.58 new/s), 81.98 full handshakes/s (0 of 411 resumed).") in html
+    assert html.count("the client's leg at capacity") == 1  # the targets without a leg recorded say nothing
