@@ -77,13 +77,21 @@ def test_quick_bench_cluster_with_auto_weights(tmp_path):
     for choice in CHOICES:
         b = balancing[choice]
         assert b["capacity_rps"] == summary["targets"][f"cluster {choice}"]["capacity_rps"]
-        assert f"balancing {choice}" in done.stdout and f"E {b['efficiency']:.3f}" in done.stdout
+        assert f"balancing {choice}" in done.stdout
+        if b["efficiency"] is None:  # a figure touched the testbed's ceiling (a busy machine): said so, no E
+            assert "this machine's ceiling, not the application's" in b["efficiency_caveat"], b
+            assert f"note: {b['efficiency_caveat']}" in done.stdout
+        else:
+            assert f"E {b['efficiency']:.3f}" in done.stdout
     assert balancing["equal"]["weights"] == balancing["leastconn"]["weights"] == {n: 1 for n in NODES}
     assert (balancing["equal"]["balance"], balancing["leastconn"]["balance"]) == ("roundrobin", "leastconn")
     fastest = max(NODES, key=lambda n: summary["targets"][n]["capacity_rps"])
     assert balancing["weighted"]["weights"][fastest] == 100
     assert summary["cluster"]["cluster_rps"] == balancing["weighted"]["capacity_rps"]
-    assert f"E = X_cluster / ΣX_i = {summary['cluster']['efficiency']:.3f}" in done.stdout
+    if summary["cluster"]["efficiency"] is None:
+        assert "this machine's ceiling" in summary["cluster"]["not_measured"]["efficiency"], summary["cluster"]
+    else:
+        assert f"E = X_cluster / ΣX_i = {summary['cluster']['efficiency']:.3f}" in done.stdout
     # The balancer is back to the profile's: roundrobin (re-created after leastconn), weights 5:4:3.
     rows = [line.split() for line in node_states().splitlines()[2:] if line.strip()]
     assert {row[3]: row[7] for row in rows} == {"node1": "5", "node2": "4", "node3": "3"}  # srv_uweight
