@@ -41,6 +41,10 @@ def test_a_scenario_files_lines_are_drawn_per_request_and_clear_text_has_no_auth
     assert argv[argv.index("-http") + 1] == "2" and argv[argv.index("-method") + 1] == "POST"
     assert argv[argv.index("-H") + 1] == "Content-Type: application/json"
     assert argv[argv.index("-body-file") + 1] == "body"
+    # With SCENARIO=session's users too, a scenario file's requests are still each drawn anew by weight.
+    with_users = CaploadDriver().argv(plan(50, 2, 4, url="http://lb:8080/x", urls_file="urls.txt",
+                                           users_file="users.txt", requests_file="requests.lua"))
+    assert "-sessions" not in with_users
 
 
 def test_a_closed_loop_is_not_capload_s():

@@ -36,7 +36,8 @@ class CaploadDriver:
         # The session scenario's file is one URL per user: a user keeps theirs for SESSION_REQUESTS requests (over
         # one connection where CONNECTION_LIFE=per-user). A SCENARIO_FILE's lines are its requests by weight,
         # each drawn anew.
-        target = (["-urls-file", plan.urls_file, *(["-sessions"] if plan.users_file else [])]
+        sessions = plan.users_file is not None and plan.requests_file is None
+        target = (["-urls-file", plan.urls_file, *(["-sessions"] if sessions else [])]
                   if plan.urls_file else ["-url", plan.url])
         sends = [*(["-method", plan.method] if plan.method != "GET" else []),
                  *[arg for name, value in plan.headers for arg in ("-H", f"{name}: {value}")],
