@@ -4,7 +4,9 @@ point's settings resolved (NODEWEIGHTS=capacity from the last complete bench-clu
 by the cluster's own rules before anything starts, and the baseline (nothing changed) measured too."""
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +42,15 @@ PARAMETERS = {
     # Each node's NODEn_WEIGHT (not WEIGHTS, bench-cluster's choice of balancings): equal | profile | capacity | a:b:c
     "NODEWEIGHTS": "NODEn_WEIGHT",
     "SERVERMAXCONN": "NODEn_MAXCONN",  # the same maxconn on each node
+    # Traffic as production sends it: where TLS ends (the balancer, and the nodes where it changes, re-created),
+    # what the clients speak to the balancer and how long their connections live (the harness's: nothing re-created)
+    "TLS": "TLS",
+    "HTTP": "HTTP",
+    "CONNECTIONLIFE": "CONNECTION_LIFE",
 }
+# Parameters named as the setting they set: a list of values sweeps them, one value is the whole sweep's setting
+# (make tune MAXTHREADS=4,64 TLS=lb measures both thread counts with TLS at the balancer).
+OWN_NAME = tuple(name for name, setting in PARAMETERS.items() if name == setting)
 EACH_NODE = "NODEn_"  # a setting of every node of the bench: NODE1_WEIGHT, NODE2_WEIGHT, ...
 
 
@@ -88,7 +98,8 @@ def _values(text: str) -> list[str]:
 def read_sweep(environ: dict[str, str]) -> Sweep:
     """The sweep from SWEEP=<file> or the make line's parameters (not both), checked for shape; the values
     themselves are checked by cluster/settings.sh (check_points)."""
-    given = {name: environ[name] for name in PARAMETERS if environ.get(name, "").strip()}
+    given = {name: environ[name] for name in PARAMETERS if environ.get(name, "").strip()
+             and (name not in OWN_NAME or "," in environ[name])}
     sweep_file = environ.get("SWEEP", "").strip()
     target = environ.get("TUNE_TARGET", "").strip() or None
     if sweep_file and given:
@@ -212,3 +223,29 @@ def check_points(sweep: Sweep) -> None:
             problems.append(f"{point.label}: " + "; ".join(str(refused).splitlines()[:3]))
     if problems:
         raise SweepError("\n".join(problems))
+
+
+@contextlib.contextmanager
+def applied(env: dict[str, str]):
+    """This process's environment with a point's settings over it, while the point is checked or measured: every
+    reader of the settings (the balancer's address by TLS, the bench's own settings) sees the point's; restored
+    after."""
+    before = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def unset_swept(sweep: Sweep) -> None:
+    """The swept parameters that are also settings' names (TLS=lb,node) taken out of this process's environment,
+    with their CAPBENCH_ spelling: a list of values is the sweep's, and the base settings are the configured ones."""
+    for name in sweep.parameters:
+        if name in OWN_NAME:
+            os.environ.pop(name, None)
+            os.environ.pop(f"CAPBENCH_{name}", None)

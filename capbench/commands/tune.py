@@ -30,7 +30,7 @@ from typing import Callable
 
 from capbench.analysis.rounds import draw_orders
 from capbench.commands.bench import checked
-from capbench.commands.sweep import Point, Sweep, SweepError, check_points, read_sweep, resolve
+from capbench.commands.sweep import Point, Sweep, SweepError, applied, check_points, read_sweep, resolve, unset_swept
 from capbench.engine.progress import mmss, say
 from capbench.engine.runner import Bench
 from capbench.engine.session import in_session, measured, refuse
@@ -77,15 +77,16 @@ def bring_up(label: str, env: dict[str, str]) -> None:
 
 def print_rows(rows: list[dict]) -> None:
     print(f"\n{'setting':<40}{'capacity/s':>11}{'vs base':>9}{'CPU %q':>8}{'GC %':>7}{'busy thr':>9}"
-          f"{'CPU cores':>10}")
+          f"{'CPU cores':>10}{'LB cores':>9}")
     for r in rows:
         f = r.get("figures") or {}
         cap = f"{r['capacity_rps']:.1f}" if r.get("capacity_rps") else r["status"] if r["status"] != "complete" else "none"
         vs = f"{r['vs_baseline_pct']:+.1f}%" if r.get("vs_baseline_pct") is not None else "-"
         cores = round(f["cpu_cores"], 2) if f.get("cpu_cores") is not None else None
-        cells = [f.get("cpu_pct_of_quota"), f.get("gc_time_pct"), f.get("busy_threads_mean"), cores]
+        cells = [f.get("cpu_pct_of_quota"), f.get("gc_time_pct"), f.get("busy_threads_mean"), cores,
+                 f.get("lb_cpu_cores")]
         print(f"{r['label'][:39]:<40}{cap:>11}{vs:>9}" + "".join(f"{'-' if v is None else v:>{w}}"
-                                                             for v, w in zip(cells, (8, 7, 9, 10))))
+                                                             for v, w in zip(cells, (8, 7, 9, 10, 9))))
 
 
 def print_rounds(result: dict) -> None:
@@ -104,17 +105,51 @@ def print_rounds(result: dict) -> None:
 def run_point(point: Point, folder: Path, point_id: str, target: str, settings, driver,
               wrk2_local) -> tuple[dict, int]:
     """One point in one round: the cluster brought to its settings, then one capacity search as a run of its
-    own."""
-    bring_up(point.label, point.env)
-    if folder.exists():  # an interrupted attempt: kept aside, never overwritten
-        folder.rename(folder.with_name(f"{folder.name}.interrupted-{time.strftime('%H%M%S')}"))
-    folder.mkdir(parents=True)
-    paths = RunPaths(folder)
-    kind = KINDS["single" if target == "node1" else "cluster"]
-    point_bench = Bench(kind, settings, driver, wrk2_local, point_id, paths,
-                        searches=settings.repeats, cluster_env=point.env)
-    return measured(point_bench, lambda: point_bench.search(target),
-                    {"tune_point": {"label": point.label, "values": point.values, "env": point.env}})
+    own, with this process's environment the point's meanwhile (sweep.applied)."""
+    with applied(point.env):
+        bring_up(point.label, point.env)
+        if folder.exists():  # an interrupted attempt: kept aside, never overwritten
+            folder.rename(folder.with_name(f"{folder.name}.interrupted-{time.strftime('%H%M%S')}"))
+        folder.mkdir(parents=True)
+        paths = RunPaths(folder)
+        kind = KINDS["single" if target == "node1" else "cluster"]
+        point_bench = Bench(kind, settings, driver, wrk2_local, point_id, paths,
+                            searches=settings.repeats, cluster_env=point.env)
+        return measured(point_bench, lambda: point_bench.search(target),
+                        {"tune_point": {"label": point.label, "values": point.values, "env": point.env}})
+
+
+def base_settings(settings) -> dict[str, str]:
+    """What the sweep's points are compared with: the cluster's configured settings, and the harness's own that
+    a point may set (HTTP, CONNECTION_LIFE), so that HTTP=1.1,2 finds its baseline among its points."""
+    return {**cluster_settings(), "HTTP": settings.http, "CONNECTION_LIFE": settings.connection_life}
+
+
+def point_benches(sweep: Sweep) -> dict[str, tuple]:
+    """Each point's (bench settings, driver, wrk2 binary), checked with the point's settings (HTTP=2 refused with
+    LOADGEN=wrk2 as bench would); SettingsError naming every point refused. Where LOADGEN=auto would take
+    different drivers for different points (wrk2 in clear text, oha with TLS, capload for a connection per user),
+    every point takes the most capable of them: a driver's own cost is part of every figure, so one driver for
+    the whole sweep."""
+    def each(extra: dict[str, str]) -> dict[str, tuple]:
+        chosen, problems = {}, []
+        for point in sweep.points:
+            try:
+                with applied({**point.env, **extra}):
+                    chosen[point.label] = checked()
+            except (SettingsError, SettingsRefused) as problem:
+                problems += [f"{point.label}: {line}" for line in str(problem).splitlines()]
+        if problems:
+            raise SettingsError("\n".join(problems))
+        return chosen
+    chosen = each({})
+    names = {driver.name for _, driver, _ in chosen.values()}
+    if len(names) > 1:
+        one = "capload" if "capload" in names else "oha"
+        say(f"LOADGEN=auto: {one} for every point (auto would take {', '.join(sorted(names))} by point; one driver "
+            "for the whole sweep, its own cost the same in every figure)")
+        chosen = each({"LOADGEN": one})
+    return chosen
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,19 +167,22 @@ def prepared() -> int | Callable[[bool], int]:
         if "WEIGHTS" in os.environ:  # one name, one meaning: bench-cluster's
             raise SweepError(f"WEIGHTS='{os.environ['WEIGHTS']}' is bench-cluster's choice of balancings: make tune "
                              "sweeps the nodes' weights as NODEWEIGHTS=equal,profile,capacity or a:b:c")
-        settings, driver, wrk2_local = checked()
         sweep = read_sweep(dict(os.environ))
-        resolve(sweep, cluster_settings())
+        unset_swept(sweep)  # TLS=lb,node is the sweep's; the base is the configured TLS
+        settings, _, _ = checked()
+        resolve(sweep, base_settings(settings))
         check_points(sweep)
+        benches = point_benches(sweep)
     except (SettingsError, SettingsRefused, SweepError) as problem:
         return refuse(problem)
     return lambda check_only: in_session("make tune", check_only,
-                                         lambda: (sweep_run(sweep, settings, driver, wrk2_local), None))[0]
+                                         lambda: (sweep_run(sweep, settings, benches), None))[0]
 
 
-def sweep_run(sweep: Sweep, settings, driver, wrk2_local) -> int:
+def sweep_run(sweep: Sweep, settings, benches: dict[str, tuple]) -> int:
     """Each point not finished before measured, then the cluster brought back to its configured settings and
     the sweep's report made; an interrupted or failed point ends the sweep (the finished ones are kept)."""
+    driver = next(iter(benches.values()))[1]  # one for every point (point_benches)
     digest = sweep_hash(sweep, settings.as_dict(), driver.name)
     root = find_unfinished(digest) if os.environ.get("RESUME", "1") != "0" else None
     if root is None:
@@ -156,7 +194,9 @@ def sweep_run(sweep: Sweep, settings, driver, wrk2_local) -> int:
                                                                                      sweep.rounds, run_id)
     tune = {"run_id": run_id, "sweep_hash": digest, "source": sweep.source, "target": sweep.target,
             "parameters": sweep.parameters, "points": [{"label": p.label, "values": p.values, "env": p.env,
-                                                         "baseline": p.baseline} for p in sweep.points],
+                                                         "baseline": p.baseline,
+                                                         "settings": benches[p.label][0].as_dict()}
+                                                        for p in sweep.points],
             "rounds": sweep.rounds, "orders": orders,
             "settings": settings.as_dict(), "driver": driver.name, "profile": profile_name(),
             "figures_of": "node1" if sweep.target == "node1" else "the nodes (busy threads summed, CPU and GC the "
@@ -184,7 +224,7 @@ def sweep_run(sweep: Sweep, settings, driver, wrk2_local) -> int:
                 say(f"{where}: {point.label}{' (baseline)' if point.baseline else ''}"
                     f"  elapsed {mmss(time.monotonic() - started)}{eta}")
                 summary, point_code = run_point(point, folder, f"{run_id}-r{number}p{index:02d}", sweep.target,
-                                                settings, driver, wrk2_local)
+                                                *benches[point.label])
                 measured_s.append(time.monotonic() - point_started)
                 if point_code == 130:
                     raise KeyboardInterrupt

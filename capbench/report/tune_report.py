@@ -39,6 +39,8 @@ def point_row(label: str, values: dict, env: dict, baseline: bool, folder: Path,
     t = (summary.targets.get(target) if summary else None) or TargetSummary()
     at = t.metrics_at_capacity or {}  # PCP's figures by host, and the step they come from
     figures = _node_figures(at.get("node1")) if target == "node1" else _cluster_figures(at)
+    if figures is not None:  # the balancer's CPU beside the nodes': where TLS ends, it may pace the point
+        figures["lb_cpu_cores"] = (at.get("lb") or {}).get("haproxy_cpu_cores")
     return TuneRow(label, values, env, baseline, folder.name, summary.status if summary else "not run",
                    t.capacity_rps, t.repeats, t.spread_pct, figures, _p99_at(folder, at.get("step")))
 

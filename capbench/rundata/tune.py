@@ -21,7 +21,8 @@ class TuneRow:
     repeats: list[float] = doc("every capacity its searches found, all rounds", default_factory=list)
     spread_pct: float | None = doc("(max - min) / median of those, %", default=None)
     figures: dict | None = doc("the node's PCP figures at its capacity (a cluster's: threads and cores summed, "
-                               "CPU and GC of the busiest node), with cpu_cores", default=None)
+                               "CPU and GC of the busiest node), with cpu_cores, and the balancer's "
+                               "HAProxy CPU in cores (lb_cpu_cores)", default=None)
     p99_ms: float | None = doc("the corrected p99 of the step at its capacity", default=None)
     round_capacities: list[float | None] = doc("its capacity in each round", default_factory=list)
     vs_baseline_pct: float | None = doc("its change against the baseline (in rounds: the median of each "

@@ -80,6 +80,10 @@ BAD = [
     ("tune", {"MAXTHREADS": "0"}, "TOMCAT_MAX_THREADS='0' is not allowed: use an integer from 1 to 10000"),
     ("tune", {"MAXTHREADS": "4,x"}, "MAXTHREADS"),
     ("tune", {"PROTOCOL": "apr"}, "TOMCAT_PROTOCOL='apr' is not allowed: use one of nio nio2"),
+    ("tune", {"TLS": "lb,sometimes"}, "TLS='sometimes' is not allowed"),
+    ("tune", {"HTTP": "1.1,3"}, "HTTP=3: HTTP='3' is not allowed: use one of 1.1, 2"),
+    ("tune", {"CONNECTIONLIFE": "keep,per-user", "LOADGEN": "oha"},
+     "CONNECTIONLIFE=per-user: CONNECTION_LIFE='per-user' cannot run with LOADGEN=oha"),
     # node names
     ("bench failover", {"FAULT_NODE": "node4"}, "FAULT_NODE='node4' is not allowed: use one of node1, node2, node3"),
     ("bench stress", {"STRESS_TARGET": "lb"}, "STRESS_TARGET='lb' is not allowed: use one of cluster, node1"),

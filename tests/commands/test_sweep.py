@@ -1,6 +1,8 @@
 """make tune's sweep: read from the make line or a sweep file, every bad shape refused with what is allowed,
 the baseline found or added, weights resolved. (The values themselves go through cluster/settings.sh:
 tests/config/test_tune_points.py.)"""
+import os
+
 import pytest
 
 from capbench.commands import sweep as tune
@@ -121,3 +123,26 @@ def test_bad_sweep_files_are_refused(tmp_path, text, message):
 def test_bad_weights_are_refused(value):
     with pytest.raises(SweepError, match=f"NODEWEIGHTS='{value}' is not allowed: use equal, profile, capacity"):
         tune.weights_for(value, BASE)
+
+
+def test_traffic_settings_sweep_with_a_list_and_set_the_whole_sweep_with_one_value():
+    # TLS and HTTP are also the settings' own names: one value is the sweep's setting, a list is swept.
+    sweep = read_sweep({"MAXTHREADS": "4,64", "TLS": "lb", "HTTP": "1.1,2", "CONNECTIONLIFE": "keep,per-user"})
+    assert sweep.parameters == ["MAXTHREADS", "HTTP", "CONNECTIONLIFE"] and len(sweep.points) == 8
+    resolve(sweep, {**BASE, "TLS": "off"})
+    assert sweep.points[-1].env == {"TOMCAT_MAX_THREADS": "64", "HTTP": "2", "CONNECTION_LIFE": "per-user"}
+    swept = read_sweep({"TLS": "off,lb,node"})
+    assert swept.target == "node1" and [p.values for p in swept.points] == [{"TLS": t} for t in ("off", "lb", "node")]
+
+
+def test_a_point_is_this_process_s_environment_while_it_runs_and_then_restored(monkeypatch):
+    monkeypatch.setenv("TLS", "off,lb")
+    monkeypatch.setenv("CAPBENCH_TLS", "off,lb")
+    monkeypatch.setenv("HTTP", "2")
+    monkeypatch.delenv("CONNECTION_LIFE", raising=False)
+    sweep = read_sweep(dict(os.environ))
+    tune.unset_swept(sweep)  # the list is the sweep's; HTTP=2, one value, stays the sweep's setting
+    assert "TLS" not in os.environ and "CAPBENCH_TLS" not in os.environ and os.environ["HTTP"] == "2"
+    with tune.applied({"TLS": "lb", "CONNECTION_LIFE": "per-user"}):
+        assert os.environ["TLS"] == "lb" and os.environ["CONNECTION_LIFE"] == "per-user"
+    assert "TLS" not in os.environ and "CONNECTION_LIFE" not in os.environ and os.environ["HTTP"] == "2"

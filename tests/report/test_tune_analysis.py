@@ -114,12 +114,15 @@ def test_make_report_rebuilds_a_tune_run_from_its_points(tmp_path):
     figures = {"cpu_pct_of_quota": 90.0, "cpu_quota": 0.5, "busy_threads_mean": 2.0, "gc_time_pct": 1.8}
     (point / "summary.json").write_text(json.dumps({"run_id": "p1", "kind": "single", "status": "complete",
                                                     "targets": {"node1": {"capacity_rps": 550.0, "repeats": [550.0],
-                                                    "metrics_at_capacity": {"step": 3, "node1": figures}}}}))
+                                                    "metrics_at_capacity": {"step": 3, "node1": figures,
+                                                                            "lb": {"haproxy_cpu_cores": 0.21}}}}}))
     (point / "steps.jsonl").write_text(json.dumps(a_step(3, latency_ms={"p99": 123.4}).to_json()) + "\n")
     page = tune_report.rebuild(tmp_path)
     rebuilt = json.loads((tmp_path / "tune.json").read_text())
     first, second = rebuilt["rows"]
     assert (first["capacity_rps"], first["p99_ms"], first["figures"]["cpu_cores"]) == (550.0, 123.4, 0.45)
+    assert first["figures"]["lb_cpu_cores"] == 0.21  # the balancer's beside the node's
+    assert "<td class=\"num\">0.21</td>" in page.read_text()
     assert second["status"] == "not run" and second["capacity_rps"] is None
     assert rebuilt["analysis"]["best"] == "MAXTHREADS=4" and page.name == "tune.html"
     assert (tmp_path / "figures" / "tune.png").is_file()
