@@ -63,7 +63,9 @@ def testbed_hint(mark: dict | None) -> Hint | None:
     """A target's testbed-bound mark (capbench/analysis/testbed_ceiling.py) as the first of its hints, with the remedy."""
     if not mark:
         return None
-    return Hint("testbed", "lb, load", f"testbed-bound — {mark['sentence']}; {mark['remedy']}", mark["figures"])
+    pacing = " (the balancer pacing)" if mark["figures"].get("paced_by") == "balancer" else ""
+    return Hint("testbed", "lb, load", f"testbed-bound{pacing} — {mark['sentence']}; {mark['remedy']}",
+                mark["figures"])
 
 
 def state_hint(degraded: dict | None) -> Hint | None:

@@ -54,16 +54,22 @@ def load_hosts_of(record: StepRecord) -> list[str]:
     return [g.host for g in record.result.generators] or ["load"]
 
 
-def harness_cores(record: StepRecord, hosts: tuple[str, ...] | None = None) -> float | None:
-    """HAProxy's and the generators' CPU in the step, cores (PCP); None where it was not monitored. `hosts`: only
-    those of the balancer ("lb") and the load hosts (one machine's share); None: all."""
+def harness_parts(record: StepRecord, hosts: tuple[str, ...] | None = None) -> tuple[float | None, float | None]:
+    """HAProxy's CPU and the generators' (summed) in the step, cores (PCP); None where one was not monitored.
+    `hosts`: only those of the balancer ("lb") and the load hosts (one machine's share; 0.0 for one not on it);
+    None: all."""
     metrics = record.host_metrics or {}
     lb = (metrics.get("lb") or {}).get("haproxy_cpu_cores") if hosts is None or "lb" in hosts else 0.0
     generators = [(metrics.get(host) or {}).get("generator_cpu_cores") for host in load_hosts_of(record)
                   if hosts is None or host in hosts]
-    if lb is None or any(g is None for g in generators):
-        return None
-    return lb + sum(generators)
+    return lb, None if any(g is None for g in generators) else sum(generators)
+
+
+def harness_cores(record: StepRecord, hosts: tuple[str, ...] | None = None) -> float | None:
+    """HAProxy's and the generators' CPU in the step, cores (PCP); None where it was not monitored. `hosts`: only
+    those of the balancer ("lb") and the load hosts (one machine's share); None: all."""
+    lb, generators = harness_parts(record, hosts)
+    return None if lb is None or generators is None else lb + generators
 
 
 def ms_per_request(records: list[StepRecord], direct_rps: float | None = None,
@@ -204,13 +210,18 @@ def judge(label: str, capacity: float | None, at: StepRecord | None, ceiling: Ce
     busy = max(((at.host_metrics or {}).get(host) or {}).get("machine_cpu_busy_pct") or 0.0
                for host in load_hosts_of(at))
     cores = harness_cores(at, ceiling.harness)
+    lb_cores, generator_cores = harness_parts(at, ceiling.harness)
+    # The balancer, more than the generator, sets the ceiling where HAProxy took the larger part of the harness's
+    # cores (TLS ending there, many new connections): the part a user's own cluster has too, the generator not.
+    paced_by = (None if cores is None or not cores else "balancer" if lb_cores > generator_cores else "generator")
     left = ceiling.cores_left
     share = 100 * cores / left if cores is not None and left else None
     figures = {"capacity_rps": capacity, "ceiling_rps": ceiling.rps, "harness_cores": cores,
                "harness_ms_per_request": ceiling.ms_per_request, "cores_left": left,
                "harness_share_of_cores_left_pct": round(share, 1) if share is not None else None,
                "machine_cpu_busy_pct": busy or None, "node_cpu_pct_of_quota": _node_cpu(at),
-               "application_hints": application, "alongside_rps": alongside or {}}
+               "application_hints": application, "alongside_rps": alongside or {},
+               "haproxy_cores": lb_cores, "generator_cores": generator_cores, "paced_by": paced_by}
     harness = (f"the generator and HAProxy took {cores:.2f} core" if cores is not None else
                "the generator and HAProxy were not monitored")
     carried = capacity + sum((alongside or {}).values())
@@ -231,6 +242,9 @@ def judge(label: str, capacity: float | None, at: StepRecord | None, ceiling: Ce
                                     if share is not None else ""))
     else:
         return None
+    if paced_by == "balancer":
+        why += (f"; HAProxy took {lb_cores:.2f} core of it, the generator {generator_cores:.2f}: the balancer, more "
+                "than the generator, sets this ceiling")
     return {"rule": rule, "sentence": f"{label}'s {capacity:g}/s is this machine's ceiling, not the application's: "
                                       f"{why}", "figures": figures, "remedy": REMEDY}
 

@@ -71,6 +71,21 @@ def test_unsaturated_nodes_on_a_busy_machine_mark_the_cluster_testbed_bound():
     assert "BACKEND=swarm" in mark["remedy"] and mark["figures"]["harness_cores"] == 0.61
 
 
+def test_the_mark_names_the_balancer_where_haproxy_took_most_of_the_harness_s_cores():
+    from capbench.analysis.hints import testbed_hint
+    ceiling = Ceiling(2, QUOTAS, 0.15, "x")  # 5333.3/s
+    at = cluster_step(4300, (60, 60, 60), 60, haproxy=0.5, generator=0.2)
+    by_balancer = testbed_ceiling.judge("cluster", 4300, at, ceiling)
+    assert by_balancer["figures"]["paced_by"] == "balancer"
+    assert by_balancer["sentence"].endswith("HAProxy took 0.50 core of it, the generator 0.20: the balancer, more "
+                                            "than the generator, sets this ceiling")
+    assert testbed_hint(by_balancer).text.startswith("testbed-bound (the balancer pacing) — cluster's 4300/s")
+    at = cluster_step(4300, (60, 60, 60), 60, haproxy=0.2, generator=0.5)
+    by_generator = testbed_ceiling.judge("cluster", 4300, at, ceiling)
+    assert by_generator["figures"]["paced_by"] == "generator" and "sets this ceiling" not in by_generator["sentence"]
+    assert testbed_hint(by_generator).text.startswith("testbed-bound — ")
+
+
 def test_a_saturated_node_is_the_application_s_limit_however_busy_the_machine():
     # The Grinder: node3 at its quota paces the cluster; the machine is busy with the nodes' own work.
     at = cluster_step(1115, (80, 82, 96), 78, haproxy=0.1, generator=0.07)
@@ -115,7 +130,10 @@ def test_a_recorded_run_marks_its_cluster_and_none_of_its_saturated_nodes():
     assert mark["rule"] == "ceiling" and mark["figures"]["harness_cores"] == 0.728
     assert mark["sentence"] == ("cluster's 8132/s is this machine's ceiling, not the application's: above this "
                                 "machine's ceiling beside its nodes, about 6079/s (the generator and HAProxy took "
-                                "0.73 core; the nodes' quotas leave 0.8 core; the machine was 89.1 % busy)")
+                                "0.73 core; the nodes' quotas leave 0.8 core; the machine was 89.1 % busy); HAProxy "
+                                "took 0.42 core of it, the generator 0.31: the balancer, more than the generator, "
+                                "sets this ceiling")
+    assert mark["figures"]["paced_by"] == "balancer"
 
 
 def machine(name: str, cpus: float, *hosts: str) -> dict:
