@@ -19,6 +19,8 @@ named, so a reader can see why a hint fired or did not:
   lock waits      backends waited for a lock (≥ DB_LOCK_WAITS on average): contended writes serialise;
   GC-bound        ≥ GC_BOUND_PCT of the time in GC pauses;
   LB queueing     HAProxy queued requests for a server (its maxconn reached) or for the backend;
+  TLS-bound       the full handshakes of new connections took ≥ TLS_BOUND_PCT of the CPU of the balancer or a
+                  node that ended them, priced by the run's handshake probe (capbench/analysis/tls_share.py);
   memory-bound by state  the target degraded during its search (capbench/analysis/state_drift.py): a rate it carried
                   failed later while its sessions or live heap grew with the time spent in GC, not with the
                   rate; the search's own steps are the evidence, not the step at capacity;
@@ -53,7 +55,7 @@ GENERATOR_MACHINE_CPU_PCT = GENERATOR_CPU_PCT
 
 @dataclass(frozen=True)
 class Hint:
-    kind: str  # cpu | throttled | lock | pool | database | db-locks | gc | lb-queue | generator | state | testbed
+    kind: str  # cpu | throttled | lock | pool | database | db-locks | gc | lb-queue | generator | state | testbed | tls
     host: str
     text: str
     figures: dict = field(default_factory=dict)
@@ -66,6 +68,17 @@ def testbed_hint(mark: dict | None) -> Hint | None:
     pacing = " (the balancer pacing)" if mark["figures"].get("paced_by") == "balancer" else ""
     return Hint("testbed", "lb, load", f"testbed-bound{pacing} — {mark['sentence']}; {mark['remedy']}",
                 mark["figures"])
+
+
+def tls_hint(share: dict | None) -> Hint | None:
+    """A target whose handshakes took most of a TLS-ending host's CPU (capbench/analysis/tls_share.py)."""
+    if not share or not share["tls_bound"]:
+        return None
+    return Hint("tls", ", ".join(share["tls_bound"]),
+                f"TLS-bound — {share['sentence']}: connections that last longer (CONNECTION_LIFE), or TLS ended "
+                "elsewhere (TLS), move this capacity more than the thread pool",
+                {f"{host} {name}": value for host, figures in share["hosts"].items() for name, value in figures.items()
+                 if name != "counted"})
 
 
 def state_hint(degraded: dict | None) -> Hint | None:

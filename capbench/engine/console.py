@@ -57,6 +57,8 @@ def print_capacities(summary: dict) -> None:
             print(f"{'':<{width}}  " + "; ".join(said))
         if t.get("client_leg_at_capacity"):
             print(f"{'':<{width}}  client leg at capacity: {client_leg_words(t['client_leg_at_capacity'])}")
+        if share := t.get("tls_cpu_share"):
+            print(f"{'':<{width}}  {'TLS-BOUND: ' if share['tls_bound'] else 'handshakes at capacity: '}{share['sentence']}")
     for name in summary.get("skipped") or {}:
         if name not in summary["targets"]:
             print(f"{name:<{width}}{'none':>12}  {not_measured.why_no_capacity(summary, name)}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from capbench.analysis import memory_capacity, state_drift, testbed_ceiling
+from capbench.analysis import memory_capacity, state_drift, testbed_ceiling, tls_share
 from capbench.engine import ceiling_probe
 from capbench.engine.profile_step import brief
 from capbench.engine.progress import say
@@ -54,9 +54,14 @@ def summarize(bench, status: str, error: str | None, started: float) -> dict:
         summary["monitoring"] = bench.monitoring.monitor.summary()
         for label, target in targets.items():
             target["metrics_at_capacity"] = metrics_at(steps, label, target["capacity_rps"])
+    cost = (bench.tls or {}).get("handshake_cost")
     for label, target in targets.items():
         if leg := client_leg_at(steps, label, target["capacity_rps"]):
             target["client_leg_at_capacity"] = leg
+            if share := tls_share.at_capacity(cost, leg, target.get("metrics_at_capacity")):
+                target["tls_cpu_share"] = share
+                if share["tls_bound"]:
+                    say(f"{label}: TLS-bound: {share['sentence']}")
     state_findings(summary, steps, bench.paths.run_json)
     if bench.kind.needs.reports:
         testbed_findings(summary, steps, bench.ceiling_check, bench.cluster_settings())

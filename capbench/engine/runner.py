@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from capbench.engine import ceiling_probe, profile_step
+from capbench.engine import ceiling_probe, handshake_probe, profile_step
 from capbench.engine.balancing import Balancer, LbEvents
 from capbench.engine.calibration_probe import calibrate
 from capbench.engine.kind import Kind
@@ -20,7 +20,7 @@ from capbench.engine.run_summary import summarize
 from capbench.engine.searcher import Searcher
 from capbench.hosts import haproxy, jvm, topology
 from capbench.hosts.backend import ClusterError, backend
-from capbench.hosts.balancer_address import node_http
+from capbench.hosts.balancer_address import node_http, tls
 from capbench.hosts.cluster_settings import cluster_settings, profile_name, with_application
 from capbench.load.drivers import DriverError
 from capbench.load.drivers.wrk2 import LOADHOST_BINARY
@@ -121,6 +121,14 @@ class Bench:
         self.calibration = calibrate(self.loads.first, topology.NODES)
         if self.kind.needs.reports:  # the benches whose figures a reader takes for the application's
             self.ceiling_check = ceiling_probe.ensure(self)
+            if self.tls is not None:  # what a handshake costs where TLS ends: the TLS-bound hint's price
+                self.tls["handshake_cost"] = handshake_probe.measure(self.loads.first, tls(), self.measured_nodes())
+
+    def measured_nodes(self) -> tuple[str, ...]:
+        """The nodes the kind's targets put in rotation (a label's first word: "cluster weighted" is the cluster)."""
+        rotation = topology.IN_ROTATION
+        served = {node for label in self.kind.targets for node in rotation.get(label, rotation.get(label.split()[0], ()))}
+        return tuple(node for node in topology.NODES if node in served)
 
     def run_record(self) -> RunRecord:
         """run.json: what this run is, as it starts."""

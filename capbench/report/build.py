@@ -143,7 +143,8 @@ def build(run_dir: Path, section: ReportSection | None = None) -> Path:
         up = next_step_up(None, cap, own)
         metrics = at.host_metrics if at else None
         found = profiles.cited(hints.hints_for(metrics, at.result) if at else [], recorded.get(target))
-        first = [h for h in (hints.testbed_hint(t.testbed_bound), hints.state_hint(t.degraded)) if h]
+        first = [h for h in (hints.testbed_hint(t.testbed_bound), hints.tls_hint(t.tls_cpu_share),
+                                hints.state_hint(t.degraded)) if h]
         found = [*first, *found]
         hint_blocks.append({"target": target, "step": at, "hints": [asdict(h) for h in found],
                             "monitored": metrics is not None, "next_up": up,

@@ -41,8 +41,10 @@ class RunRecord:
                                        "(capbench/engine/ceiling_probe.py); None: not checked", default=None)
     tls: dict | None = doc("TLS=lb, both or node: where TLS ended, the certificates' SHA-256 fingerprints (never a "
                            "key), what the first load host's connection negotiated and, with both, the balancer's to a "
-                           "node, with node the node the client reached (node_leg; capbench/load/tls_facts.py); None: "
-                           "clear text", default=None)
+                           "node, with node the node the client reached (node_leg; capbench/load/tls_facts.py); in the "
+                           "benches that report, handshake_cost: per host that ended the run's TLS, the CPU ms a new "
+                           "connection's full handshake cost it (capbench/engine/handshake_probe.py); None: clear "
+                           "text", default=None)
     node_http: dict | None = doc("NODE_HTTP=2: the HTTP the balancer spoke to the node that answered a probe, and the "
                                  "protocol that node saw the request in (capbench/load/node_http_facts.py); None: "
                                  "HTTP/1.1 to the nodes", default=None)

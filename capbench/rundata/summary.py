@@ -36,6 +36,11 @@ class TargetSummary:
     client_leg_at_capacity: dict | None = doc("the client's leg as the balancer counted it at the capacity "
                                               "(client_leg_at: a step record's client_leg, with its step); None: "
                                               "clear-text HTTP/1.1, or no step at the capacity", default=None)
+    tls_cpu_share: dict | None = doc("where the run priced a TLS handshake (run.json's tls.handshake_cost): per "
+                                     "host that ended TLS at the capacity its full handshakes/s, their CPU ms each, "
+                                     "the cores its process used and the handshakes' share of them; tls_bound: the "
+                                     "hosts where that share is most of it (capbench/analysis/tls_share.py)",
+                                     default=None)
     status: str = doc("found: a capacity (held, with HOLD_S); degraded: the target changed during its search, a "
                       "rate it carried failed later (`degraded` says why); testbed-bound: the figure is this "
                       "machine's ceiling, not the application's (`testbed_bound` says why); held-short: a search "

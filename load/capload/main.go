@@ -11,7 +11,8 @@
 //
 // Only the standard library: net/http's HTTP/1.1 and HTTP/2 (h2 by ALPN, h2c by prior knowledge), crypto/tls
 // verifying the server's certificate against -cacert, with no session cache (each user a new client, so each
-// new connection a full handshake).
+// new connection a full handshake). With -handshakes it opens connections alone: a handshake each, no request
+// (handshakes.go).
 package main
 
 import (
@@ -22,7 +23,7 @@ import (
 	"time"
 )
 
-const version = "capload 1.1.0"
+const version = "capload 1.2.0"
 
 var lives = []string{"keep", "per-user", "per-request"}
 
@@ -36,6 +37,7 @@ func main() {
 	var plan Plan
 	var headers headerFlags
 	showVersion := flag.Bool("version", false, "print the version and exit")
+	handshakesOnly := flag.Bool("handshakes", false, "open TLS connections to -url's host at -rate, each a full handshake closed with no request: what a handshake costs the server (-report alone)")
 	flag.StringVar(&plan.URL, "url", "", "the URL every request asks for (or -urls-file)")
 	flag.StringVar(&plan.URLsFile, "urls-file", "", "one URL per line, each user's (with -sessions) or each request's drawn at random")
 	flag.BoolVar(&plan.Sessions, "sessions", false, "a user takes one line of -urls-file for all of their -session-requests requests")
@@ -66,6 +68,16 @@ func main() {
 	}
 	if err := plan.check(); err != nil {
 		fail("%v", err)
+	}
+	if *handshakesOnly {
+		probe, err := runHandshakes(plan)
+		if err == nil {
+			err = probe.write(plan.Report)
+		}
+		if err != nil {
+			fail("%v", err)
+		}
+		return
 	}
 	step, err := newStep(plan)
 	if err != nil {

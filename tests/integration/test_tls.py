@@ -37,6 +37,15 @@ def from_load(*curl: str, check: bool = True):
     return compose("exec", "-T", "load", "curl", "-sS", "--max-time", "5", *curl, env=AT_LB, check=check)
 
 
+def assert_handshakes_priced(tls: dict, hosts: tuple[str, ...]) -> None:
+    """run.json's tls.handshake_cost: each of `hosts` priced from full handshakes that all completed verified."""
+    cost = tls["handshake_cost"]
+    assert set(cost) == set(hosts), cost
+    for figures in cost.values():
+        assert figures["handshakes"] > 0 and not figures["errors"] and figures["cpu_ms_per_handshake"] > 0, cost
+        assert figures["protocol"] in ("TLSv1.2", "TLSv1.3") and figures["cipher"], cost
+
+
 def test_tls_at_the_balancer_is_verified_and_recorded(tmp_path):
     it_up(H2_TO_NODES)
     nodes = container_ids()
@@ -115,6 +124,9 @@ def test_tls_both_re_encrypts_to_each_nodes_own_connector_verified(tmp_path):
         assert leg["node"] in ("node1", "node2", "node3") and leg["implementation"].startswith("JSSE"), leg
         assert leg["negotiated"]["protocol"] in ("TLSv1.2", "TLSv1.3") and leg["negotiated"]["cipher"], leg
         assert "PRIVATE KEY" not in (run_dir / "run.json").read_text()
+        # What a new connection's full handshake cost each host that ended one of the run's: the balancer and the
+        # node measured (capload -handshakes, verified).
+        assert_handshakes_priced(tls, ("lb", "node1"))
         node_http = json.loads((run_dir / "run.json").read_text())["node_http"]
         assert (node_http["balancer_spoke"], node_http["node_saw"], node_http["node_secure"]) == ("HTTP/2", "HTTP/2.0", True)
         # From 30/s: a node paying a full handshake a request, cold, carried about 55/s in a test at 100/s.
@@ -176,6 +188,7 @@ def test_tls_node_passes_the_clients_tls_through_to_a_nodes_own_connector(tmp_pa
         assert tls["node_leg"]["node"] in ("node1", "node2", "node3"), tls
         assert tls["negotiated"]["protocol"] in ("TLSv1.2", "TLSv1.3") and tls["negotiated"] == tls["node_leg"]["negotiated"]
         assert "not checked with TLS=node" in done.stdout  # the balancer cannot answer the direct check itself
+        assert_handshakes_priced(tls, ("node1",))  # the balancer passes TLS through: it ends none
         node_http = json.loads((run_dir / "run.json").read_text())["node_http"]
         assert node_http["balancer_spoke"] is None and node_http["node_saw"] == "HTTP/2.0", node_http
         # From 30/s: a node paying a full handshake a request, cold, carried about 55/s in a test at 100/s.
