@@ -69,8 +69,9 @@ def measure_one(load_host, terminator: Terminator) -> dict | None:
     def cpu() -> tuple[float | None, float]:
         return process_cpu.cpu_seconds(terminator.host, terminator.process), time.monotonic()
     try:
-        (quiet, quiet_at), _ = cpu(), time.sleep(PROBE_S)
-        (warm, warm_at) = cpu()
+        quiet, quiet_at = cpu()
+        time.sleep(PROBE_S)  # nothing sent: what the process spends idle
+        warm, warm_at = cpu()
         load_host.exec(probe_argv(terminator, WARM_S), timeout=60)
         before, started = cpu()
         report = json.loads(load_host.exec(probe_argv(terminator, PROBE_S), timeout=60))
